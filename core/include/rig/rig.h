@@ -1,0 +1,382 @@
+/* rig/rig.h: rig's public C API.
+ *
+ * rig runs work on devices (the host's cores, GPUs, memory devices, files)
+ * and orders that work by the memory it uses. No call names an event or a
+ * fence: each allocation keeps, per device, the point of its last write and
+ * of its last use (its stamps), and every submit, copy and host access follows
+ * exactly the points its memory requires.
+ *
+ * Conventions (docs/conventions.md):
+ * - Every call that can fail returns rig_status: RIG_OK (0) or a negative
+ *   code. On failure the calling thread's rig_last_error() holds the status,
+ *   the device concerned, the byte count (out of memory) and a message; no
+ *   out-parameter is written and no state changes (ERR-1).
+ * - Handles are opaque and reference counted. A function that returns a
+ *   handle through out_* gives the caller one reference. Functions that take
+ *   a handle borrow it unless their comment says they take ownership.
+ * - Every call may be made from any thread (PRE-31). A call marked "may lock"
+ *   returns RIG_INVALID at once when made inside a lock, that is from a
+ *   callback rig or a driver runs while it holds a lock (DOM-14). Calls marked
+ *   "lock-free" never do (DOM-17..24).
+ * - A call that "blocks" holds no lock of rig's while it waits (DOM-3), calls
+ *   the wait hook at least every 200 ms, and returns RIG_INTERRUPTED when the
+ *   hook answers non-zero, having lost nothing and assigned no value (DOM-9).
+ */
+#ifndef RIG_RIG_H
+#define RIG_RIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RIG_CORE_BUILDING)
+#define RIG_API __attribute__((visibility("default")))
+#else
+#define RIG_API
+#endif
+
+/* ---- status and errors ---------------------------------------------------- */
+
+typedef enum rig_status {
+  RIG_OK = 0,
+  RIG_INVALID = -1,       /* misuse: Invalid_argument */
+  RIG_LOST = -2,          /* a use that a loss makes invalid: Lost (d, why) */
+  RIG_OUT_OF_MEMORY = -3, /* Out_of_memory (d, n) */
+  RIG_UNAVAILABLE = -4,   /* an open that cannot be made: Error why */
+  RIG_INTERRUPTED = -5,   /* the wait or collector hook ended the call */
+  RIG_IO = -6,            /* an io library's error (errno in the message); no loss */
+} rig_status;
+
+typedef struct rig_device rig_device;
+typedef struct rig_buffer rig_buffer;
+typedef struct rig_submission rig_submission;
+typedef struct rig_run rig_run;
+
+#define RIG_MESSAGE_BYTES 320
+/* The calling thread's last error. Written by every failing call, with no
+ * allocation; valid until the thread's next failing call. */
+typedef struct rig_error {
+  rig_status status;
+  const rig_device *device; /* the device concerned, or NULL; not a reference */
+  uint64_t bytes;           /* RIG_OUT_OF_MEMORY: the bytes asked for */
+  char message[RIG_MESSAGE_BYTES];
+} rig_error;
+
+/* Returns the calling thread's last error. Lock-free, never fails. */
+RIG_API const rig_error *rig_last_error(void);
+/* Returns a static name for s: "RIG_OK", "RIG_LOST", ... Lock-free. */
+RIG_API const char *rig_status_name(rig_status s);
+
+/* ---- points ----------------------------------------------------------------- */
+
+/* A point: a device's slot (16 bits, 1..65535) and a value of its timeline
+ * (47 bits), packed as slot << 47 | value (OPEN-9). 0 is no point. */
+typedef uint64_t rig_point;
+#define RIG_POINT_VALUE_BITS 47
+#define RIG_POINT_VALUE_MAX ((UINT64_C(1) << RIG_POINT_VALUE_BITS) - 1) /* 2^47 - 1 */
+#define RIG_SLOTS 65535u
+#define RIG_POINT_NONE ((rig_point)0)
+
+/* Returns the point of value v on slot s (no check). Lock-free. */
+static inline rig_point rig_point_make(uint32_t slot, uint64_t value) {
+  return ((uint64_t)slot << RIG_POINT_VALUE_BITS) | (value & RIG_POINT_VALUE_MAX);
+}
+/* Returns p's value (Point.value). Lock-free. */
+static inline uint64_t rig_point_value(rig_point p) { return p & RIG_POINT_VALUE_MAX; }
+/* Returns p's slot. Lock-free. */
+static inline uint32_t rig_point_slot(rig_point p) {
+  return (uint32_t)(p >> RIG_POINT_VALUE_BITS) & 0xffffu;
+}
+
+/* Returns the device that was given p's value, with a new reference, while no
+ * later device has taken its slot; NULL afterwards and for a point of no
+ * device (PROP-4). Lock-free. */
+RIG_API rig_device *rig_point_device(rig_point p);
+
+/* Whether p is reached, for good (PROP-5). Commits p's work first (TL-15).
+ * A point a lost device never reached is false. Lock-free: inside a lock it
+ * answers from the last value read. Never blocks. */
+RIG_API bool rig_point_reached(rig_point p);
+
+/* Blocks until p is reached (ORDER-11). Commits first (TL-9).
+ * RIG_LOST if p's device is lost and never reached p; RIG_INVALID for a
+ * point of no device or a value past the device's submitted value;
+ * RIG_INTERRUPTED from the wait hook. Blocks; may lock. */
+RIG_API rig_status rig_point_wait(rig_point p);
+
+/* Writes "NAME:VALUE" into out (at most n bytes with the NUL) and returns the
+ * full length, as snprintf does (Point.pp). A point of a slot since reused
+ * prints "#SLOT:VALUE". Lock-free. */
+RIG_API size_t rig_point_format(rig_point p, char *out, size_t n);
+
+/* ---- devices ----------------------------------------------------------------- */
+
+/* Returns the host device "CPU" (DEV-3). The host is never released; retain
+ * and release are no-ops on it. Lock-free. */
+RIG_API rig_device *rig_host(void);
+
+/* Opens the device NAME, "DRIVER" or "DRIVER:ARGS" ("memory:M", "vulkan:0"),
+ * or returns the one open under that name with a new reference (OPEN-30,
+ * DEV-1). The driver is librig-driver-DRIVER.so, found on RIG_DRIVER_PATH
+ * (colon-separated), then in the install folder.
+ * RIG_UNAVAILABLE: no plugin, no vendor library, no such device, after
+ * rig_fail, while every slot is held (OPEN-1, OPEN-4, OPEN-7).
+ * RIG_INVALID: NULL, an empty name, a driver name with '/' or "..", a driver
+ * of another ABI major (the message names the file), facts that break a rule
+ * (OPEN-35), or an open of the same name from inside its own open (OPEN-36).
+ * Blocks while another thread opens the same name (DOM-4); may lock. */
+RIG_API rig_status rig_open(const char *name, rig_device **out);
+
+/* Opens the memory device named name: rig_open("memory:NAME") (OPEN-38). */
+RIG_API rig_status rig_memory_device(const char *name, rig_device **out);
+
+/* Opens a device through a driver table linked into the program, under name
+ * (how tests add a test driver and a binding passes its own). The table must
+ * outlive the process's use of the device. RIG_INVALID if name is open under
+ * another driver (OPEN-34). Otherwise as rig_open. */
+RIG_API rig_status rig_open_driver(const char *name, const void *driver_table,
+                                   const char *args, rig_device **out);
+
+/* Waits for the work submitted on d before the call, loses d with "closed",
+ * runs its driver's stop and returns once that returned (OPEN-45..47).
+ * Uses of d then return RIG_LOST (OPEN-48). Every holder of d shares the
+ * close (OPEN-51). Does not release the caller's reference.
+ * RIG_INVALID for the host (OPEN-59) or NULL. A close of a lost device only
+ * runs its owed stop (OPEN-55). RIG_INTERRUPTED: call again to finish
+ * (OPEN-57). Blocks; may lock. */
+RIG_API rig_status rig_close(rig_device *d);
+
+/* Adds a reference to d and returns d. Lock-free. */
+RIG_API rig_device *rig_device_retain(rig_device *d);
+/* Drops a reference. The record lives while referenced (PROP-3); the device
+ * stays open until rig_close. Lock-free. */
+RIG_API void rig_device_release(rig_device *d);
+
+/* Properties, set at open and kept after a loss (PROP-1, PROP-2). All
+ * lock-free. */
+RIG_API const char *rig_name(const rig_device *d);             /* PROP-8 */
+RIG_API bool rig_equal(const rig_device *a, const rig_device *b); /* PROP-10 */
+RIG_API const char *rig_arch(const rig_device *d);             /* PROP-12..22 */
+RIG_API const char *rig_instruction_set(const rig_device *d);  /* PROP-23 */
+/* The PCI function, or NULL where the device has none (PROP-24, PROP-25). */
+RIG_API const char *rig_bus(const rig_device *d);
+RIG_API bool rig_runs_on_host(const rig_device *d);            /* PROP-26 */
+/* Whether d runs work: false for an io device only. */
+RIG_API bool rig_computes(const rig_device *d);
+RIG_API uint64_t rig_alignment(const rig_device *d);           /* PROP-28..31 */
+/* Writes the last-level cache bytes; false where unknown (PROP-32..38). */
+RIG_API bool rig_cache_bytes(const rig_device *d, uint64_t *out);
+/* The record d's driver declares under key, or NULL (PROP-39). */
+RIG_API const void *rig_capability(const rig_device *d, const char *key);
+/* Whether d's work addresses e's own memory through a borrow on d
+ * (MACH-10..20). */
+RIG_API bool rig_reaches(const rig_device *d, const rig_device *e);
+/* Writes "NAME" or "NAME (lost: why)" into out; returns the full length. */
+RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n);
+
+/* The last value assigned on d's timeline, or the value it started after
+ * (TL-16..18). Lock-free. */
+RIG_API uint64_t rig_submitted(const rig_device *d);
+/* The last value d has reported (TL-19..27). Commits nothing and waits for
+ * nothing. Inside a lock it answers the last value read. Lock-free. */
+RIG_API uint64_t rig_signaled(rig_device *d);
+/* The point of d's last submitted value. Lock-free. */
+RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value);
+
+/* d's loss reason, or NULL while d is not lost (ERR-37). Lock-free. */
+RIG_API const char *rig_lost(const rig_device *d);
+/* Fails the process: every device but host that is not lost is lost with
+ * why; later opens are RIG_UNAVAILABLE with why. Only the first call acts
+ * (ERR-39..44). Lock-free. */
+RIG_API void rig_fail(const char *why);
+/* The reason given to the first rig_fail, or NULL (ERR-45). Lock-free. */
+RIG_API const char *rig_failure(void);
+
+/* ---- budgets --------------------------------------------------------------- */
+
+/* d's budget in bytes (RECLAIM-24, 65..67). Lock-free. */
+RIG_API uint64_t rig_budget(const rig_device *d);
+/* Bytes d holds now of memory that counts in its budget (RECLAIM-68). */
+RIG_API uint64_t rig_allocated(const rig_device *d);
+/* Sets d's budget, then frees cache until d holds at most n or the cache is
+ * empty (RECLAIM-69, 70). RIG_INVALID for n > INT64_MAX (n < 0 in the
+ * text, RECLAIM-71). May lock. */
+RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n);
+/* Returns d's cached memory to its driver (RECLAIM-72..76). May lock. */
+RIG_API rig_status rig_free_cache(rig_device *d);
+
+/* ---- hooks ----------------------------------------------------------------- */
+
+/* Called at least every 200 ms while a call blocks; non-zero ends the wait
+ * with RIG_INTERRUPTED (DOM-9). It runs inside no lock of rig's. */
+typedef int (*rig_wait_hook)(void *ctx);
+/* Sets the process's wait hook (NULL: none). Lock-free. */
+RIG_API void rig_set_wait_hook(rig_wait_hook hook, void *ctx);
+
+/* ---- buffers --------------------------------------------------------------- */
+
+#define RIG_WORD 4 /* bytes of a word (WORD-10) */
+
+typedef enum rig_access {
+  RIG_READ = 1,       /* a buffer that admits reads only; a wait for last writes */
+  RIG_READ_WRITE = 3, /* reads and writes; a wait for every use */
+} rig_access;
+
+typedef enum rig_kind {
+  RIG_KIND_DEVICE = 0, /* the device's own memory */
+  RIG_KIND_PINNED = 1, /* host memory the device maps; host's budget */
+  RIG_KIND_MAPPED = 2, /* device memory the host addresses */
+} rig_kind;
+
+/* Creates a buffer of n bytes of d's own memory, from d's cache where it
+ * holds a fit (RECLAIM-7, no allocation), with empty stamps. A non-empty
+ * buffer starts on rig_alignment(d); a host buffer of 128 bytes or more on
+ * 128 bytes, and of 64 KiB or more on a page (PROP-28..30). Its allocation
+ * holds whole words (WORD-6). RIG_OUT_OF_MEMORY when d's budget or driver
+ * refuses n (RECLAIM-51..59); RIG_LOST for a lost d. May lock. */
+RIG_API rig_status rig_buffer_create(rig_device *d, size_t n, rig_buffer **out);
+/* rig_buffer_create of a kind. RIG_INVALID for a kind d has none of. */
+RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind,
+                                          rig_buffer **out);
+/* A buffer over bytes [offset, offset+length) of b, sharing its allocation,
+ * stamps and claims (LIFE-2), admitting access (at most b's). RIG_INVALID for
+ * a dead b or a range out of b. Lock-free. */
+RIG_API rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
+                                   rig_access access, rig_buffer **out);
+/* Adds a reference to b and returns it. Lock-free. */
+RIG_API rig_buffer *rig_buffer_retain(rig_buffer *b);
+/* Drops a reference. At the allocation's last one it is collected: it waits
+ * for its stamps' points, then returns to its device's cache, inside later
+ * calls (RECLAIM-2, 15). Never blocks; safe from any thread. NULL: nothing. */
+RIG_API void rig_buffer_release(rig_buffer *b);
+/* Frees b's allocation now: every buffer over it is dead from now on, and
+ * the memory returns after its stamps' points (RECLAIM-4). Does not drop the
+ * caller's reference. RIG_INVALID for a dead b. May lock. */
+RIG_API rig_status rig_buffer_free(rig_buffer *b);
+
+/* Properties (lock-free). A dead buffer keeps them. */
+RIG_API size_t rig_buffer_length(const rig_buffer *b);
+RIG_API rig_device *rig_buffer_device(const rig_buffer *b); /* no reference */
+RIG_API rig_access rig_buffer_access(const rig_buffer *b);
+RIG_API rig_kind rig_buffer_kind(const rig_buffer *b);
+RIG_API bool rig_buffer_dead(const rig_buffer *b);
+/* The host address of b's first byte, or NULL where the host does not
+ * address it. A low-level value: the address is valid only while b's memory
+ * lives and says nothing of order. */
+RIG_API void *rig_buffer_host_address(const rig_buffer *b);
+/* Whether a and b hold bytes of one word (WORD-3). */
+RIG_API bool rig_buffer_overlaps(const rig_buffer *a, const rig_buffer *b);
+/* Whether a and b share a byte (WORD-5). */
+RIG_API bool rig_buffer_share_byte(const rig_buffer *a, const rig_buffer *b);
+
+/* Host access (HACC-1..4). The function gets b's bytes in place once every
+ * device's last write (read) or every use (write) of the memory is reached
+ * (ORDER-12, 13). RIG_INVALID for memory the host does not address, a dead
+ * b, a Read b given to write. Blocks; may lock. */
+typedef void (*rig_bytes_fn)(void *bytes, size_t n, void *ctx);
+RIG_API rig_status rig_buffer_read(rig_buffer *b, rig_bytes_fn fn, void *ctx);
+RIG_API rig_status rig_buffer_write(rig_buffer *b, rig_bytes_fn fn, void *ctx);
+/* Blocks until host code may read (RIG_READ) or write (RIG_READ_WRITE) b's
+ * memory (ORDER-14, ORDER-34). May lock. */
+RIG_API rig_status rig_buffer_wait(rig_buffer *b, rig_access access);
+/* Whether host code may access b's memory now without waiting. Lock-free. */
+RIG_API bool rig_buffer_reached(rig_buffer *b, rig_access access);
+/* Waits once for every use, then gives b's bytes out for good (HACC-3). The
+ * export holds a reference to b, which the caller drops with
+ * rig_buffer_release(b) when done with *out_bytes. Blocks; may lock. */
+RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes);
+
+/* Copies n bytes from b at offset into dst (Buffer.blit_to_bytes): a read of
+ * b. Blocks; may lock. RIG_INVALID for a range out of b. */
+RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t offset, void *dst, size_t n);
+/* Copies n bytes from src into b at offset (Buffer.blit_from_string): a write
+ * of b. Blocks; may lock. */
+RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t offset, const void *src,
+                                  size_t n);
+/* Fills b with a pattern of pattern_bytes (1, 2 or 4) bytes; b's length must
+ * be a multiple of it. Returns once done. Blocks; may lock. */
+RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern,
+                                   uint32_t pattern_bytes);
+/* Copies src into dst, of one length and sharing no byte (WORD-5), and
+ * returns once the bytes are in dst (STAMP-11). A read of src and a write of
+ * dst (ORDER-15). Blocks; may lock. */
+RIG_API rig_status rig_buffer_copy(rig_buffer *src, rig_buffer *dst);
+/* Submits the copy of src into dst and returns its point without waiting for
+ * it: on the device that runs it (one that reaches both, the device's own
+ * before the host), or on host, which takes a host value (TL-3). May lock;
+ * blocks only for the points its memory follows on devices that cannot wait
+ * for them in their queue. */
+RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst,
+                                          rig_point *out);
+/* Submits a fill of dst as rig_buffer_fill does, returning its point. */
+RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
+                                          uint32_t pattern_bytes, rig_point *out);
+
+/* ---- submissions ------------------------------------------------------------ */
+
+typedef enum rig_part_kind {
+  RIG_PART_COPY = 0,
+  RIG_PART_FILL = 1,
+  RIG_PART_LAUNCH = 2,
+  RIG_PART_WORDS = 3,
+} rig_part_kind;
+
+/* A part of a submission. Slots name the buffers a submit passes. */
+typedef struct rig_part {
+  rig_part_kind kind;
+  uint32_t src, dst;       /* COPY: slots; FILL: dst */
+  uint32_t pattern;        /* FILL */
+  uint32_t pattern_bytes;  /* FILL: 1, 2 or 4 */
+} rig_part;
+
+/* Parts (lock-free constructors). */
+static inline rig_part rig_part_copy(uint32_t src_slot, uint32_t dst_slot) {
+  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0};
+  return p;
+}
+static inline rig_part rig_part_fill(uint32_t dst_slot, uint32_t pattern,
+                                     uint32_t pattern_bytes) {
+  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes};
+  return p;
+}
+
+/* Makes a submission of n parts on d, described once and submitted many
+ * times (SUBS-1). RIG_INVALID for each rule of VALID-1..10 it can check
+ * (a device with no queue for a part, sparse slots, a fill of another pattern
+ * size). The submission copies parts. May lock; allocates. */
+RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, size_t n,
+                                       rig_submission **out);
+RIG_API rig_submission *rig_submission_retain(rig_submission *s);
+/* Drops a reference; its memory returns after its last submit's work
+ * (RUN-8). Lock-free. */
+RIG_API void rig_submission_release(rig_submission *s);
+/* The number of slots a submit passes. Lock-free. */
+RIG_API uint32_t rig_submission_slots(const rig_submission *s);
+
+/* Takes a run of s for the calling thread (RUN-5). RIG_INVALID while every
+ * run is taken. Allocates only the first time a run is needed. May lock. */
+RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out);
+/* The submission r belongs to. Lock-free. */
+RIG_API rig_submission *rig_run_submission(const rig_run *r);
+
+/* Runs r's submission once with buffers[i] as slot i and returns its point
+ * (d, submitted d + 1) (SUBMIT-6). The work follows waits besides the points
+ * its memory orders (SUBMIT-9). Frees r, also when it fails (SUBMIT-12).
+ * RIG_INVALID: another thread's run, a run in another submit, a wrong buffer
+ * count, a dead or foreign buffer, a write through a Read buffer, a copy of
+ * unequal lengths or of buffers sharing a byte (VALID-12..22). RIG_LOST: d
+ * lost, its driver refusing the work, a wait on a point its lost device never
+ * reached (SUBMIT-29..31); past value 2^47 - 1 d is lost with "timeline
+ * exhausted" (SUBMIT-32). Allocates nothing (SUBMIT-20). Blocks for room and
+ * for points waited on the host; may lock. */
+RIG_API rig_status rig_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+                              const rig_point *waits, size_t nwaits, rig_point *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

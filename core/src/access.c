@@ -1,0 +1,117 @@
+/* access.c: host access to buffers (HACC-1..5, ORDER-11..15, ORDER-34).
+ *
+ * The host reads and writes in place the memory it addresses, once the
+ * points the access follows are reached: every device's last write for a
+ * read, every use for a write. The host's own writes take no value and add
+ * no point (STAMP-2). Memory the host does not address passes through
+ * staging memory, which the memory issue brings; until then such a blit is
+ * RIG_INVALID with a message that says so.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* Checks b and waits for what an access must follow; returns its bytes. */
+static rig_status prepare(rig_buffer *b, bool write, const char *fn, unsigned char **out) {
+  rig_status st = rig__may_lock(fn);
+  if (st)
+    return st;
+  if ((st = rig__buffer_usable(b, fn)))
+    return st;
+  if (write && b->access != RIG_READ_WRITE)
+    return rig__fail(RIG_INVALID, b->dev, 0, "%s: the buffer admits only reads", fn);
+  if (!b->alloc->mem.host)
+    return rig__fail(RIG_INVALID, b->dev, 0,
+                     "%s: the host does not address %s's memory", fn, b->alloc->dev->name);
+  if (rig__stamps_wait(b->alloc, write) != RIG_OK)
+    return rig_last_error()->status;
+  *out = (unsigned char *)b->alloc->mem.host + b->offset;
+  return RIG_OK;
+}
+
+static rig_status in_range(const rig_buffer *b, size_t off, size_t n, const char *fn) {
+  if (off > b->length || n > b->length - off)
+    return rig__fail(RIG_INVALID, b->dev, 0, "%s: [%zu, +%zu) is out of a buffer of %llu bytes",
+                     fn, off, n, (unsigned long long)b->length);
+  return RIG_OK;
+}
+
+static rig_status with_bytes(rig_buffer *b, bool write, rig_bytes_fn fn, void *ctx,
+                             const char *name) {
+  unsigned char *p;
+  if (!fn)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: function is NULL", name);
+  rig_status st = prepare(b, write, name, &p);
+  if (st)
+    return st;
+  rig_buffer_retain(b); /* the bytes keep the allocation while fn runs */
+  fn(p, b->length, ctx);
+  rig_buffer_release(b);
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_buffer_read(rig_buffer *b, rig_bytes_fn fn, void *ctx) {
+  return with_bytes(b, false, fn, ctx, "rig_buffer_read");       /* ORDER-12 */
+}
+
+RIG_API rig_status rig_buffer_write(rig_buffer *b, rig_bytes_fn fn, void *ctx) {
+  return with_bytes(b, true, fn, ctx, "rig_buffer_write");       /* ORDER-13 */
+}
+
+RIG_API rig_status rig_buffer_wait(rig_buffer *b, rig_access access) {
+  if (access != RIG_READ && access != RIG_READ_WRITE)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_wait: no access %d", (int)access);
+  rig_status st = rig__may_lock("rig_buffer_wait");
+  if (st || (st = rig__buffer_usable(b, "rig_buffer_wait")))
+    return st;
+  return rig__stamps_wait(b->alloc, access == RIG_READ_WRITE) == RIG_OK
+             ? RIG_OK
+             : rig_last_error()->status;                         /* ORDER-14, 34 */
+}
+
+RIG_API bool rig_buffer_reached(rig_buffer *b, rig_access access) {
+  rig_point need[1];
+  if (!b || atomic_load(&b->alloc->dead))
+    return false;
+  return rig__stamps_needed(b->alloc, access == RIG_READ_WRITE, need, 1) == 0;
+}
+
+RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes) {
+  unsigned char *p;
+  if (!out_bytes)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_export: out is NULL");
+  rig_status st = prepare(b, b->access == RIG_READ_WRITE, "rig_buffer_export", &p);
+  if (st)
+    return st;
+  rig_buffer_retain(b);                                            /* HACC-3 */
+  *out_bytes = p;
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t off, void *dst, size_t n) {
+  unsigned char *p;
+  if (!dst && n)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_get: dst is NULL");
+  rig_status st = b ? in_range(b, off, n, "rig_buffer_get") : RIG_OK;
+  if (st || (st = prepare(b, false, "rig_buffer_get", &p)))
+    return st;
+  memcpy(dst, p + off, n);
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, size_t n) {
+  unsigned char *p;
+  if (!src && n)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_put: src is NULL");
+  rig_status st = b ? in_range(b, off, n, "rig_buffer_put") : RIG_OK;
+  if (st || (st = prepare(b, true, "rig_buffer_put", &p)))
+    return st;
+  memcpy(p + off, src, n);
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern, uint32_t pattern_bytes) {
+  rig_point p;
+  rig_status st = rig_buffer_submit_fill(b, pattern, pattern_bytes, &p);
+  return st ? st : rig__point_wait(p);
+}

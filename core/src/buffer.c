@@ -1,0 +1,170 @@
+/* buffer.c: buffers, views and their properties (PRE-14..16, LIFE-1, LIFE-2,
+ * WORD-3, WORD-5, WORD-6).
+ *
+ * A buffer is a range of an allocation, on a device. Buffer records come
+ * from a pool so that a create from the cache allocates nothing: releases
+ * push them on a lock-free stack, and a create takes the whole stack at
+ * once under a mutex, which keeps the pop free of ABA.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static _Atomic(rig_buffer *) returned;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static rig_buffer *pool;
+
+static rig_buffer *record(void) {
+  pthread_mutex_lock(&pool_lock);
+  if (!pool)
+    pool = atomic_exchange(&returned, NULL);
+  rig_buffer *b = pool;
+  if (b)
+    pool = b->next;
+  pthread_mutex_unlock(&pool_lock);
+  return b ? b : malloc(sizeof *b);
+}
+
+static void unrecord(rig_buffer *b) {
+  rig_buffer *head = atomic_load(&returned);
+  do
+    b->next = head;
+  while (!atomic_compare_exchange_weak(&returned, &head, b));
+}
+
+rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off, uint64_t len,
+                            rig_access access) {
+  rig_buffer *b = record();
+  if (!b)
+    return NULL;
+  atomic_store(&b->refs, 1);
+  b->alloc = a;
+  b->dev = on;
+  b->offset = off;
+  b->length = len;
+  b->access = access;
+  b->next = NULL;
+  return b;
+}
+
+rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
+  if (!b)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer is NULL", fn);
+  if (atomic_load(&b->alloc->dead))
+    return rig__fail(RIG_INVALID, b->dev, 0, "%s: the buffer is dead", fn); /* PRE-28 */
+  if (rig__is_lost(b->alloc->dev))
+    return rig__lost_error(b->alloc->dev);                               /* LMEM-8 */
+  if (rig__is_lost(b->dev))
+    return rig__lost_error(b->dev);                                      /* LMEM-9 */
+  return RIG_OK;
+}
+
+static rig_status create(rig_device *d, size_t n, rig_kind kind, rig_buffer **out) {
+  rig_status st = rig__may_lock("rig_buffer_create");
+  if (st)
+    return st;
+  if (!d || !out)
+    return rig__fail(RIG_INVALID, d, 0, "rig_buffer_create: %s",
+                     d ? "out is NULL" : "device is NULL");
+  if (n > INT64_MAX)
+    return rig__fail(RIG_OUT_OF_MEMORY, d, n, "%s: out of memory for %zu bytes", d->name, n);
+  rig__alloc *a;
+  st = rig__alloc_create(d, n, kind, &a);
+  if (st != RIG_OK)
+    return st;
+  rig_buffer *b = rig__buffer_new(a, d, 0, n, RIG_READ_WRITE);
+  if (!b) {
+    rig__alloc_release(a);
+    return rig__fail(RIG_OUT_OF_MEMORY, d, n, "%s: no memory for a buffer record", d->name);
+  }
+  *out = b;
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_buffer_create(rig_device *d, size_t n, rig_buffer **out) {
+  return create(d, n, RIG_KIND_DEVICE, out);
+}
+
+RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind,
+                                          rig_buffer **out) {
+  if (kind != RIG_KIND_DEVICE && kind != RIG_KIND_PINNED && kind != RIG_KIND_MAPPED)
+    return rig__fail(RIG_INVALID, d, 0, "rig_buffer_create_kind: no kind %d", (int)kind);
+  return create(d, n, kind, out);
+}
+
+RIG_API rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
+                                   rig_access access, rig_buffer **out) {
+  if (!b || !out)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_view: %s is NULL", b ? "out" : "buffer");
+  if (atomic_load(&b->alloc->dead))
+    return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_view: the buffer is dead");
+  if (offset > b->length || length > b->length - offset)
+    return rig__fail(RIG_INVALID, b->dev, 0,
+                     "rig_buffer_view: [%zu, +%zu) is out of a buffer of %llu bytes", offset,
+                     length, (unsigned long long)b->length);
+  if ((access != RIG_READ && access != RIG_READ_WRITE) || (access & ~b->access))
+    return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_view: access wider than the buffer's");
+  rig_buffer *v = rig__buffer_new(b->alloc, b->dev, b->offset + offset, length, access);
+  if (!v)
+    return rig__fail(RIG_OUT_OF_MEMORY, b->dev, 0, "rig_buffer_view: no memory for a record");
+  atomic_fetch_add(&b->alloc->refs, 1);
+  *out = v;
+  return RIG_OK;
+}
+
+RIG_API rig_buffer *rig_buffer_retain(rig_buffer *b) {
+  if (b)
+    atomic_fetch_add(&b->refs, 1);
+  return b;
+}
+
+RIG_API void rig_buffer_release(rig_buffer *b) {
+  if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
+    return;
+  rig__alloc *a = b->alloc;
+  unrecord(b);
+  rig__alloc_release(a);
+}
+
+RIG_API rig_status rig_buffer_free(rig_buffer *b) {
+  rig_status st = rig__may_lock("rig_buffer_free");
+  if (st)
+    return st;
+  if (!b)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_free: buffer is NULL");
+  bool was = atomic_exchange(&b->alloc->dead, true);
+  if (was)
+    return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_free: the buffer is dead");
+  /* The memory returns once its last record goes and its points are
+   * reached; dead, it skips the cache (RECLAIM-4). */
+  return RIG_OK;
+}
+
+RIG_API size_t rig_buffer_length(const rig_buffer *b) { return b ? b->length : 0; }
+RIG_API rig_device *rig_buffer_device(const rig_buffer *b) { return b ? b->dev : NULL; }
+RIG_API rig_access rig_buffer_access(const rig_buffer *b) { return b ? b->access : RIG_READ; }
+RIG_API rig_kind rig_buffer_kind(const rig_buffer *b) {
+  return b ? b->alloc->kind : RIG_KIND_DEVICE;
+}
+RIG_API bool rig_buffer_dead(const rig_buffer *b) { return !b || atomic_load(&b->alloc->dead); }
+RIG_API void *rig_buffer_host_address(const rig_buffer *b) {
+  if (!b || !b->alloc->mem.host || atomic_load(&b->alloc->dead))
+    return NULL;
+  return (char *)b->alloc->mem.host + b->offset;
+}
+
+/* Words are counted from the allocation's first byte, which starts on a
+ * word on every device (WORD-2, WORD-9). */
+RIG_API bool rig_buffer_overlaps(const rig_buffer *a, const rig_buffer *b) {
+  if (!a || !b || a->alloc != b->alloc || a->length == 0 || b->length == 0)
+    return false;
+  uint64_t a0 = a->offset / RIG_WORD, a1 = (a->offset + a->length - 1) / RIG_WORD;
+  uint64_t b0 = b->offset / RIG_WORD, b1 = (b->offset + b->length - 1) / RIG_WORD;
+  return a0 <= b1 && b0 <= a1;
+}
+
+RIG_API bool rig_buffer_share_byte(const rig_buffer *a, const rig_buffer *b) {
+  if (!a || !b || a->alloc != b->alloc || a->length == 0 || b->length == 0)
+    return false;
+  return a->offset < b->offset + b->length && b->offset < a->offset + a->length;
+}

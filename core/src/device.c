@@ -1,0 +1,576 @@
+/* device.c: devices, names, opening and closing, properties, loss and the
+ * process's failure (DEV, OPEN, PROP, ERR-37..45).
+ *
+ * The registry lock guards the name table and the slot table. It is never
+ * held while a driver runs: an open marks its name "opening" by its thread,
+ * drops the lock, and others that open the name wait on the registry's
+ * condition (DOM-4) while opens of other names go on.
+ *
+ * Device records are type-stable: a record whose last reference goes is
+ * kept in a pool and reused, never given back to libc, so that
+ * rig_point_device can take a reference without a lock (slot.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct name_entry {
+  char *name;
+  rig_device *dev;          /* NULL while opening */
+  const rig_edge_driver *drv;
+  pthread_t opener;
+  bool opening;
+  struct name_entry *next;
+} name_entry;
+
+static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t registry_cond = PTHREAD_COND_INITIALIZER;
+static name_entry *names;
+static rig_device *pool;             /* free device records, linked by h */
+static _Atomic(const char *) failure;
+static char failure_buf[RIG_MESSAGE_BYTES];
+static atomic_flag failed = ATOMIC_FLAG_INIT;
+
+/* ---- properties (lock-free) ---- */
+
+RIG_API const char *rig_name(const rig_device *d) { return d ? d->name : ""; }
+RIG_API bool rig_equal(const rig_device *a, const rig_device *b) { return a == b; }
+RIG_API const char *rig_arch(const rig_device *d) { return d ? d->facts.arch : ""; }
+RIG_API const char *rig_instruction_set(const rig_device *d) { return d ? d->iset : ""; }
+RIG_API const char *rig_bus(const rig_device *d) {
+  return d && d->facts.bus[0] ? d->facts.bus : NULL;
+}
+RIG_API bool rig_runs_on_host(const rig_device *d) {
+  return d && (d->facts.flags & RIG_EDGE_RUNS_ON_HOST);
+}
+RIG_API bool rig_computes(const rig_device *d) {
+  return d && (d->facts.flags & RIG_EDGE_COMPUTES);
+}
+RIG_API uint64_t rig_alignment(const rig_device *d) { return d ? d->facts.alignment : 0; }
+RIG_API bool rig_cache_bytes(const rig_device *d, uint64_t *out) {
+  if (!d || d->facts.cache_bytes == 0)
+    return false;
+  if (out)
+    *out = d->facts.cache_bytes;
+  return true;
+}
+RIG_API const void *rig_capability(const rig_device *d, const char *key) {
+  if (!d || !key || !d->drv->capability || rig__is_lost(d))
+    return NULL;
+  return d->drv->capability(d->h, key);
+}
+
+RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n) {
+  const char *why = d ? atomic_load(&d->lost) : NULL;
+  int len = why ? snprintf(out, n, "%s (lost: %s)", rig_name(d), why)
+                : snprintf(out, n, "%s", rig_name(d));
+  return len < 0 ? 0 : (size_t)len;
+}
+
+static bool has(const rig_device *d, uint32_t flag) { return d->facts.flags & flag; }
+static bool is_memory(const rig_device *d) { return strcmp(d->facts.arch, "memory") == 0; }
+static bool is_io(const rig_device *d) { return d->drv->io != NULL; }
+
+/* MACH-10..20: a function of the two devices alone. */
+RIG_API bool rig_reaches(const rig_device *d, const rig_device *e) {
+  if (!d || !e)
+    return false;
+  if (d == e)
+    return true;                                     /* MACH-12 */
+  if (is_io(d) || is_io(e))
+    return false;                                    /* MACH-19 */
+  if (d->is_host)
+    return is_memory(e) || has(e, RIG_EDGE_HOST_ADDRESSES); /* MACH-13, 14 */
+  if (has(d, RIG_EDGE_MAPS_HOST) && (e->is_host || is_memory(e)))
+    return true;                                     /* MACH-15, 16 */
+  if (d->drv == e->drv && d->drv->peer && !rig__is_lost(d))
+    return d->drv->peer(d->h, e->h);                 /* MACH-17 */
+  return false;                                      /* MACH-20 */
+}
+
+/* ---- timeline reads ---- */
+
+RIG_API uint64_t rig_submitted(const rig_device *d) {
+  return d ? atomic_load(&d->submitted) : 0;
+}
+
+uint64_t rig__read_signaled(rig_device *d) {
+  uint64_t v = rig_edge_word_load(&d->word);
+  if (has(d, RIG_EDGE_OWN_WORD) && d->drv->signaled && !d->stopped) {
+    rig_edge_error err = {0};
+    if (d->drv->signaled(d->h, &v, &err) != RIG_EDGE_OK) {
+      rig__lose(d, err.message);                    /* TL-25 */
+      return atomic_load(&d->signaled);
+    }
+  }
+  uint64_t old = atomic_load(&d->signaled);
+  while (v > old && !atomic_compare_exchange_weak(&d->signaled, &old, v))
+    ;
+  return v > old ? v : old;
+}
+
+RIG_API uint64_t rig_signaled(rig_device *d) {
+  if (!d)
+    return 0;
+  if (rig__inside_lock() || (rig__is_lost(d) && !has(d, RIG_EDGE_OWN_WORD)))
+    return atomic_load(&d->signaled);               /* TL-23 */
+  return rig__read_signaled(d);
+}
+
+RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value) {
+  return d ? rig_point_make(d->slot, value) : RIG_POINT_NONE;
+}
+
+/* ---- loss ---- */
+
+bool rig__is_lost(const rig_device *d) { return atomic_load(&d->lost) != NULL; }
+
+RIG_API const char *rig_lost(const rig_device *d) { return d ? atomic_load(&d->lost) : NULL; }
+
+void rig__lose(rig_device *d, const char *why) {
+  static pthread_mutex_t losing = PTHREAD_MUTEX_INITIALIZER;
+  if (d->is_host || rig__is_lost(d))
+    return;
+  pthread_mutex_lock(&losing);
+  if (!rig__is_lost(d)) {
+    d->lost_at = rig_edge_word_load(&d->word) > atomic_load(&d->signaled)
+                     ? rig_edge_word_load(&d->word)
+                     : atomic_load(&d->signaled);    /* LOSS-15 */
+    snprintf(d->lost_buf, sizeof d->lost_buf, "%s", why && *why ? why : "fault");
+    atomic_store(&d->lost, d->lost_buf);             /* LOSS-10 */
+  }
+  pthread_mutex_unlock(&losing);
+}
+
+RIG_API void rig_fail(const char *why) {
+  if (atomic_flag_test_and_set(&failed))
+    return;                                          /* ERR-44 */
+  snprintf(failure_buf, sizeof failure_buf, "%s", why ? why : "");
+  atomic_store(&failure, failure_buf);
+  pthread_mutex_lock(&registry);
+  for (name_entry *e = names; e; e = e->next)
+    if (e->dev)
+      rig__lose(e->dev, failure_buf);                /* ERR-39, ERR-40 */
+  pthread_mutex_unlock(&registry);
+}
+
+RIG_API const char *rig_failure(void) { return atomic_load(&failure); }
+
+/* ---- records ---- */
+
+RIG_API rig_device *rig_device_retain(rig_device *d) {
+  if (d && !d->is_host)
+    atomic_fetch_add(&d->refs, 1);
+  return d;
+}
+
+RIG_API void rig_device_release(rig_device *d) {
+  if (!d || d->is_host)
+    return;
+  if (atomic_fetch_sub(&d->refs, 1) == 1)
+    rig__device_free(d);
+}
+
+void rig__device_free(rig_device *d) {
+  if (d->drv && d->drv->destroy && d->h)
+    d->drv->destroy(d->h);
+  free(d->name);
+  d->name = NULL;
+  d->h = NULL;
+  pthread_mutex_lock(&pool_lock);
+  d->h = pool;
+  pool = d;
+  pthread_mutex_unlock(&pool_lock);
+}
+
+/* A record with one reference; type-stable (see the top of the file). */
+static rig_device *record_new(void) {
+  pthread_mutex_lock(&pool_lock);
+  rig_device *d = pool;
+  if (d)
+    pool = d->h;
+  pthread_mutex_unlock(&pool_lock);
+  if (!d && !(d = calloc(1, sizeof *d)))
+    return NULL;
+  uint32_t slot = d->slot;
+  memset((char *)d + sizeof d->refs, 0, sizeof *d - sizeof d->refs);
+  d->slot = slot; /* stays until the new record takes a slot: see device_of */
+  pthread_mutex_init(&d->submit_lock, NULL);
+  pthread_mutex_init(&d->mem_lock, NULL);
+  atomic_store(&d->refs, 1);
+  return d;
+}
+
+/* ---- facts ---- */
+
+static bool bus_ok(const char *b) {
+  unsigned dom, bus, dev, fn;
+  char tail;
+  return b[0] == 0 || (sscanf(b, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) == 4 &&
+                       strlen(b) == 12);
+}
+
+/* OPEN-35: facts that break a rule make the open RIG_INVALID. */
+static rig_status check_facts(const char *name, const rig_edge_driver *t,
+                              const rig_edge_facts *f) {
+  const char *bad = NULL;
+  bool computes = f->flags & RIG_EDGE_COMPUTES;
+  if (f->alignment == 0 || (f->alignment & (f->alignment - 1)))
+    bad = "alignment is not a power of two";
+  else if (computes && !memchr(f->arch, 0, sizeof f->arch))
+    bad = "arch is not terminated";
+  else if (computes && f->arch[0] == 0)
+    bad = "arch is empty";
+  else if (!memchr(f->bus, 0, sizeof f->bus) || !bus_ok(f->bus))
+    bad = "bus is not a PCI address DDDD:BB:DD.F";
+  else if ((f->flags & RIG_EDGE_OWN_WORD) && !t->signaled)
+    bad = "OWN_WORD without signaled";
+  else if (!(f->flags & RIG_EDGE_OWN_WORD) && computes && !t->bind_word)
+    bad = "no word: neither OWN_WORD nor bind_word";
+  else if ((f->flags & RIG_EDGE_QUEUE_WAITS) && (!t->map_word || !t->unmap_word))
+    bad = "QUEUE_WAITS without map_word";
+  else if (computes && !t->submit)
+    bad = "a computing device without submit";
+  else if (!t->allocate || !t->release)
+    bad = "no allocate or release";
+  for (int k = 0; !bad && k < RIG_EDGE_PART_KINDS; k++)
+    if (f->part_queue[k] != RIG_EDGE_NO_QUEUE && f->part_queue[k] >= f->queues)
+      bad = "a part kind names a queue past facts.queues";
+  if (bad)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: facts break a rule: %s", name, bad);
+  return RIG_OK;
+}
+
+static const char *iset_of(const char *arch) {
+  if (strncmp(arch, "x86-64", 6) == 0)
+    return "x86_64";                                  /* PROP-23 */
+  if (strncmp(arch, "arm64", 5) == 0)
+    return "arm64";
+  return arch;
+}
+
+/* Reads and checks the facts of a new handle (OPEN-33, OPEN-35). */
+static rig_status read_facts(const char *name, const rig_edge_driver *t, void *h,
+                             rig_edge_facts *f) {
+  rig_edge_error err = {0};
+  memset(f, 0, sizeof *f);
+  f->size = sizeof *f;
+  if (t->facts(h, f, &err) != RIG_EDGE_OK)
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: %s", name, err.message);
+  f->arch[sizeof f->arch - 1] = 0;
+  return check_facts(name, t, f);
+}
+
+/* ---- opening ---- */
+
+static name_entry *find(const char *name) {
+  for (name_entry *e = names; e; e = e->next)
+    if (strcmp(e->name, name) == 0)
+      return e;
+  return NULL;
+}
+
+static void unlink_entry(name_entry *x) {
+  for (name_entry **p = &names; *p; p = &(*p)->next)
+    if (*p == x) {
+      *p = x->next;
+      return;
+    }
+}
+
+/* Runs a lost device's owed stop (STOP-9). Its submits are done: the
+ * submit lock keeps new ones out, and lost devices take none. */
+static void run_stop(rig_device *d) {
+  rig__lock(&d->submit_lock);
+  if (!d->stopped) {
+    rig_edge_error err = {0};
+    if (d->drv->stop)
+      (void)d->drv->stop(d->h, &err); /* a fault escaping a stop is dropped (STOP-16) */
+    d->stopped = true;
+  }
+  rig__unlock(&d->submit_lock);
+}
+
+/* A handle that no device takes is stopped once (OPEN-29). */
+static void discard_handle(const rig_edge_driver *t, void *h) {
+  rig_edge_error err = {0};
+  if (t->stop)
+    (void)t->stop(h, &err);
+  if (t->destroy)
+    t->destroy(h);
+}
+
+static rig_status make_device(const char *name, const rig_edge_driver *t, void *h,
+                              const rig_edge_facts *f, rig_device **out) {
+  rig_device *d = record_new();
+  char *copy = strdup(name);
+  if (!d || !copy) {
+    free(copy);
+    if (d)
+      rig__device_free(d);
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: out of memory", name);
+  }
+  d->name = copy;
+  d->drv = t;
+  d->h = h;
+  d->facts = *f;
+  d->iset = iset_of(d->facts.arch);
+  atomic_store(&d->budget, f->budget);
+  *out = d;
+  return RIG_OK;
+}
+
+/* Binds core's word unless the driver keeps its own (edge.h). */
+static rig_status bind_word(rig_device *d) {
+  rig_edge_error err = {0};
+  if ((d->facts.flags & RIG_EDGE_OWN_WORD) || !d->drv->bind_word)
+    return RIG_OK;
+  if (d->drv->bind_word(d->h, &d->word, &err) != RIG_EDGE_OK)
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: %s", d->name, err.message);
+  return RIG_OK;
+}
+
+/* Opens name with table t (the driver's open() with args), registering it.
+ * Called with the name marked opening by this thread. */
+static rig_status open_new(const char *name, const rig_edge_driver *t, const char *args,
+                           rig_device **out) {
+  void *h = NULL;
+  rig_edge_error err = {0};
+  int r = t->open(args ? args : "", &h, &err);
+  if (r != RIG_EDGE_OK)
+    return rig__fail(r == RIG_EDGE_UNSUPPORTED ? RIG_INVALID : RIG_UNAVAILABLE, NULL, 0,
+                     "%s", err.message[0] ? err.message : "open failed"); /* OPEN-32 */
+  rig_edge_facts f;
+  rig_device *d = NULL;
+  rig_status st = read_facts(name, t, h, &f);
+  if (st == RIG_OK)
+    st = make_device(name, t, h, &f, &d);
+  if (st != RIG_OK) {
+    discard_handle(t, h);
+    return st;
+  }
+  pthread_mutex_lock(&registry);
+  st = atomic_load(&failure) ? rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf)
+                             : rig__slot_take(d);
+  pthread_mutex_unlock(&registry);
+  if (st == RIG_OK)
+    st = bind_word(d);
+  if (st != RIG_OK) {
+    if (d->slot && rig__slot_of(d->slot) && atomic_load(&rig__slot_of(d->slot)->dev) == d) {
+      pthread_mutex_lock(&registry);
+      rig__slot_leave(d);
+      pthread_mutex_unlock(&registry);
+    }
+    d->h = NULL;
+    discard_handle(t, h);
+    rig_device_release(d);
+    return st;
+  }
+  *out = d;
+  return RIG_OK;
+}
+
+/* Waits, with the registry held, until no other thread opens name; returns
+ * the entry, NULL, or sets *st for a re-entrant open (OPEN-36). */
+static name_entry *settle(const char *name, rig_status *st) {
+  name_entry *e;
+  while ((e = find(name)) && e->opening) {
+    if (pthread_equal(e->opener, pthread_self())) {
+      *st = rig__fail(RIG_INVALID, NULL, 0, "%s: opened again from inside its own open",
+                      name);
+      return NULL;
+    }
+    pthread_cond_wait(&registry_cond, &registry);
+  }
+  return e;
+}
+
+static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
+                              const char *driver, rig_device **out);
+
+/* The common open of name through table t (NULL: find the plugin driver). */
+static rig_status open_named(const char *name, const rig_edge_driver *t, const char *args,
+                             const char *driver, rig_device **out) {
+  rig_status st = rig__may_lock("rig_open");
+  if (st)
+    return st;
+  if (!out || !name || !*name)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open: %s", !out ? "out is NULL" : "no name");
+  if (atomic_load(&failure))
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf); /* OPEN-4, ERR-41 */
+  pthread_mutex_lock(&registry);
+  st = open_locked(name, t, args, driver, out);
+  pthread_mutex_unlock(&registry);
+  return st;
+}
+
+static rig_status reuse(name_entry *e, const rig_edge_driver *t, const char *name,
+                        rig_device **out) {
+  if (t && e->drv != t)
+    return rig__fail(RIG_INVALID, e->dev, 0, "%s: open under another driver", name); /* OPEN-34 */
+  *out = rig_device_retain(e->dev);                                  /* OPEN-30 */
+  return RIG_OK;
+}
+
+/* Runs an earlier lost device's owed stop, then forgets its name
+ * (OPEN-3, STOP-9). Called with the registry held; drops it meanwhile. */
+static void retire_lost(name_entry *e) {
+  rig_device *old = e->dev;
+  e->opening = true;
+  e->opener = pthread_self();
+  pthread_mutex_unlock(&registry);
+  run_stop(old);
+  pthread_mutex_lock(&registry);
+  unlink_entry(e);
+  free(e->name);
+  free(e);
+  pthread_cond_broadcast(&registry_cond);
+  pthread_mutex_unlock(&registry);
+  rig__device_stopped(old);
+  pthread_mutex_lock(&registry);
+}
+
+static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
+                              const char *driver, rig_device **out) {
+  rig_status st = RIG_OK;
+  name_entry *e;
+  while ((e = settle(name, &st))) {
+    if (!rig__is_lost(e->dev))
+      return reuse(e, t, name, out);
+    retire_lost(e);
+  }
+  if (st)
+    return st;
+  name_entry *n = calloc(1, sizeof *n);
+  if (!n || !(n->name = strdup(name))) {
+    free(n);
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: out of memory", name);
+  }
+  n->opening = true;
+  n->opener = pthread_self();
+  n->next = names;
+  names = n;
+  pthread_mutex_unlock(&registry);
+  if (!t)
+    st = rig__plugin_load(driver, NULL, &t);
+  rig_device *d = NULL;
+  if (st == RIG_OK)
+    st = open_new(name, t, args, &d);
+  pthread_mutex_lock(&registry);
+  if (st == RIG_OK) {
+    n->dev = d;
+    n->drv = t;
+    n->opening = false;
+    *out = rig_device_retain(d); /* the entry keeps the first reference */
+  } else {
+    unlink_entry(n);             /* ERR-4: no name stays opening */
+    free(n->name);
+    free(n);
+  }
+  pthread_cond_broadcast(&registry_cond);
+  return st;
+}
+
+/* Splits "DRIVER:ARGS"; refuses driver names that could leave the folder. */
+static rig_status split(const char *name, char *driver, size_t n, const char **args) {
+  const char *colon = strchr(name, ':');
+  size_t len = colon ? (size_t)(colon - name) : strlen(name);
+  *args = colon ? colon + 1 : "";
+  if (len == 0 || len >= n)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open: bad driver name in '%s'", name);
+  memcpy(driver, name, len);
+  driver[len] = 0;
+  if (strchr(driver, '/') || strstr(driver, ".."))
+    return rig__fail(RIG_INVALID, NULL, 0,
+                     "rig_open: driver name '%s' has '/' or '..'", driver);
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_open(const char *name, rig_device **out) {
+  char driver[64];
+  const char *args;
+  if (!name)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open: name is NULL");
+  if (strcmp(name, "CPU") == 0 && out) {
+    *out = rig_host();
+    return RIG_OK;
+  }
+  rig_status st = split(name, driver, sizeof driver, &args);
+  return st ? st : open_named(name, NULL, args, driver, out);
+}
+
+RIG_API rig_status rig_memory_device(const char *name, rig_device **out) {
+  char full[256];
+  if (!name)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_memory_device: name is NULL");
+  if (snprintf(full, sizeof full, "memory:%s", name) >= (int)sizeof full)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_memory_device: name too long");
+  return rig_open(full, out);
+}
+
+RIG_API rig_status rig_open_driver(const char *name, const void *table, const char *args,
+                                   rig_device **out) {
+  if (!table)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_driver: table is NULL");
+  rig_status st = rig__check_table(table, name ? name : "(static driver)");
+  return st ? st : open_named(name, table, args, NULL, out);
+}
+
+/* ---- closing ---- */
+
+RIG_API rig_status rig_close(rig_device *d) {
+  rig_status st = rig__may_lock("rig_close");
+  if (st)
+    return st;
+  if (!d || d->is_host)
+    return rig__fail(RIG_INVALID, d, 0, "rig_close: %s", d ? "the host is never closed"
+                                                           : "device is NULL"); /* OPEN-59 */
+  if (!rig__is_lost(d)) {
+    st = rig__point_wait(rig_point_make(d->slot, atomic_load(&d->submitted))); /* OPEN-45 */
+    if (st == RIG_INTERRUPTED)
+      return st;                                                   /* OPEN-57 */
+    rig__lose(d, "closed");                                        /* OPEN-46 */
+  }
+  run_stop(d);                                                     /* OPEN-47, 55 */
+  pthread_mutex_lock(&registry);
+  name_entry *e = find(d->name);
+  bool ours = e && e->dev == d && !e->opening;
+  if (ours)
+    unlink_entry(e);
+  pthread_mutex_unlock(&registry);
+  if (ours) {
+    free(e->name);
+    free(e);
+    rig__device_stopped(d);
+  }
+  return RIG_OK;
+}
+
+/* A device whose stop returned gives back its memory, then its slot once
+ * nothing of it remains (OPEN-10..12, STOP-2), and the registry's reference. */
+void rig__device_stopped(rig_device *d) {
+  rig__return_all(d);
+  pthread_mutex_lock(&registry);
+  bool leave = atomic_load(&d->live_allocs) == 0 && rig__slot_of(d->slot) &&
+               rig__slot_of(d->slot)->taken && atomic_load(&rig__slot_of(d->slot)->dev) == d;
+  if (leave)
+    rig__slot_leave(d);
+  d->slot_pending = !leave;
+  pthread_mutex_unlock(&registry);
+  if (!leave)
+    rig__stopped_add(d);
+  rig_device_release(d);
+}
+
+/* The last allocation of a stopped device came back: leave the slot. */
+void rig__device_drained(rig_device *d) {
+  pthread_mutex_lock(&registry);
+  if (d->slot_pending && atomic_load(&d->live_allocs) == 0) {
+    d->slot_pending = false;
+    rig__slot_leave(d);
+  }
+  pthread_mutex_unlock(&registry);
+}

@@ -1,0 +1,41 @@
+/* error.c: status codes and the thread's last error (ARCHITECTURE.md:
+ * exceptions become statuses; the device, bytes and message go to
+ * rig_last_error() with no allocation). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static _Thread_local rig_error last;
+
+RIG_API const rig_error *rig_last_error(void) { return &last; }
+
+RIG_API const char *rig_status_name(rig_status s) {
+  switch (s) {
+  case RIG_OK: return "RIG_OK";
+  case RIG_INVALID: return "RIG_INVALID";
+  case RIG_LOST: return "RIG_LOST";
+  case RIG_OUT_OF_MEMORY: return "RIG_OUT_OF_MEMORY";
+  case RIG_UNAVAILABLE: return "RIG_UNAVAILABLE";
+  case RIG_INTERRUPTED: return "RIG_INTERRUPTED";
+  case RIG_IO: return "RIG_IO";
+  }
+  return "RIG_UNKNOWN";
+}
+
+rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes, const char *fmt,
+                     ...) {
+  va_list ap;
+  last.status = s;
+  last.device = d;
+  last.bytes = bytes;
+  va_start(ap, fmt);
+  vsnprintf(last.message, sizeof last.message, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+rig_status rig__lost_error(const rig_device *d) {
+  const char *why = atomic_load(&d->lost);
+  return rig__fail(RIG_LOST, d, 0, "%s lost: %s", d->name, why ? why : "?");
+}

@@ -1,0 +1,133 @@
+/* host.c: the host device "CPU" (DEV-3..5) and its built-in driver.
+ *
+ * The host is this process: its memory is the C library's, its work runs
+ * before submit returns (DOM-6), and it is never closed or lost. It has a
+ * timeline of its own, whose values rig_buffer_submit_copy and
+ * rig_buffer_submit_fill take for the copies and fills the host makes
+ * (TL-3), but its work adds no point to any stamp (ORDER-21).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define PAGE 4096u
+
+static volatile uint64_t *host_word;
+
+static int host_open(const char *args, void **out, rig_edge_error *err) {
+  (void)args;
+  (void)err;
+  *out = (void *)&host_word;
+  return RIG_EDGE_OK;
+}
+
+static int host_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
+  (void)h;
+  (void)err;
+  rig_edge_host_arch(f->arch, sizeof f->arch);                  /* PROP-13 */
+  f->alignment = 16;                                            /* PROP-29 */
+  f->cache_bytes = rig_edge_host_cache_bytes();                 /* PROP-36 */
+  f->budget = INT64_MAX;                                        /* RECLAIM-65 */
+  f->flags = RIG_EDGE_RUNS_ON_HOST | RIG_EDGE_HOST_ADDRESSES | RIG_EDGE_MAPS_HOST |
+             RIG_EDGE_COMPUTES | RIG_EDGE_SYNCHRONOUS;
+  f->queues = 1;
+  f->part_queue[RIG_EDGE_PART_COPY] = 0;
+  f->part_queue[RIG_EDGE_PART_FILL] = 0;
+  f->part_queue[RIG_EDGE_PART_LAUNCH] = 0;
+  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  return RIG_EDGE_OK;
+}
+
+static int host_bind_word(void *h, volatile uint64_t *word, rig_edge_error *err) {
+  (void)h;
+  (void)err;
+  host_word = word;
+  return RIG_EDGE_OK;
+}
+
+/* PROP-30: 16 bytes below 128, 128 bytes up to 64 KiB, a page above, so
+ * that large buffers map on devices that map only whole pages. */
+static size_t host_alignment(uint64_t n) {
+  return n < 128 ? 16 : n < 65536 ? 128 : PAGE;
+}
+
+static int host_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
+                         rig_edge_error *err) {
+  (void)h;
+  void *p = NULL;
+  if (kind != RIG_EDGE_KIND_DEVICE)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "the host has only its own memory");
+  /* Pages of a new buffer are not touched: they fault in at their first
+   * write (RECLAIM-50). */
+  if (posix_memalign(&p, host_alignment(bytes), bytes ? bytes : 1) != 0)
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "the C library has no %llu bytes",
+                         (unsigned long long)bytes);
+  out->handle = p;
+  out->host = p;
+  out->address = (uint64_t)(uintptr_t)p;
+  /* RECLAIM-27: whole words, and up to 112 more where it starts on 128. */
+  out->bytes = bytes + (host_alignment(bytes) == 128 ? 112 : 0);
+  return RIG_EDGE_OK;
+}
+
+static int host_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
+  (void)h;
+  (void)err;
+  free(a->handle);
+  return RIG_EDGE_OK;
+}
+
+static int host_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  (void)h;
+  for (uint32_t i = 0; i < w->nparts; i++) {
+    int r = rig_edge_run_on_host(&w->parts[i], err);
+    if (r != RIG_EDGE_OK)
+      return r;
+  }
+  rig_edge_word_store(host_word, w->value);
+  return RIG_EDGE_OK;
+}
+
+static const rig_edge_driver host_driver = {
+    .abi_major = RIG_EDGE_ABI_MAJOR,
+    .abi_minor = RIG_EDGE_ABI_MINOR,
+    .size = sizeof(rig_edge_driver),
+    .name = "host",
+    .open = host_open,
+    .facts = host_facts,
+    .bind_word = host_bind_word,
+    .submit = host_submit,
+    .allocate = host_allocate,
+    .release = host_release,
+};
+
+const rig_edge_driver *rig__host_driver(void) { return &host_driver; }
+
+static rig_device host;
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+/* The host takes slot 1 before any other device (OPEN-16). */
+static void host_init(void) {
+  host.is_host = true;
+  host.name = "CPU";                                          /* DEV-3 */
+  host.drv = &host_driver;
+  atomic_store(&host.refs, 1);
+  pthread_mutex_init(&host.submit_lock, NULL);
+  pthread_mutex_init(&host.mem_lock, NULL);
+  rig_edge_error err = {0};
+  host_driver.open("", &host.h, &err);
+  host.facts.size = sizeof host.facts;
+  host_driver.facts(host.h, &host.facts, &err);
+  host.iset = strncmp(host.facts.arch, "arm64", 5) == 0 ? "arm64" : "x86_64";
+  atomic_store(&host.budget, host.facts.budget);
+  rig__slot_take_first(&host);
+  host_driver.bind_word(host.h, &host.word, &err);
+}
+
+rig_device *rig__host_device(void) {
+  pthread_once(&host_once, host_init);
+  return &host;
+}
+
+RIG_API rig_device *rig_host(void) { return rig__host_device(); }

@@ -1,0 +1,205 @@
+/* internal.h: what core's files share. rig__ names are internal to
+ * librig-core (hidden visibility); nothing here is ABI.
+ *
+ * Lock order (outer first), checked by TSan in CI:
+ *   registry (device.c: names and slots)
+ *   > open lock of a name (device.c, held while a driver opens, DOM-4)
+ *   > device submit lock (timeline.c: values in acceptance order)
+ *   > device memory lock (reclaim.c: cache, collected, budget)
+ *   > allocation lock (stamps.c)
+ * No lock is held while waiting for a point (DOM-3): waits happen before the
+ * submit lock is taken or after it is dropped, except on a synchronous device
+ * (DOM-6), whose work runs under its submit lock.
+ */
+#ifndef RIG_CORE_INTERNAL_H
+#define RIG_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rig/edge.h>
+#include <rig/rig.h>
+
+#define RIG__HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- errors (error.c) ---- */
+RIG__HIDDEN rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* RIG_LOST with "NAME lost: why" (ERR-36). */
+RIG__HIDDEN rig_status rig__lost_error(const rig_device *d);
+
+/* ---- locks and waits (lock.c) ---- */
+/* Locks that count toward the thread's inside-a-lock check (DOM-13). */
+RIG__HIDDEN void rig__lock(pthread_mutex_t *m);
+RIG__HIDDEN void rig__unlock(pthread_mutex_t *m);
+RIG__HIDDEN bool rig__inside_lock(void);
+/* RIG_INVALID when called inside a lock (DOM-14); every may-lock call
+ * starts with it. */
+RIG__HIDDEN rig_status rig__may_lock(const char *fn);
+/* Run by a driver callback or hook: counts as holding a lock (DOM-12). */
+RIG__HIDDEN void rig__enter_callback(void);
+RIG__HIDDEN void rig__leave_callback(void);
+/* Whether the wait hook asks to stop; call at least every 200 ms. */
+RIG__HIDDEN bool rig__interrupted(void);
+
+/* ---- slots and points (slot.c) ---- */
+typedef struct rig__slot {
+  _Atomic(rig_device *) dev; /* latest occupant; holds a reference */
+  uint64_t high;             /* highest value earlier occupants were given */
+  struct rig__dropped *dropped; /* values earlier occupants never reached */
+  bool taken;                /* an occupant holds the slot now */
+  bool retired;              /* never reused (OPEN-13..15) */
+} rig__slot;
+RIG__HIDDEN rig_status rig__slot_take(rig_device *d);   /* under registry */
+RIG__HIDDEN void rig__slot_leave(rig_device *d);        /* under registry */
+RIG__HIDDEN rig__slot *rig__slot_of(uint32_t slot);
+RIG__HIDDEN void rig__slot_take_first(rig_device *host);
+/* Whether p is reached, reading the device's word; false for a point a
+ * lost device never reached. */
+RIG__HIDDEN bool rig__point_reached(rig_point p, bool commit);
+typedef enum { RIG__REACHED, RIG__PENDING, RIG__DROPPED } rig__pstate;
+RIG__HIDDEN rig__pstate rig__point_state(rig_point p, bool *stopped);
+/* Waits for p on the host (no lock held). */
+RIG__HIDDEN rig_status rig__point_wait(rig_point p);
+
+/* ---- devices (device.c, loader.c, host.c) ---- */
+struct rig__plugin;
+struct rig__alloc;
+
+struct rig_device {
+  _Atomic uint32_t refs;
+  uint32_t slot;
+  uint64_t start;                 /* the value the timeline started after */
+  const rig_edge_driver *drv;
+  void *h;                        /* the driver's handle */
+  struct rig__plugin *plugin;     /* NULL for host and static drivers */
+  rig_edge_facts facts;
+  char *name;
+  const char *iset;
+  bool is_host;
+
+  /* timeline (timeline.c) */
+  pthread_mutex_t submit_lock;
+  _Atomic uint64_t submitted;
+  _Atomic uint64_t signaled;      /* last value read */
+  _Alignas(64) volatile uint64_t word; /* core's word for the driver */
+
+  /* loss (device.c) */
+  _Atomic(const char *) lost;     /* reason, or NULL */
+  uint64_t lost_at;               /* values after it are dropped */
+  char lost_buf[RIG_MESSAGE_BYTES];
+  bool stopped;                   /* the driver's stop returned */
+  bool slot_pending;              /* stopped; leaves its slot when drained */
+
+  /* memory (reclaim.c) */
+  pthread_mutex_t mem_lock;
+  _Atomic uint64_t budget;
+  _Atomic uint64_t allocated;
+  _Atomic(struct rig__alloc *) collected; /* pushed by any release */
+  struct rig__alloc *waiting;     /* collected, points not yet reached */
+  struct rig__alloc *cache[64];   /* by hash of the charged size */
+  uint64_t cached_bytes;
+  _Atomic uint64_t live_allocs;   /* allocations not yet returned */
+  bool drained;                   /* stopped, and the last one came back */
+};
+
+RIG__HIDDEN rig_device *rig__host_device(void);
+RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
+RIG__HIDDEN bool rig__is_lost(const rig_device *d);
+/* Loses d with why unless it is lost already (LOSS-10). */
+RIG__HIDDEN void rig__lose(rig_device *d, const char *why);
+/* The device's reached value, read from its word or driver. */
+RIG__HIDDEN uint64_t rig__read_signaled(rig_device *d);
+/* A stopped device returns its memory and, once drained, its slot. */
+RIG__HIDDEN void rig__device_stopped(rig_device *d);
+RIG__HIDDEN void rig__device_drained(rig_device *d);
+/* Returns every collected and cached allocation of a stopped device. */
+RIG__HIDDEN void rig__return_all(rig_device *d);
+/* Remembers a stopped device with memory out; every move moves its memory
+ * (RECLAIM-21) until it is drained. */
+RIG__HIDDEN void rig__stopped_add(rig_device *d);
+RIG__HIDDEN void rig__move_stopped(void);
+/* Returns a device record to the pool once unreferenced. */
+RIG__HIDDEN void rig__device_free(rig_device *d);
+
+/* Plugins: find and load librig-driver-NAME.so; the table on success. */
+RIG__HIDDEN rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,
+                                        const rig_edge_driver **out_table);
+/* Checks a table's ABI; what names it (a file) goes in messages. */
+RIG__HIDDEN rig_status rig__check_table(const rig_edge_driver *t, const char *what);
+
+/* ---- allocations and buffers (buffer.c, stamps.c, reclaim.c) ---- */
+#define RIG__STAMPS 4
+typedef struct rig__stamp {
+  uint64_t write;   /* point of the last write by this entry's device, or 0 */
+  uint64_t use;     /* point of the last use */
+} rig__stamp;
+
+typedef struct rig__alloc {
+  _Atomic uint32_t refs;       /* buffers over it, exports included */
+  _Atomic bool dead;           /* rig_buffer_free */
+  rig_device *dev;             /* the device that holds the memory */
+  rig_kind kind;
+  uint64_t bytes;              /* what create asked, rounded to words */
+  uint64_t charge;             /* what counts in the budget */
+  rig_edge_alloc mem;
+  pthread_mutex_t lock;        /* stamps */
+  rig__stamp stamps[RIG__STAMPS];
+  struct rig__alloc *next;     /* collected / waiting / cache lists */
+} rig__alloc;
+
+struct rig_buffer {
+  _Atomic uint32_t refs;
+  rig_access access;
+  rig__alloc *alloc;
+  rig_device *dev;             /* the device the buffer is on */
+  uint64_t offset, length;
+  struct rig_buffer *next;     /* the free pool */
+};
+
+/* Creates an allocation of n bytes on d (reclaim.c). */
+RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind,
+                                         rig__alloc **out);
+/* Drops one reference of an allocation: at the last it is collected. */
+RIG__HIDDEN void rig__alloc_release(rig__alloc *a);
+/* Moves d's collected memory whose points are reached (RECLAIM-16). */
+RIG__HIDDEN void rig__move_collected(rig_device *d);
+RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off,
+                                        uint64_t len, rig_access access);
+/* RIG_INVALID unless b is a live buffer; RIG_LOST if its memory's device or
+ * its own device is lost. */
+RIG__HIDDEN rig_status rig__buffer_usable(const rig_buffer *b, const char *fn);
+
+/* Stamps (stamps.c). */
+/* Writes into out (room for cap) the points a read (write=false) or a write
+ * of a must follow, skipping points reached; returns how many, or RIG_LOST
+ * when one is a point its lost device never reached (LMEM-10). */
+RIG__HIDDEN int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap);
+/* Records that work at point p read or wrote a (ORDER-18). */
+RIG__HIDDEN void rig__stamps_add(rig__alloc *a, rig_point p, bool write);
+/* Whether every point of a's stamps is reached or dropped (RECLAIM-5). */
+RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
+/* Empties a's stamps, for memory reused from the cache. */
+RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
+/* Waits on the host for what a host read or write of a must follow. */
+RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
+
+/* ---- timeline (timeline.c) ---- */
+/* A use of memory by work: the allocation and whether it writes. */
+typedef struct rig__use {
+  rig__alloc *alloc;
+  bool write;
+} rig__use;
+/* Runs work on d: waits for what its uses and waits[] must follow (on the
+ * host for now; in d's queue where it can, the order issue), assigns the
+ * next value, hands the work to d's driver and adds the point to the uses'
+ * stamps under the assignment (ORDER-18, 19). Host work adds none (ORDER-21).
+ * Returns the point in *out. */
+RIG__HIDDEN rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work,
+                                            const rig__use *uses, size_t nuses,
+                                            const rig_point *waits, size_t nwaits,
+                                            rig_point *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* lock.c: the inside-a-lock check (DOM-12..16) and the wait hook (DOM-9).
+ *
+ * A thread counts the locks of rig's it holds, and the callbacks it runs for
+ * rig or a driver, in a thread-local integer: the check costs one load. A
+ * call that may lock returns RIG_INVALID at once when the count is not zero,
+ * even where it needs none of the locks held, since the count does not say
+ * which they are (DOM-16).
+ */
+#include <time.h>
+
+#include "internal.h"
+
+static _Thread_local int held;
+
+void rig__lock(pthread_mutex_t *m) {
+  pthread_mutex_lock(m);
+  held++;
+}
+
+void rig__unlock(pthread_mutex_t *m) {
+  held--;
+  pthread_mutex_unlock(m);
+}
+
+bool rig__inside_lock(void) { return held != 0; }
+
+void rig__enter_callback(void) { held++; }
+void rig__leave_callback(void) { held--; }
+
+rig_status rig__may_lock(const char *fn) {
+  if (held == 0)
+    return RIG_OK;
+  return rig__fail(RIG_INVALID, NULL, 0, "%s: called inside a lock", fn);
+}
+
+static _Atomic(rig_wait_hook) hook;
+static _Atomic(void *) hook_ctx;
+
+RIG_API void rig_set_wait_hook(rig_wait_hook h, void *ctx) {
+  atomic_store(&hook_ctx, ctx);
+  atomic_store(&hook, h);
+}
+
+bool rig__interrupted(void) {
+  rig_wait_hook h = atomic_load(&hook);
+  return h && h(atomic_load(&hook_ctx)) != 0;
+}

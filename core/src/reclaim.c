@@ -1,0 +1,300 @@
+/* reclaim.c: the life of an allocation after its use: collection, waiting
+ * on its stamps, the device's cache and release to the driver; budgets and
+ * the rounds of reclamation (RECLAIM, LIFE, GRECL).
+ *
+ * The last release of an allocation only pushes it on its device's
+ * collected stack, lock-free, so it is cheap and safe from any thread and
+ * from inside a callback (RECLAIM-2). Collected memory moves on only inside
+ * the calls that move memory (RECLAIM-15, 16): it waits until its stamps'
+ * points are reached or dropped (RECLAIM-5), then enters the cache, or goes
+ * back to the driver when the device is over budget (RECLAIM-11), stopped,
+ * or the host's buffer is under 64 KiB (RECLAIM-47). A create takes an exact
+ * fit from the cache without allocating (RECLAIM-7).
+ *
+ * Lock order: a device's mem_lock, then an allocation's lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define HOST_KEEP_MIN (64u * 1024u)          /* RECLAIM-47 */
+#define HOST_KEEP_ALWAYS (32u * 1024u * 1024u) /* RECLAIM-48 */
+
+static unsigned bucket(uint64_t bytes) {
+  return (unsigned)((bytes * 0x9E3779B97F4A7C15ull) >> 58); /* 64 buckets */
+}
+
+/* Gives a's memory back to its driver; mem_lock held. */
+static void give_back(rig_device *d, rig__alloc *a) {
+  rig_edge_error err = {0};
+  if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
+    rig__lose(d, err.message);                      /* ERR-23 */
+  atomic_fetch_sub(&d->allocated, a->charge);
+  pthread_mutex_destroy(&a->lock);
+  free(a);
+  if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && d->stopped)
+    d->drained = true;
+}
+
+static bool keeps(rig_device *d, rig__alloc *a) {
+  if (d->stopped || atomic_load(&a->dead) || d->drv->io)
+    return false;                                   /* RECLAIM-12, STOP-2 */
+  if (atomic_load(&d->allocated) > atomic_load(&d->budget))
+    return false;                                   /* RECLAIM-11 */
+  if (d->is_host)
+    return a->charge >= HOST_KEEP_MIN && d->cached_bytes + a->charge <= HOST_KEEP_ALWAYS;
+  return true;
+}
+
+/* Puts a collected allocation whose points are done in the cache or gives
+ * it back (RECLAIM-6, RECLAIM-11); mem_lock held. */
+static void place(rig_device *d, rig__alloc *a) {
+  if (!keeps(d, a)) {
+    give_back(d, a);
+    return;
+  }
+  unsigned b = bucket(a->bytes);
+  a->next = d->cache[b];
+  d->cache[b] = a;
+  d->cached_bytes += a->charge;
+}
+
+/* Moves d's collected memory on; mem_lock held. */
+static void move_locked(rig_device *d) {
+  rig__alloc *in = atomic_exchange(&d->collected, NULL);
+  while (in) {
+    rig__alloc *a = in;
+    in = in->next;
+    a->next = d->waiting;
+    d->waiting = a;
+  }
+  for (rig__alloc **p = &d->waiting; *p;) {
+    rig__alloc *a = *p;
+    if (d->stopped || rig__stamps_done(a)) {       /* RECLAIM-5 */
+      *p = a->next;
+      place(d, a);
+    } else
+      p = &a->next;
+  }
+}
+
+static void after_move(rig_device *d) {
+  if (d->drained) {
+    d->drained = false;
+    rig__device_drained(d);
+  }
+}
+
+void rig__move_collected(rig_device *d) {
+  rig__move_stopped();
+  rig__lock(&d->mem_lock);
+  move_locked(d);
+  rig__unlock(&d->mem_lock);
+  after_move(d);
+}
+
+/* Gives back cached memory until d holds at most keep bytes; mem_lock held
+ * (RECLAIM-9, RECLAIM-69). */
+static void trim_locked(rig_device *d, uint64_t keep) {
+  for (unsigned b = 0; b < 64; b++)
+    while (d->cache[b] && atomic_load(&d->allocated) > keep) {
+      rig__alloc *a = d->cache[b];
+      d->cache[b] = a->next;
+      d->cached_bytes -= a->charge;
+      give_back(d, a);
+    }
+}
+
+void rig__return_all(rig_device *d) {
+  rig__lock(&d->mem_lock);
+  move_locked(d);
+  trim_locked(d, 0);                                  /* RECLAIM-75 */
+  if (atomic_load(&d->live_allocs) == 0)
+    d->drained = false;
+  rig__unlock(&d->mem_lock);
+}
+
+/* Takes an exact fit from the cache, with empty stamps (RECLAIM-7). */
+static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
+  rig__alloc *a = NULL;
+  rig__move_stopped();
+  rig__lock(&d->mem_lock);
+  move_locked(d);
+  for (rig__alloc **p = &d->cache[bucket(bytes)]; *p; p = &(*p)->next)
+    if ((*p)->bytes == bytes && (*p)->kind == kind) {
+      a = *p;
+      *p = a->next;
+      d->cached_bytes -= a->charge;
+      break;
+    }
+  rig__unlock(&d->mem_lock);
+  after_move(d);
+  return a;
+}
+
+/* One round of reclamation (RECLAIM-53, 54): gives back the cache, waits
+ * for the work that holds collected memory back, and moves it. */
+static void reclaim_round(rig_device *d) {
+  rig__lock(&d->mem_lock);
+  move_locked(d);
+  trim_locked(d, 0);
+  rig_point wait = 0;
+  if (d->waiting) {
+    rig_point need[2 * RIG__STAMPS + 1];
+    if (rig__stamps_needed(d->waiting, true, need, 2 * RIG__STAMPS + 1) > 0)
+      wait = need[0];
+  }
+  rig__unlock(&d->mem_lock);
+  if (wait)
+    (void)rig__point_wait(wait);
+  rig__move_collected(d);
+}
+
+static rig_status oom(rig_device *d, uint64_t n) {
+  return rig__fail(RIG_OUT_OF_MEMORY, d, n, "%s: out of memory for %llu bytes",
+                   d->name, (unsigned long long)n);   /* RECLAIM-77 */
+}
+
+/* Asks the driver for memory within the budget. */
+static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_alloc *mem,
+                        rig_edge_error *err) {
+  if (atomic_load(&d->allocated) + bytes > atomic_load(&d->budget))
+    return RIG_EDGE_NO_ROOM;                          /* RECLAIM-52 */
+  int r = d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err);
+  if (r == RIG_EDGE_OK) {
+    mem->bytes = (mem->bytes + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* RECLAIM-25 */
+    atomic_fetch_add(&d->allocated, mem->bytes);
+  }
+  return r;
+}
+
+/* Allocates with up to three rounds of reclamation (RECLAIM-52..59). */
+static rig_status allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_alloc *mem) {
+  rig_edge_error err = {0};
+  if (!d->is_host && bytes > atomic_load(&d->budget))
+    return oom(d, bytes);                             /* RECLAIM-51 */
+  int r = try_allocate(d, bytes, kind, mem, &err);
+  for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
+    reclaim_round(d);
+    r = try_allocate(d, bytes, kind, mem, &err);
+  }
+  if (r == RIG_EDGE_OK)
+    return RIG_OK;
+  if (r == RIG_EDGE_NO_ROOM)
+    return oom(d, bytes);                             /* RECLAIM-59 */
+  if (r == RIG_EDGE_UNSUPPORTED)
+    return rig__fail(RIG_INVALID, d, 0, "%s: %s", d->name, err.message);
+  rig__lose(d, err.message);                          /* ERR-23, LOSS-1 */
+  return rig__lost_error(d);
+}
+
+rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__alloc **out) {
+  if (rig__is_lost(d))
+    return rig__lost_error(d);
+  uint64_t bytes = (n + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* WORD-6 */
+  rig__alloc *a = from_cache(d, bytes, kind);
+  if (!a) {
+    rig_edge_alloc mem = {0};
+    if (!(a = calloc(1, sizeof *a)))
+      return oom(d, n);
+    rig_status st = allocate(d, bytes, kind, &mem);
+    if (st != RIG_OK) {
+      free(a);
+      return st;
+    }
+    pthread_mutex_init(&a->lock, NULL);
+    a->dev = d;
+    a->kind = kind;
+    a->bytes = bytes;
+    a->mem = mem;
+    a->charge = mem.bytes;
+    atomic_fetch_add(&d->live_allocs, 1);
+  }
+  rig__stamps_clear(a);
+  atomic_store(&a->refs, 1);
+  atomic_store(&a->dead, false);
+  a->next = NULL;
+  *out = a;
+  return RIG_OK;
+}
+
+void rig__alloc_release(rig__alloc *a) {
+  if (atomic_fetch_sub(&a->refs, 1) != 1)
+    return;
+  rig_device *d = a->dev;                             /* RECLAIM-2: collected */
+  rig__alloc *head = atomic_load(&d->collected);
+  do
+    a->next = head;
+  while (!atomic_compare_exchange_weak(&d->collected, &head, a));
+}
+
+/* ---- budgets (RECLAIM-24, 65..76) ---- */
+
+RIG_API uint64_t rig_budget(const rig_device *d) { return d ? atomic_load(&d->budget) : 0; }
+RIG_API uint64_t rig_allocated(const rig_device *d) {
+  return d ? atomic_load(&d->allocated) : 0;
+}
+
+RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
+  rig_status st = rig__may_lock("rig_set_budget");
+  if (st)
+    return st;
+  if (!d || n > INT64_MAX)
+    return rig__fail(RIG_INVALID, d, 0, "rig_set_budget: %s",
+                     d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
+  atomic_store(&d->budget, n);
+  rig__lock(&d->mem_lock);
+  move_locked(d);
+  trim_locked(d, n);                                  /* RECLAIM-69, 70 */
+  rig__unlock(&d->mem_lock);
+  after_move(d);
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_free_cache(rig_device *d) {
+  rig_status st = rig__may_lock("rig_free_cache");
+  if (st)
+    return st;
+  if (!d)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_free_cache: device is NULL");
+  rig__move_stopped();
+  rig__lock(&d->mem_lock);
+  move_locked(d);                                     /* RECLAIM-73 */
+  trim_locked(d, 0);                                  /* RECLAIM-74, 76 */
+  rig__unlock(&d->mem_lock);
+  after_move(d);
+  return RIG_OK;
+}
+
+/* ---- stopped devices (RECLAIM-21) ---- */
+
+/* Devices whose stop returned while memory of theirs was still out. Every
+ * call that moves memory also moves theirs, so their slots come back. */
+static pthread_mutex_t stopped_lock = PTHREAD_MUTEX_INITIALIZER;
+static rig_device *stopped_list[64];
+static _Atomic unsigned nstopped;
+
+void rig__stopped_add(rig_device *d) {
+  pthread_mutex_lock(&stopped_lock);
+  if (nstopped < 64)
+    stopped_list[atomic_fetch_add(&nstopped, 1)] = rig_device_retain(d);
+  pthread_mutex_unlock(&stopped_lock);
+}
+
+void rig__move_stopped(void) {
+  if (atomic_load(&nstopped) == 0)
+    return;
+  pthread_mutex_lock(&stopped_lock);
+  for (unsigned i = 0; i < atomic_load(&nstopped);) {
+    rig_device *d = stopped_list[i];
+    rig__return_all(d);
+    if (atomic_load(&d->live_allocs) == 0) {
+      stopped_list[i] = stopped_list[atomic_fetch_sub(&nstopped, 1) - 1];
+      rig__device_drained(d);
+      rig_device_release(d);
+    } else
+      i++;
+  }
+  pthread_mutex_unlock(&stopped_lock);
+}

@@ -1,0 +1,240 @@
+/* slot.c: the process's 65,535 device slots and the points they give
+ * (OPEN-9..26, PROP-4, PROP-5, TL).
+ *
+ * Slot s (1..65535) is the point's top 16 bits. A device that opens takes a
+ * free slot and its values start after every value the slot's earlier
+ * devices were given (OPEN-17), so a point names one device for good and the
+ * number of opens has no bound (OPEN-18). The table is static: 65,536 small
+ * records, touched only where used. Slot records are written under the
+ * registry lock (device.c) and read lock-free.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A range of values an earlier device of a slot never reached (OPEN-26). */
+struct rig__dropped {
+  uint64_t lo, hi;                /* (lo, hi] */
+  char *name, *why;
+  struct rig__dropped *next;
+};
+
+static rig__slot slots[RIG_SLOTS + 1];
+static uint32_t free_slots[RIG_SLOTS];
+static uint32_t nfree;
+static uint32_t next_unused = 1;
+
+rig__slot *rig__slot_of(uint32_t s) {
+  return s >= 1 && s <= RIG_SLOTS ? &slots[s] : NULL;
+}
+
+/* The host's slot: 1, taken once before any other (host.c). */
+void rig__slot_take_first(rig_device *host) {
+  host->slot = next_unused++;
+  slots[host->slot].taken = true;
+  slots[host->slot].retired = true;
+  atomic_store(&slots[host->slot].dev, host);
+}
+
+rig_status rig__slot_take(rig_device *d) {
+  (void)rig__host_device(); /* the host has slot 1 */
+  uint32_t s;
+  if (nfree > 0)
+    s = free_slots[--nfree];
+  else if (next_unused <= RIG_SLOTS)
+    s = next_unused++;
+  else
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0,
+                     "all %u device slots are held", RIG_SLOTS); /* OPEN-7 */
+  rig__slot *r = &slots[s];
+  rig_device *old = atomic_load(&r->dev);
+  d->slot = s;
+  d->start = r->high;                                          /* OPEN-17 */
+  atomic_store(&d->submitted, d->start);
+  atomic_store(&d->signaled, d->start);
+  d->word = d->start;
+  d->lost_at = d->start;
+  r->taken = true;
+  atomic_store(&r->dev, rig_device_retain(d));
+  if (old)
+    rig_device_release(old); /* its points no longer name it (PROP-4) */
+  return RIG_OK;
+}
+
+/* Records the values d never reached, so that its points answer for good
+ * once a later device has its slot (PROP-5, OPEN-26). */
+static void remember_dropped(rig__slot *r, rig_device *d, uint64_t submitted) {
+  if (!rig__is_lost(d) || d->lost_at >= submitted)
+    return;
+  struct rig__dropped *x = calloc(1, sizeof *x);
+  if (!x) {
+    r->retired = true; /* keep the device's record itself instead */
+    return;
+  }
+  x->lo = d->lost_at;
+  x->hi = submitted;
+  x->name = strdup(d->name);
+  x->why = strdup(atomic_load(&d->lost));
+  x->next = r->dropped;
+  r->dropped = x;
+}
+
+void rig__slot_leave(rig_device *d) {
+  rig__slot *r = &slots[d->slot];
+  uint64_t submitted = atomic_load(&d->submitted);
+  remember_dropped(r, d, submitted);
+  r->high = submitted;
+  r->taken = false;
+  /* A timeline past 2^46 keeps its slot for good (OPEN-15). */
+  if (!r->retired && submitted <= (UINT64_C(1) << 46))
+    free_slots[nfree++] = d->slot;
+  else
+    r->retired = true;
+}
+
+/* Retains the device that was given value v of slot s, or NULL. Lock-free:
+ * device records are type-stable (device.c), so a racing reuse is caught by
+ * the checks after the reference is taken. */
+static rig_device *device_of(uint32_t s, uint64_t v) {
+  rig__slot *r = rig__slot_of(s);
+  if (!r || v == 0)
+    return NULL;
+  rig_device *d = atomic_load(&r->dev);
+  if (!d)
+    return NULL;
+  if (d->is_host)
+    return d; /* never released, never counted */
+  uint32_t n = atomic_load(&d->refs);
+  do {
+    if (n == 0)
+      return NULL;
+  } while (!atomic_compare_exchange_weak(&d->refs, &n, n + 1));
+  if (atomic_load(&r->dev) != d || d->slot != s || v <= d->start) {
+    rig_device_release(d);
+    return NULL;
+  }
+  return d;
+}
+
+RIG_API rig_device *rig_point_device(rig_point p) {
+  return device_of(rig_point_slot(p), rig_point_value(p));
+}
+
+static const struct rig__dropped *dropped_of(const rig__slot *r, uint64_t v) {
+  for (const struct rig__dropped *x = r->dropped; x; x = x->next)
+    if (v > x->lo && v <= x->hi)
+      return x;
+  return NULL;
+}
+
+bool rig__point_reached(rig_point p, bool commit) {
+  uint32_t s = rig_point_slot(p);
+  uint64_t v = rig_point_value(p);
+  rig__slot *r = rig__slot_of(s);
+  if (!r)
+    return false;
+  rig_device *d = device_of(s, v);
+  if (!d) /* an earlier device's value: reached unless dropped (PROP-5) */
+    return v <= r->high && !dropped_of(r, v);
+  bool reached;
+  if (rig__is_lost(d))
+    reached = v <= d->lost_at;                   /* LMEM-11 */
+  else {
+    (void)commit; /* drivers here commit in submit; TL-9 is the order issue's */
+    reached = v <= (rig__inside_lock() ? atomic_load(&d->signaled) : rig__read_signaled(d));
+  }
+  rig_device_release(d);
+  return reached;
+}
+
+RIG_API bool rig_point_reached(rig_point p) { return rig__point_reached(p, true); }
+
+/* The wait of one slice: the driver's own wait where it has one, else a poll
+ * of the word. */
+static void wait_slice(rig_device *d, uint64_t v) {
+  rig_edge_error err = {0};
+  if (d->drv->wait)
+    (void)d->drv->wait(d->h, v, 100, &err);
+  else
+    (void)rig_edge_word_wait(&d->word, v, 100);
+}
+
+rig_status rig__point_wait(rig_point p) {
+  uint32_t s = rig_point_slot(p);
+  uint64_t v = rig_point_value(p);
+  rig__slot *r = rig__slot_of(s);
+  if (!r)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_point_wait: point of no device");
+  rig_device *d = device_of(s, v);
+  if (!d) {
+    const struct rig__dropped *x = dropped_of(r, v);
+    if (x)
+      return rig__fail(RIG_LOST, NULL, 0, "%s lost: %s", x->name, x->why);
+    if (v > r->high)
+      return rig__fail(RIG_INVALID, NULL, 0, "rig_point_wait: point of no device");
+    return RIG_OK;
+  }
+  rig_status st = RIG_OK;
+  if (v > atomic_load(&d->submitted))
+    st = rig__fail(RIG_INVALID, d, 0, "rig_point_wait: %s has not been given value %llu",
+                   d->name, (unsigned long long)v);
+  while (st == RIG_OK && !rig__point_reached(p, true)) {
+    if (rig__is_lost(d))
+      st = rig__lost_error(d);                 /* LMEM-11 */
+    else if (rig__interrupted())
+      st = rig__fail(RIG_INTERRUPTED, d, 0, "wait interrupted"); /* DOM-10 */
+    else
+      wait_slice(d, v);
+  }
+  rig_device_release(d);
+  return st;
+}
+
+RIG_API rig_status rig_point_wait(rig_point p) {
+  rig_status st = rig__may_lock("rig_point_wait");
+  return st ? st : rig__point_wait(p);
+}
+
+RIG_API size_t rig_point_format(rig_point p, char *out, size_t n) {
+  uint32_t s = rig_point_slot(p);
+  unsigned long long v = (unsigned long long)rig_point_value(p);
+  rig_device *d = device_of(s, v);
+  int len = d ? snprintf(out, n, "%s:%llu", d->name, v)
+              : snprintf(out, n, "#%u:%llu", s, v);
+  if (d)
+    rig_device_release(d);
+  return len < 0 ? 0 : (size_t)len;
+}
+
+/* The state of a point for memory after a loss (LMEM-10..14): reached,
+ * pending, or never to be reached. For the last, *why_stopped says whether
+ * its device has stopped, after which its unreached reads count as done
+ * (LMEM-14), and the thread's last error holds its Lost. */
+rig__pstate rig__point_state(rig_point p, bool *stopped) {
+  uint32_t s = rig_point_slot(p);
+  uint64_t v = rig_point_value(p);
+  rig__slot *r = rig__slot_of(s);
+  *stopped = false;
+  if (!r || v == 0)
+    return RIG__REACHED;
+  rig_device *d = device_of(s, v);
+  if (!d) {
+    const struct rig__dropped *x = dropped_of(r, v);
+    if (!x)
+      return RIG__REACHED;
+    *stopped = true;
+    rig__fail(RIG_LOST, NULL, 0, "%s lost: %s", x->name, x->why);
+    return RIG__DROPPED;
+  }
+  rig__pstate st = RIG__PENDING;
+  if (rig__is_lost(d) && v > d->lost_at) {
+    *stopped = d->stopped;
+    rig__lost_error(d);
+    st = RIG__DROPPED;
+  } else if (rig__point_reached(p, true))
+    st = RIG__REACHED;
+  rig_device_release(d);
+  return st;
+}

@@ -1,0 +1,115 @@
+/* stamps.c: each allocation's stamps, per device the point of its last
+ * write and of its last use (PRE-17, ORDER-8, ORDER-9, ORDER-18..22).
+ *
+ * An entry belongs to the device of its points' slot. Entries whose points
+ * are all reached order nothing, so a new device's point takes the place of
+ * such an entry. A write follows every use (ORDER-9), so after it its point
+ * alone stands for all of them. A read that finds every entry held by other
+ * devices' unreached reads waits for the oldest one on the host: the one
+ * case where a submit waits under its device's lock, for work that waits
+ * on nothing of that device. Views and borrows share their allocation's
+ * stamps (LIFE-2).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static bool reached(rig_point p) {
+  bool stopped;
+  return p == 0 || rig__point_state(p, &stopped) == RIG__REACHED;
+}
+
+/* The entry for p's device, or a free or spent one it may take; NULL when
+ * four other devices hold unreached points. */
+static rig__stamp *entry_for(rig__alloc *a, rig_point p) {
+  rig__stamp *spent = NULL;
+  for (int i = 0; i < RIG__STAMPS; i++) {
+    rig__stamp *e = &a->stamps[i];
+    if (e->use && rig_point_slot(e->use) == rig_point_slot(p))
+      return e;
+    if (!spent && (e->use == 0 || reached(e->use)))
+      spent = e;
+  }
+  return spent;
+}
+
+void rig__stamps_add(rig__alloc *a, rig_point p, bool write) {
+  pthread_mutex_lock(&a->lock);
+  if (write)
+    memset(a->stamps, 0, sizeof a->stamps);          /* p follows them all */
+  rig__stamp *e;
+  while (!(e = entry_for(a, p))) {
+    rig_point oldest = a->stamps[0].use;
+    pthread_mutex_unlock(&a->lock);
+    (void)rig__point_wait(oldest);
+    pthread_mutex_lock(&a->lock);
+  }
+  if (e->use && rig_point_slot(e->use) != rig_point_slot(p))
+    e->write = 0;
+  e->use = p;
+  if (write)
+    e->write = p;
+  pthread_mutex_unlock(&a->lock);
+}
+
+/* A point a use must follow: pending ones are written to out; a dropped one
+ * makes the use Lost, unless it is a read of a stopped device (LMEM-14). */
+static int consider(rig_point p, bool is_write_point, rig_point *out, int *n, int cap) {
+  bool stopped;
+  if (p == 0)
+    return 0;
+  switch (rig__point_state(p, &stopped)) {
+  case RIG__REACHED:
+    return 0;
+  case RIG__DROPPED:
+    if (!is_write_point && stopped)
+      return 0;
+    return RIG_LOST;                                   /* LMEM-10, LMEM-12 */
+  case RIG__PENDING:
+    if (*n < cap)
+      out[(*n)++] = p;
+    return 0;
+  }
+  return 0;
+}
+
+int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
+  int n = 0, st = 0;
+  pthread_mutex_lock(&a->lock);
+  for (int i = 0; i < RIG__STAMPS && st == 0; i++) {
+    rig__stamp *e = &a->stamps[i];
+    st = consider(e->write, true, out, &n, cap);       /* LMEM-2: reads */
+    if (write && st == 0 && e->use != e->write)
+      st = consider(e->use, false, out, &n, cap);      /* LMEM-5: writes */
+  }
+  pthread_mutex_unlock(&a->lock);
+  return st ? st : n;
+}
+
+bool rig__stamps_done(rig__alloc *a) {
+  bool stopped;
+  pthread_mutex_lock(&a->lock);
+  bool done = true;
+  for (int i = 0; i < RIG__STAMPS && done; i++) {
+    rig_point p = a->stamps[i].use;
+    done = p == 0 || rig__point_state(p, &stopped) != RIG__PENDING; /* RECLAIM-5 */
+  }
+  pthread_mutex_unlock(&a->lock);
+  return done;
+}
+
+void rig__stamps_clear(rig__alloc *a) {
+  memset(a->stamps, 0, sizeof a->stamps);             /* RECLAIM-7 */
+}
+
+rig_status rig__stamps_wait(rig__alloc *a, bool write) {
+  rig_point need[2 * RIG__STAMPS + 1];
+  int n;
+  while ((n = rig__stamps_needed(a, write, need, 2 * RIG__STAMPS + 1)) > 0)
+    for (int i = 0; i < n; i++) {
+      rig_status st = rig__point_wait(need[i]);
+      if (st != RIG_OK)
+        return st;
+    }
+  return n < 0 ? RIG_LOST : RIG_OK;
+}

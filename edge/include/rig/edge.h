@@ -1,0 +1,322 @@
+/* rig/edge.h: the driver ABI of rig, version 1.
+ *
+ * A driver is a shared object, librig-driver-NAME.so, that defines one entry
+ * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
+ * on RIG_DRIVER_PATH, then in $libdir/rig/drivers, dlopens it and checks the
+ * table's ABI major version and size before it calls anything.
+ *
+ * The split (see docs/edge.md): core owns all meaning (names, slots, values,
+ * stamps and order, budgets, loss, stops). A driver owns execution: it moves
+ * bytes, runs code and makes one 64-bit word say how far its device has got.
+ * It is told, for each piece of work, the value to signal when the work is
+ * done and the words to wait on before it starts. It never decides an order
+ * and never marks its device lost: it returns RIG_EDGE_FAULT with a message,
+ * and core loses the device with that message (LOSS-1, ERR-28).
+ *
+ * Compatibility: the table begins with abi_major, abi_minor and size. A newer
+ * core uses an older driver of the same major (it never calls an entry past
+ * the driver's size); a driver of another major is refused at open with a
+ * message that names its file. New entries are only ever appended. Every
+ * struct core passes to a driver begins with its size for the same reason.
+ *
+ * A driver includes this header only: never <rig/rig.h>.
+ */
+#ifndef RIG_EDGE_H
+#define RIG_EDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RIG_EDGE_BUILDING)
+#define RIG_EDGE_API __attribute__((visibility("default")))
+#else
+#define RIG_EDGE_API
+#endif
+/* Plugins export only their entry symbol. */
+#define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+#define RIG_EDGE_ABI_MAJOR 1u
+#define RIG_EDGE_ABI_MINOR 0u
+
+/* The one entry symbol a plugin defines. */
+#define RIG_EDGE_ENTRY rig_edge_entry_v1
+#define RIG_EDGE_ENTRY_NAME "rig_edge_entry_v1"
+/* Define the entry symbol of a plugin, returning its static driver table. */
+#define RIG_EDGE_DRIVER(table)                                                  \
+  RIG_EDGE_PLUGIN_EXPORT const struct rig_edge_driver *RIG_EDGE_ENTRY(void);    \
+  RIG_EDGE_PLUGIN_EXPORT const struct rig_edge_driver *RIG_EDGE_ENTRY(void) {   \
+    return &(table);                                                            \
+  }
+typedef const struct rig_edge_driver *(*rig_edge_entry_fn)(void);
+
+/* ---- results ------------------------------------------------------------ */
+
+/* What a driver function returns. Only RIG_EDGE_FAULT and RIG_EDGE_HALF lose
+ * the device; the others leave it serving (ERR-26). */
+enum rig_edge_result {
+  RIG_EDGE_OK = 0,
+  RIG_EDGE_FAULT = -1,       /* the device faulted; message is the Lost reason */
+  RIG_EDGE_NO_ROOM = -2,     /* no memory or mapping room: core reclaims, retries */
+  RIG_EDGE_UNSUPPORTED = -3, /* this device cannot do that (Invalid_argument) */
+  RIG_EDGE_HALF = -4,        /* failed half-way through a change of memory or
+                                code: core loses the device with the text (ERR-23) */
+  RIG_EDGE_IO = -5,          /* an io library's error, errno set; no loss (ERR-26) */
+  RIG_EDGE_TIMEOUT = -6,     /* a wait's slice ended before the value */
+  RIG_EDGE_UNAVAILABLE = -7, /* open: no library, no such device (Error why) */
+};
+
+#define RIG_EDGE_MESSAGE_BYTES 256
+/* Where a failing driver function writes its reason. Core passes one; it is
+ * never NULL. */
+typedef struct rig_edge_error {
+  int errnum;                          /* errno for RIG_EDGE_IO, else 0 */
+  char message[RIG_EDGE_MESSAGE_BYTES];
+} rig_edge_error;
+
+/* ---- facts --------------------------------------------------------------- */
+
+enum rig_edge_flag {
+  RIG_EDGE_MAPS_HOST = 1u << 0,      /* maps host memory (MACH-15, MACH-23) */
+  RIG_EDGE_HOST_ADDRESSES = 1u << 1, /* the host addresses its memory (MACH-14) */
+  RIG_EDGE_OWN_WORD = 1u << 2,       /* keeps its word itself: core reads it
+                                        through signaled() (STOP-6) */
+  RIG_EDGE_QUEUE_WAITS = 1u << 3,    /* its queues wait on other devices' words
+                                        (SUBMIT-2); needs map_word */
+  RIG_EDGE_MAY_BLOCK = 1u << 4,      /* room/submit/commit may block (DOM-5) */
+  RIG_EDGE_RUNS_ON_HOST = 1u << 5,   /* its work is this process's code (PROP-26) */
+  RIG_EDGE_COMPUTES = 1u << 6,       /* it runs work (false for io devices) */
+  RIG_EDGE_SYNCHRONOUS = 1u << 7,    /* submit runs the work before it returns
+                                        (DOM-6), as the memory driver's does */
+};
+
+enum rig_edge_part_kind {
+  RIG_EDGE_PART_COPY = 0,
+  RIG_EDGE_PART_FILL = 1,
+  RIG_EDGE_PART_LAUNCH = 2,
+  RIG_EDGE_PART_WORDS = 3,
+  RIG_EDGE_PART_KINDS = 4,
+};
+#define RIG_EDGE_NO_QUEUE 0xffu
+
+/* The facts a device states at open. Core zeroes the struct, sets size and
+ * calls facts() once; it then checks them (OPEN-35): alignment a power of two
+ * and at least 1, arch non-empty for a computing device, bus of the form
+ * DDDD:BB:DD.F or empty, a queue for no kind beyond queues. */
+typedef struct rig_edge_facts {
+  uint32_t size;               /* set by core: sizeof(rig_edge_facts) it knows */
+  uint32_t flags;              /* enum rig_edge_flag */
+  char arch[64];               /* "sm_89", "gfx1100", "memory" (PROP-12) */
+  char bus[32];                /* PCI function "0000:03:00.0", or "" (PROP-24) */
+  uint64_t alignment;          /* power of two (PROP-28) */
+  uint64_t cache_bytes;        /* last-level cache, 0 where unknown (PROP-32) */
+  uint64_t budget;             /* the start budget (RECLAIM-66) */
+  uint32_t hang_ms;            /* 0: work bounded elsewhere (HANG-1) */
+  uint32_t commit_k;           /* informative: commits at least every k values */
+  uint32_t queues;             /* number of queues */
+  uint8_t part_queue[RIG_EDGE_PART_KINDS]; /* queue per part kind, or NO_QUEUE */
+} rig_edge_facts;
+
+/* ---- memory ------------------------------------------------------------- */
+
+enum rig_edge_kind {
+  RIG_EDGE_KIND_DEVICE = 0, /* the device's own memory */
+  RIG_EDGE_KIND_PINNED = 1, /* host memory the device maps; counts in host's budget */
+  RIG_EDGE_KIND_MAPPED = 2, /* device memory the host addresses */
+};
+
+/* An allocation as a driver describes it. */
+typedef struct rig_edge_alloc {
+  void *handle;          /* the driver's own handle */
+  void *host;            /* host address, or NULL where the host does not address it */
+  uint64_t address;      /* device address, 0 for handle-only memory */
+  uint64_t bytes;        /* bytes the driver took (counted in the budget) */
+} rig_edge_alloc;
+
+/* A range of memory named in work: an allocation and an offset in it. */
+typedef struct rig_edge_range {
+  const rig_edge_alloc *alloc;
+  uint64_t offset;
+  uint64_t bytes;
+} rig_edge_range;
+
+/* ---- work ---------------------------------------------------------------- */
+
+typedef struct rig_edge_part {
+  uint32_t kind;  /* enum rig_edge_part_kind */
+  uint32_t queue; /* from facts.part_queue */
+  union {
+    struct { rig_edge_range src, dst; } copy;
+    struct { rig_edge_range dst; uint32_t pattern; uint32_t pattern_bytes; } fill;
+    struct {
+      void *function;                 /* from resolve */
+      const void *params;             /* parameter block */
+      uint32_t params_bytes;
+      uint64_t groups[3], threads[3];
+    } launch;
+    struct { const uint32_t *words; uint32_t count; } words;
+  } u;
+} rig_edge_part;
+
+/* A wait in a device's queue: until the word of another device, mapped with
+ * map_word, holds at least value (SUBMIT-2). */
+typedef struct rig_edge_wait {
+  void *mapping;
+  uint64_t value;
+} rig_edge_wait;
+
+typedef struct rig_edge_work {
+  uint32_t size;                 /* sizeof(rig_edge_work) core knows */
+  uint32_t nparts;
+  uint32_t nwaits;
+  uint64_t value;                /* signal this value when all parts are done */
+  const rig_edge_part *parts;
+  const rig_edge_wait *waits;
+} rig_edge_work;
+
+/* ---- the driver table ---------------------------------------------------- */
+
+typedef struct rig_edge_io rig_edge_io;
+
+/* Every function takes the handle open() made. Each may be NULL where the
+ * comment says so; core then does what the comment says instead. Core calls
+ * the functions of one handle from any thread, but serialises submit and
+ * commit per device (DOM-5) and never calls stop concurrently with another
+ * function of the handle. */
+typedef struct rig_edge_driver {
+  uint32_t abi_major;   /* RIG_EDGE_ABI_MAJOR */
+  uint32_t abi_minor;   /* RIG_EDGE_ABI_MINOR */
+  uint32_t size;        /* sizeof(rig_edge_driver) the driver was built with */
+  uint32_t reserved;
+  const char *name;     /* "memory", "vulkan", ... */
+
+  /* Open the device the argument names ("0" in "vulkan:0"; may be ""). A
+   * missing vendor library or device is RIG_EDGE_UNAVAILABLE with a reason. */
+  int (*open)(const char *args, void **out_handle, rig_edge_error *err);
+  /* Fill *out (OPEN-33, OPEN-35). A fault fails the open "NAME: reason". */
+  int (*facts)(void *h, rig_edge_facts *out, rig_edge_error *err);
+  /* End everything the device needs only to run work (PROP-6). Called once,
+   * by close or by an open of the name (STOP-9). It may return before the
+   * device reports its last value. The handle is not used afterwards except
+   * by release/unmap of memory that is still out and by signaled(). */
+  int (*stop)(void *h, rig_edge_error *err);
+  /* Free what is left of the handle once every allocation is back. May be
+   * NULL. */
+  void (*destroy)(void *h);
+
+  /* The timeline word. Unless facts say OWN_WORD, core gives the driver a
+   * word in host memory, which the driver sets to each value once its work is
+   * done (release order), before any work is submitted. */
+  int (*bind_word)(void *h, volatile uint64_t *word, rig_edge_error *err);
+  /* OWN_WORD drivers: read the last value reached (TL-22). */
+  int (*signaled)(void *h, uint64_t *out_value, rig_edge_error *err);
+  /* Block until the device reached value, or timeout_ms passed
+   * (RIG_EDGE_TIMEOUT). Signals may be unblocked only inside it (ERR-11).
+   * NULL: core polls the word, sleeping briefly. */
+  int (*wait)(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err);
+  /* QUEUE_WAITS drivers: map another device's word so that the queue can
+   * wait on it, and give the mapping back. */
+  int (*map_word)(void *h, volatile uint64_t *word, void **out_mapping,
+                  rig_edge_error *err);
+  void (*unmap_word)(void *h, void *mapping);
+
+  /* The queue. room: may the work go now? NULL: always. */
+  int (*room)(void *h, const rig_edge_work *work, bool *out_room);
+  /* Take the work: run it after its waits, then signal work->value. A failure
+   * loses the device (SUBMIT-30). */
+  int (*submit)(void *h, const rig_edge_work *work, rig_edge_error *err);
+  /* Release submitted work up to value to the device (TL-9). NULL: submit
+   * commits. */
+  int (*commit)(void *h, uint64_t value, rig_edge_error *err);
+  /* Grow the queues to take work of this many bytes (SUBMIT-19). May be NULL. */
+  int (*grow)(void *h, uint64_t bytes, rig_edge_error *err);
+
+  /* Memory. allocate: RIG_EDGE_NO_ROOM makes core reclaim and retry
+   * (RECLAIM-52); RIG_EDGE_HALF loses the device (ERR-23). */
+  int (*allocate)(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
+                  rig_edge_error *err);
+  int (*release)(void *h, rig_edge_alloc *alloc, rig_edge_error *err);
+  /* Map host memory (page-aligned unless the device runs on host) for a
+   * borrow; NULL where the device maps none. */
+  int (*map)(void *h, void *host, uint64_t bytes, rig_edge_alloc *out,
+             rig_edge_error *err);
+  int (*unmap)(void *h, rig_edge_alloc *alloc, rig_edge_error *err);
+  /* Whether h maps the memory of other, a handle of the same driver
+   * (MACH-17). Waits for nothing. NULL: never. */
+  bool (*peer)(void *h, void *other);
+
+  /* Code. NULL load: the device loads no code (OPEN-42). */
+  int (*load)(void *h, const void *bytes, size_t n, void **out_image,
+              uint64_t *out_code_bytes, rig_edge_error *err);
+  int (*resolve)(void *h, void *image, const char *name, void **out_function,
+                 rig_edge_error *err);
+  int (*unload)(void *h, void *image, rig_edge_error *err);
+
+  /* The record compiled code calls under key, or NULL (PROP-39). */
+  const void *(*capability)(void *h, const char *key);
+
+  /* io drivers only (OPEN-37); NULL for every other driver. */
+  const rig_edge_io *io;
+} rig_edge_driver;
+
+/* The io interface (docs/io.md, io issue): appended here so that io drivers
+ * fit ABI 1. */
+struct rig_edge_io {
+  uint32_t size;
+  int (*read)(void *h, uint64_t offset, void *dst, uint64_t bytes, rig_edge_error *err);
+  int (*write)(void *h, uint64_t offset, const void *src, uint64_t bytes, rig_edge_error *err);
+  int (*pages)(void *h, uint64_t offset, uint64_t bytes, void **out_host, rig_edge_error *err);
+  int (*unpages)(void *h, void *host, uint64_t bytes, rig_edge_error *err);
+  int (*budget)(void *h, uint64_t *out_bytes, rig_edge_error *err);
+  int (*sync)(void *h, rig_edge_error *err);
+};
+
+/* ---- helpers of librig-edge.so that every driver shares ------------------ */
+
+/* Set err's message printf-style; returns code, so a driver writes
+ * `return rig_edge_fail(err, RIG_EDGE_FAULT, "queue: %s", why);`.
+ * Thread-safe; allocates nothing. */
+RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The host's processor as rig's arch names it (PROP-13..18): the x86-64 psABI
+ * level from CPUID and XCR0, or "arm64[+features]". Writes at most n bytes
+ * with the NUL; returns the length. Thread-safe, allocates nothing. */
+RIG_EDGE_API size_t rig_edge_host_arch(char *out, size_t n);
+
+/* The largest cache of the host's processor in bytes as the system states it,
+ * 0 where it states none (PROP-36). Thread-safe, allocates nothing. */
+RIG_EDGE_API uint64_t rig_edge_host_cache_bytes(void);
+
+/* The host's physical memory in bytes. Thread-safe. */
+RIG_EDGE_API uint64_t rig_edge_host_memory_bytes(void);
+
+/* Store value into a word with release order, so that a waiter that reads it
+ * with acquire order sees the work's writes (TL-20). */
+static inline void rig_edge_word_store(volatile uint64_t *word, uint64_t value) {
+  __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+static inline uint64_t rig_edge_word_load(const volatile uint64_t *word) {
+  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/* Block until *word >= value or timeout_ms passes: spins briefly, then sleeps
+ * on a futex-free back-off of at most 1 ms. Returns RIG_EDGE_OK or
+ * RIG_EDGE_TIMEOUT. Thread-safe. */
+RIG_EDGE_API int rig_edge_word_wait(const volatile uint64_t *word, uint64_t value,
+                                    uint32_t timeout_ms);
+
+/* Runs a copy or fill part whose memory the host addresses (alloc->host),
+ * as a device that runs on host does (the memory driver, core's host).
+ * Returns RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED for another kind or memory
+ * the host does not address. Thread-safe; allocates nothing. */
+RIG_EDGE_API int rig_edge_run_on_host(const rig_edge_part *part, rig_edge_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
