@@ -1,8 +1,8 @@
 /* copy.c: copies and fills of buffers (ORDER-15, TL-2, TL-3, WORD-5,
  * STAMP-11; the design is docs/copying.md).
  *
- * A copy runs on a device that reaches both memories, its destination's
- * device first, then its source's, then the host, which takes a host value
+ * A copy runs on a device that reaches both memories: its destination's
+ * device unless that is the host, then its source's, then the host, which takes a host value
  * for it (TL-3) and adds no point (ORDER-21). Copies between memories no
  * device reaches go through staging memory: the memory issue.
  */
@@ -13,11 +13,13 @@ static bool can_run(rig_device *r, const rig_buffer *b, uint32_t kind) {
          rig_reaches(r, b->alloc->dev);
 }
 
-/* The device that runs a part over a (and b), or NULL. */
+/* The device that runs a part over a (and b), or NULL: a device's own copy
+ * engine before the host's cores. */
 static rig_device *runner(const rig_buffer *a, const rig_buffer *b, uint32_t kind) {
   rig_device *order[3] = {b ? b->dev : a->dev, a->dev, rig__host_device()};
   for (int i = 0; i < 3; i++)
-    if (can_run(order[i], a, kind) && (!b || can_run(order[i], b, kind)))
+    if ((i == 2 || !order[i]->is_host) && can_run(order[i], a, kind) &&
+        (!b || can_run(order[i], b, kind)))
       return order[i];
   return NULL;
 }
