@@ -1,0 +1,253 @@
+/* test_loader.c: the plugin loader and the errors of an open (OPEN-1,
+ * OPEN-2, OPEN-29, OPEN-32..36, DOM-4, ERR-4). The bad plugins are built in
+ * tests/driver, one way of failing each, and found through RIG_DRIVER_PATH.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <rig/edge.h>
+#include <rig/rig.h>
+
+static void expect_open(const char *name, rig_status want, const char *needle) {
+  rig_device *d = (rig_device *)0x1;
+  rig_status st = rig_open(name, &d);
+  const char *msg = rig_last_error()->message;
+  if (st != want || !strstr(msg, needle))
+    print_error("%s: %s: %s\n", name, rig_status_name(st), msg);
+  assert_int_equal(st, want);
+  assert_non_null(strstr(msg, needle));
+  assert_ptr_equal(d, (rig_device *)0x1); /* no out-parameter written on failure */
+}
+
+/* OPEN-1: an unknown driver is Error (RIG_UNAVAILABLE) naming the file. */
+static void open_1_unknown_driver(void **state) {
+  expect_open("nosuchdriver:0", RIG_UNAVAILABLE, "librig-driver-nosuchdriver.so");
+}
+
+/* OPEN-1: a plugin whose vendor library is missing is RIG_UNAVAILABLE, and
+ * the message names the missing library. */
+static void open_1_missing_vendor_library(void **state) {
+  expect_open("novendor", RIG_UNAVAILABLE, "librig-absent-vendor.so");
+}
+
+/* OPEN-2: a driver of another ABI major is misuse, named by its file. */
+static void open_2_wrong_abi_major(void **state) {
+  expect_open("abi2", RIG_INVALID, "librig-driver-abi2.so");
+  expect_open("abi2", RIG_INVALID, "ABI 2.0");
+}
+
+/* OPEN-2: a plugin without the entry symbol. */
+static void open_2_no_entry_symbol(void **state) {
+  expect_open("noentry", RIG_INVALID, "rig_edge_entry_v1");
+}
+
+/* OPEN-2: names that could leave the driver folders are refused. */
+static void open_2_name_with_slash_or_dots(void **state) {
+  expect_open("../memory:x", RIG_INVALID, "'/' or '..'");
+  expect_open("a/b:x", RIG_INVALID, "'/' or '..'");
+  expect_open("..:x", RIG_INVALID, "'/' or '..'");
+  expect_open(":x", RIG_INVALID, "bad driver name");
+  rig_device *d;
+  assert_int_equal(rig_open(NULL, &d), RIG_INVALID);
+  assert_int_equal(rig_open("memory:x", NULL), RIG_INVALID);
+  assert_int_equal(rig_open("", &d), RIG_INVALID);
+}
+
+/* How often a plugin's stop ran (OPEN-29). */
+static int stops_of(const char *driver) {
+  char path[1024];
+  const char *dirs = getenv("RIG_DRIVER_PATH");
+  assert_non_null(dirs);
+  char copy[4096];
+  snprintf(copy, sizeof copy, "%s", dirs);
+  for (char *save, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof path, "%s/librig-driver-%s.so", dir, driver);
+    if (access(path, F_OK) == 0) {
+      void *so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+      assert_non_null(so);
+      int *n = dlsym(so, "rig_test_stops");
+      assert_non_null(n);
+      int v = *n;
+      dlclose(so);
+      return v;
+    }
+  }
+  fail_msg("no plugin %s", driver);
+  return -1;
+}
+
+/* OPEN-33, OPEN-29: a fault while reading facts is Error "NAME: reason",
+ * and the handle make returned is stopped once. */
+static void open_33_29_fault_in_facts(void **state) {
+  expect_open("faultfacts:0", RIG_UNAVAILABLE, "faultfacts:0: no firmware");
+  assert_int_equal(stops_of("faultfacts"), 1);
+  expect_open("faultfacts:0", RIG_UNAVAILABLE, "faultfacts:0: no firmware");
+  assert_int_equal(stops_of("faultfacts"), 2); /* ERR-4: not stuck opening */
+}
+
+/* OPEN-35, OPEN-29: facts that break a rule are misuse; the handle is
+ * stopped once. */
+static void open_35_29_facts_break_a_rule(void **state) {
+  expect_open("badfacts", RIG_INVALID, "alignment is not a power of two");
+  assert_int_equal(stops_of("badfacts"), 1);
+}
+
+/* OPEN-32: make's Error why comes back unchanged. */
+static void open_32_make_error_unchanged(void **state) {
+  rig_device *d;
+  assert_int_equal(rig_open("openerr:7", &d), RIG_UNAVAILABLE);
+  assert_string_equal(rig_last_error()->message, "openerr: no device 7");
+}
+
+/* A plugin that loads and opens: its device has the facts it stated. */
+static void open_31_good_plugin_opens(void **state) {
+  rig_device *d, *e;
+  assert_int_equal(rig_open("good:1", &d), RIG_OK);
+  assert_string_equal(rig_name(d), "good:1");
+  assert_int_equal(rig_alignment(d), 64);
+  assert_int_equal(rig_budget(d), 1 << 20);
+  assert_int_equal(rig_open("good:1", &e), RIG_OK); /* OPEN-30 */
+  assert_ptr_equal(d, e);
+  rig_device_release(e);
+  assert_int_equal(rig_close(d), RIG_OK);
+  assert_int_equal(stops_of("good"), 1);
+  rig_device_release(d);
+}
+
+/* A driver linked into the program, for OPEN-34 and OPEN-36. */
+static rig_status reentrant_status = RIG_OK;
+static int static_open(const char *args, void **out, rig_edge_error *err);
+static int static_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
+  strcpy(f->arch, "static");
+  f->alignment = 16;
+  f->budget = 1 << 20;
+  for (int k = 0; k < RIG_EDGE_PART_KINDS; k++)
+    f->part_queue[k] = RIG_EDGE_NO_QUEUE;
+  return RIG_EDGE_OK;
+}
+static int static_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
+                           rig_edge_error *err) {
+  return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "none");
+}
+static int static_release(void *h, rig_edge_alloc *a, rig_edge_error *err) { return 0; }
+static const rig_edge_driver static_driver = {
+    .abi_major = RIG_EDGE_ABI_MAJOR,
+    .size = sizeof(rig_edge_driver),
+    .name = "static",
+    .open = static_open,
+    .facts = static_facts,
+    .allocate = static_allocate,
+    .release = static_release,
+};
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_open, in_open;
+
+static int static_open(const char *args, void **out, rig_edge_error *err) {
+  static int handle;
+  *out = &handle;
+  if (strcmp(args, "reenter") == 0) {
+    rig_device *d;
+    reentrant_status = rig_open_driver("static:reenter", &static_driver, "reenter", &d);
+  }
+  if (strcmp(args, "slow") == 0) { /* blocks until the test opens the gate */
+    pthread_mutex_lock(&gate_lock);
+    in_open = 1;
+    pthread_cond_broadcast(&gate_cond);
+    while (!gate_open)
+      pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+  }
+  return RIG_EDGE_OK;
+}
+
+/* OPEN-36: an open of a name from inside its own open is misuse. */
+static void open_36_reentrant_open_is_invalid(void **state) {
+  rig_device *d;
+  assert_int_equal(rig_open_driver("static:reenter", &static_driver, "reenter", &d), RIG_OK);
+  assert_int_equal(reentrant_status, RIG_INVALID);
+  assert_int_equal(rig_close(d), RIG_OK);
+  rig_device_release(d);
+}
+
+/* OPEN-34: a name open under another driver is misuse. */
+static void open_34_name_of_another_driver(void **state) {
+  rig_device *m, *d = NULL;
+  assert_int_equal(rig_memory_device("shared-name", &m), RIG_OK);
+  assert_int_equal(rig_open_driver("memory:shared-name", &static_driver, "", &d), RIG_INVALID);
+  assert_null(d);
+  assert_int_equal(rig_close(m), RIG_OK);
+  rig_device_release(m);
+}
+
+static void *open_slow(void *arg) {
+  rig_device *d;
+  *(rig_status *)arg = rig_open_driver("static:slow", &static_driver, "slow", &d);
+  rig_close(d);
+  rig_device_release(d);
+  return NULL;
+}
+
+/* DOM-4: while one name's opener runs, opens of other names go on. */
+static void dom_4_opens_of_other_names_go_on(void **state) {
+  pthread_t t;
+  rig_status slow = RIG_INVALID;
+  assert_int_equal(pthread_create(&t, NULL, open_slow, &slow), 0);
+  pthread_mutex_lock(&gate_lock);
+  while (!in_open)
+    pthread_cond_wait(&gate_cond, &gate_lock);
+  pthread_mutex_unlock(&gate_lock);
+  rig_device *m; /* the slow opener is still inside its open */
+  assert_int_equal(rig_memory_device("meanwhile", &m), RIG_OK);
+  assert_int_equal(gate_open, 0);
+  pthread_mutex_lock(&gate_lock);
+  gate_open = 1;
+  pthread_cond_broadcast(&gate_cond);
+  pthread_mutex_unlock(&gate_lock);
+  pthread_join(t, NULL);
+  assert_int_equal(slow, RIG_OK);
+  assert_int_equal(rig_close(m), RIG_OK);
+  rig_device_release(m);
+}
+
+/* The table check of a static driver (OPEN-2). */
+static void open_2_static_table_checked(void **state) {
+  rig_edge_driver t = static_driver;
+  t.abi_major = 3;
+  rig_device *d;
+  assert_int_equal(rig_open_driver("static:t", &t, "", &d), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "ABI 3"));
+  t = static_driver;
+  t.size = 16;
+  assert_int_equal(rig_open_driver("static:t", &t, "", &d), RIG_INVALID);
+  assert_int_equal(rig_open_driver("static:t", NULL, "", &d), RIG_INVALID);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(open_1_unknown_driver),
+      cmocka_unit_test(open_1_missing_vendor_library),
+      cmocka_unit_test(open_2_wrong_abi_major),
+      cmocka_unit_test(open_2_no_entry_symbol),
+      cmocka_unit_test(open_2_name_with_slash_or_dots),
+      cmocka_unit_test(open_33_29_fault_in_facts),
+      cmocka_unit_test(open_35_29_facts_break_a_rule),
+      cmocka_unit_test(open_32_make_error_unchanged),
+      cmocka_unit_test(open_31_good_plugin_opens),
+      cmocka_unit_test(open_36_reentrant_open_is_invalid),
+      cmocka_unit_test(open_34_name_of_another_driver),
+      cmocka_unit_test(dom_4_opens_of_other_names_go_on),
+      cmocka_unit_test(open_2_static_table_checked),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
