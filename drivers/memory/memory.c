@@ -67,7 +67,11 @@ static int mem_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *
   if (kind != RIG_EDGE_KIND_DEVICE)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "memory: only its own memory");
   void *p = NULL;
-  if (posix_memalign(&p, ALIGN, bytes ? bytes : 1) != 0)
+  /* Large allocations start on a page, as the host's do, so that a copy
+   * between the two does not stall on 4 KiB aliasing, and so that devices
+   * that map only pages can borrow them. */
+  size_t align = bytes >= 65536 ? 4096 : ALIGN;
+  if (posix_memalign(&p, align, bytes ? bytes : 1) != 0)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "memory: no %llu bytes",
                          (unsigned long long)bytes);
   out->handle = p;

@@ -1,0 +1,24 @@
+/* bench.h: rig's benchmarks. Each measures rig and its anchor in the same
+ * run, alternating them, keeps the best round of each (the least disturbed
+ * on a shared machine) and prints the ratio rig / anchor: below 1 rig is
+ * faster. Each returns 0, or 1 when rig failed. */
+#ifndef RIG_BENCH_H
+#define RIG_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Buffer create+release on a cache hit vs malloc+free (host 1 MiB, memory
+ * device 256 B and 1 MiB). */
+int rig_bench_create(FILE *out);
+/* Host <-> memory-device copy of 256 MiB vs memcpy. */
+int rig_bench_copy(FILE *out);
+
+/* Timing: a function run `iters` times per round. */
+typedef void (*rig_bench_fn)(void *ctx, uint64_t iters);
+/* Best ns per iteration of rig and anchor over `rounds` alternated rounds;
+ * prints one line "name  rig X  anchor Y  ratio R". Returns the ratio. */
+double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_bench_fn anchor,
+                         void *ctx, uint64_t iters, int rounds);
+
+#endif

@@ -1,0 +1,32 @@
+/* compare.c: the timing every benchmark shares (bench.h). */
+#include <time.h>
+
+#include "bench.h"
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double round_ns(rig_bench_fn fn, void *ctx, uint64_t iters) {
+  double t0 = now_ns();
+  fn(ctx, iters);
+  return (now_ns() - t0) / (double)iters;
+}
+
+double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_bench_fn anchor,
+                         void *ctx, uint64_t iters, int rounds) {
+  double best_rig = 1e300, best_anchor = 1e300;
+  rig(ctx, iters / 10 + 1); /* warm caches and the allocator */
+  anchor(ctx, iters / 10 + 1);
+  for (int r = 0; r < rounds; r++) {
+    double a = round_ns(rig, ctx, iters), b = round_ns(anchor, ctx, iters);
+    best_rig = a < best_rig ? a : best_rig;
+    best_anchor = b < best_anchor ? b : best_anchor;
+  }
+  double ratio = best_rig / best_anchor;
+  fprintf(out, "%-44s rig %12.1f ns   anchor %12.1f ns   ratio %.3f\n", name, best_rig,
+          best_anchor, ratio);
+  return ratio;
+}

@@ -1,0 +1,4 @@
+/* rig-bench: runs every benchmark, as `rig bench` does. */
+#include "bench.h"
+
+int main(void) { return rig_bench_create(stdout) | rig_bench_copy(stdout); }
