@@ -34,10 +34,21 @@ static const char *const known[][2] = {
     {"cuda", "cuda:0"},        {"amdgpu", "amdgpu:0"},
 };
 
+/* Why a driver does not open, in a word: its plugin, a library the plugin
+ * needs, or the device itself is missing. */
+static const char *why_not(const char *message) {
+  if (strstr(message, "is in no folder"))
+    return "no plugin";
+  if (strstr(message, "cannot open shared object") || strstr(message, "undefined symbol"))
+    return "no library";
+  return "no device";
+}
+
 static void try_driver(const char *driver, const char *name) {
   rig_device *d;
   if (rig_open(name, &d) != RIG_OK) {
-    printf("  %-8s does not open: %s\n", driver, rig_last_error()->message);
+    const char *m = rig_last_error()->message;
+    printf("  %-8s does not open (%s): %s\n", driver, why_not(m), m);
     return;
   }
   facts(d);
