@@ -80,7 +80,8 @@ RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes) {
   unsigned char *p;
   if (!out_bytes)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_export: out is NULL");
-  rig_status st = prepare(b, b->access == RIG_READ_WRITE, "rig_buffer_export", &p);
+  /* prepare refuses a NULL b (PRE-28); read its access only past that. */
+  rig_status st = prepare(b, b && b->access == RIG_READ_WRITE, "rig_buffer_export", &p);
   if (st)
     return st;
   rig_buffer_retain(b);                                            /* HACC-3 */
@@ -95,7 +96,8 @@ RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t off, void *dst, size_t n
   rig_status st = b ? in_range(b, off, n, "rig_buffer_get") : RIG_OK;
   if (st || (st = prepare(b, false, "rig_buffer_get", &p)))
     return st;
-  memcpy(dst, p + off, n);
+  if (n) /* dst may be NULL for n = 0, and memcpy's may not be (C11 7.1.4) */
+    memcpy(dst, p + off, n);
   return RIG_OK;
 }
 
@@ -106,7 +108,8 @@ RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, si
   rig_status st = b ? in_range(b, off, n, "rig_buffer_put") : RIG_OK;
   if (st || (st = prepare(b, true, "rig_buffer_put", &p)))
     return st;
-  memcpy(p + off, src, n);
+  if (n) /* src may be NULL for n = 0, as in rig_buffer_get */
+    memcpy(p + off, src, n);
   return RIG_OK;
 }
 

@@ -169,11 +169,14 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
   return r;
 }
 
-/* Allocates with up to three rounds of reclamation (RECLAIM-52..59). */
-static rig_status allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_alloc *mem) {
+/* Allocates bytes (n rounded to words) with up to three rounds of
+ * reclamation (RECLAIM-52..59). Out_of_memory names n, the bytes the caller
+ * asked for (RECLAIM-77, GRECL-5), not their rounding. */
+static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind kind,
+                           rig_edge_alloc *mem) {
   rig_edge_error err = {0};
   if (!d->is_host && bytes > atomic_load(&d->budget))
-    return oom(d, bytes);                             /* RECLAIM-51 */
+    return oom(d, n);                                 /* RECLAIM-51 */
   int r = try_allocate(d, bytes, kind, mem, &err);
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
     reclaim_round(d);
@@ -182,7 +185,7 @@ static rig_status allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edg
   if (r == RIG_EDGE_OK)
     return RIG_OK;
   if (r == RIG_EDGE_NO_ROOM)
-    return oom(d, bytes);                             /* RECLAIM-59 */
+    return oom(d, n);                                 /* RECLAIM-59 */
   if (r == RIG_EDGE_UNSUPPORTED)
     return rig__fail(RIG_INVALID, d, 0, "%s: %s", d->name, err.message);
   rig__lose(d, err.message);                          /* ERR-23, LOSS-1 */
@@ -198,7 +201,7 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
     rig_edge_alloc mem = {0};
     if (!(a = calloc(1, sizeof *a)))
       return oom(d, n);
-    rig_status st = allocate(d, bytes, kind, &mem);
+    rig_status st = allocate(d, n, bytes, kind, &mem);
     if (st != RIG_OK) {
       free(a);
       return st;

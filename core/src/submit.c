@@ -167,29 +167,34 @@ RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
     return st;
   if (!s || !out)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_submission_take: NULL argument");
+  /* A run is on the free list exactly while it is RUN_FREE; both change
+   * together under s->lock (claim_run relies on it). */
   rig__lock(&s->lock);
   rig_run *r = s->free_runs;
-  if (r)
+  if (r) {
     s->free_runs = r->next_free;
+    r->owner = pthread_self();
+    atomic_store(&r->state, RUN_TAKEN);
+  }
   rig__unlock(&s->lock);
   if (!r) {
     if (!(r = run_new(s)))
       return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0, "rig_submission_take: out of memory");
+    r->owner = pthread_self();
+    atomic_store(&r->state, RUN_TAKEN);
     rig__lock(&s->lock);
     r->next_all = s->all_runs;
     s->all_runs = r;
     rig__unlock(&s->lock);
   }
-  r->owner = pthread_self();
-  atomic_store(&r->state, RUN_TAKEN);
   *out = r;
   return RIG_OK;
 }
 
 static void run_free(rig_run *r) {
   rig_submission *s = r->s;
-  atomic_store(&r->state, RUN_FREE);
   pthread_mutex_lock(&s->lock); /* not counted: submit frees inside a lock too */
+  atomic_store(&r->state, RUN_FREE);
   r->next_free = s->free_runs;
   s->free_runs = r;
   pthread_mutex_unlock(&s->lock);
@@ -247,15 +252,33 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   return RIG_OK;
 }
 
+/* Takes r off the free list for this submit; false when it is not free. A
+ * free run left on the list would be handed out by a take while this submit
+ * uses it, and pushed a second time by run_free (SUBMIT-12, SUBMIT-14). */
+static bool claim_free(rig_run *r) {
+  rig_submission *s = r->s;
+  pthread_mutex_lock(&s->lock); /* not counted, as in run_free */
+  bool free_run = atomic_load(&r->state) == RUN_FREE;
+  if (free_run) {
+    for (rig_run **p = &s->free_runs; *p; p = &(*p)->next_free)
+      if (*p == r) {
+        *p = r->next_free;
+        break;
+      }
+    r->owner = pthread_self();
+    atomic_store(&r->state, RUN_SUBMITTING);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return free_run;
+}
+
 /* Takes r for this submit: the caller's own run, or a free one
  * (SUBMIT-14, SUBMIT-25, SUBMIT-26). */
 static rig_status claim_run(rig_run *r) {
   int want = RUN_TAKEN;
   if (!atomic_compare_exchange_strong(&r->state, &want, RUN_SUBMITTING)) {
-    want = RUN_FREE;
-    if (!atomic_compare_exchange_strong(&r->state, &want, RUN_SUBMITTING))
+    if (!claim_free(r))
       return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_submit: another submit of the run is under way");
-    r->owner = pthread_self();
   } else if (!pthread_equal(r->owner, pthread_self())) {
     atomic_store(&r->state, RUN_TAKEN);
     return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_submit: another thread took the run");

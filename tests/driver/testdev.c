@@ -1,0 +1,267 @@
+/* testdev.c: the test device, librig-driver-test.so. It ships nowhere; the
+ * suite finds it through RIG_DRIVER_PATH. It stands for a real GPU's
+ * asynchrony on machines without one: its queue runs on a worker thread, so
+ * work completes after submit returns, after a configurable delay, and the
+ * queue can wait on other devices' timeline words itself.
+ *
+ * Opened as "test:ID[,option...]":
+ *   delay_us=N   each piece of work takes at least N microseconds (0)
+ *   waits=0|1    whether its queue waits on other devices' words (1)
+ *   host=0|1     whether the host addresses its memory (1); with 0 it is
+ *                a GPU whose memory the host does not address
+ *   budget=N     its budget in bytes (1 GiB)
+ *
+ * k (commit): submit commits every value at once.
+ * Per open: one record of about 70 KiB (its ring), freed at destroy.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rig/edge.h>
+
+#define RING 256        /* pieces of work in flight */
+#define RING_PARTS 1024 /* their parts */
+#define RING_WAITS 256  /* their queue waits */
+
+typedef struct item {
+  uint64_t value;
+  uint32_t first_part, nparts, first_wait, nwaits;
+} item;
+
+typedef struct testdev {
+  volatile uint64_t *word;
+  uint32_t delay_us;
+  bool waits, host;
+  uint64_t budget;
+  pthread_t worker;
+  bool running;
+  pthread_mutex_t lock;
+  pthread_cond_t more;
+  item ring[RING];
+  rig_edge_part parts[RING_PARTS];
+  rig_edge_wait waits_ring[RING_WAITS];
+  uint64_t head, tail;             /* items: [tail, head) queued */
+  uint64_t part_head, part_tail;   /* ring positions of parts */
+  uint64_t wait_head, wait_tail;
+  bool stopping;
+} testdev;
+
+static void parse(testdev *t, const char *args) {
+  t->waits = true;
+  t->host = true;
+  t->budget = UINT64_C(1) << 30;
+  for (const char *p = strchr(args, ','); p; p = strchr(p + 1, ',')) {
+    if (strncmp(p + 1, "delay_us=", 9) == 0)
+      t->delay_us = (uint32_t)strtoul(p + 10, NULL, 10);
+    else if (strncmp(p + 1, "waits=", 6) == 0)
+      t->waits = p[7] == '1';
+    else if (strncmp(p + 1, "host=", 5) == 0)
+      t->host = p[6] == '1';
+    else if (strncmp(p + 1, "budget=", 7) == 0)
+      t->budget = strtoull(p + 8, NULL, 10);
+  }
+}
+
+static void sleep_us(uint32_t us) {
+  struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+  while (us && nanosleep(&ts, &ts) != 0)
+    ;
+}
+
+/* Runs a part on the driver's own pointers (alloc->handle), which exist
+ * also where the host does not address the memory. */
+static void run_part(const rig_edge_part *p) {
+  if (p->kind == RIG_EDGE_PART_COPY) {
+    const rig_edge_range *s = &p->u.copy.src, *d = &p->u.copy.dst;
+    memmove((char *)d->alloc->handle + d->offset, (char *)s->alloc->handle + s->offset, d->bytes);
+  } else if (p->kind == RIG_EDGE_PART_FILL) {
+    rig_edge_alloc a = *p->u.fill.dst.alloc;
+    rig_edge_part q = *p;
+    a.host = a.handle;
+    q.u.fill.dst.alloc = &a;
+    rig_edge_error err;
+    rig_edge_run_on_host(&q, &err);
+  }
+}
+
+static void run_item(testdev *t, const item *it) {
+  for (uint32_t i = 0; i < it->nwaits; i++) {
+    const rig_edge_wait *w = &t->waits_ring[(it->first_wait + i) % RING_WAITS];
+    while (rig_edge_word_wait(w->mapping, w->value, 100) != RIG_EDGE_OK)
+      ;
+  }
+  sleep_us(t->delay_us);
+  for (uint32_t i = 0; i < it->nparts; i++)
+    run_part(&t->parts[(it->first_part + i) % RING_PARTS]);
+  rig_edge_word_store(t->word, it->value);
+}
+
+static void *worker(void *arg) {
+  testdev *t = arg;
+  pthread_mutex_lock(&t->lock);
+  for (;;) {
+    while (t->tail == t->head && !t->stopping)
+      pthread_cond_wait(&t->more, &t->lock);
+    if (t->tail == t->head)
+      break;
+    item it = t->ring[t->tail % RING];
+    pthread_mutex_unlock(&t->lock);
+    run_item(t, &it);
+    pthread_mutex_lock(&t->lock);
+    t->tail++;
+    t->part_tail += it.nparts;
+    t->wait_tail += it.nwaits;
+    pthread_cond_broadcast(&t->more);
+  }
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
+static int td_open(const char *args, void **out, rig_edge_error *err) {
+  testdev *t = calloc(1, sizeof *t);
+  if (!t)
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "test: out of memory");
+  parse(t, args);
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_cond_init(&t->more, NULL);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* its thread takes no signal (ERR-19) */
+  int r = pthread_create(&t->worker, NULL, worker, t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r != 0) {
+    free(t);
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "test: no worker thread");
+  }
+  t->running = true;
+  *out = t;
+  return RIG_EDGE_OK;
+}
+
+static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
+  testdev *t = h;
+  strcpy(f->arch, "test");
+  f->alignment = 256;
+  f->budget = t->budget;
+  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_MAPS_HOST |
+             (t->host ? RIG_EDGE_HOST_ADDRESSES : 0) | (t->waits ? RIG_EDGE_QUEUE_WAITS : 0);
+  f->queues = 1;
+  f->part_queue[RIG_EDGE_PART_COPY] = 0;
+  f->part_queue[RIG_EDGE_PART_FILL] = 0;
+  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  f->commit_k = 1;
+  return RIG_EDGE_OK;
+}
+
+static int td_stop(void *h, rig_edge_error *err) {
+  testdev *t = h;
+  pthread_mutex_lock(&t->lock);
+  t->stopping = true;
+  pthread_cond_broadcast(&t->more);
+  pthread_mutex_unlock(&t->lock);
+  if (t->running)
+    pthread_join(t->worker, NULL);
+  t->running = false;
+  return RIG_EDGE_OK;
+}
+
+static void td_destroy(void *h) {
+  testdev *t = h;
+  rig_edge_error err;
+  td_stop(t, &err);
+  pthread_mutex_destroy(&t->lock);
+  pthread_cond_destroy(&t->more);
+  free(t);
+}
+
+static int td_bind_word(void *h, volatile uint64_t *word, rig_edge_error *err) {
+  ((testdev *)h)->word = word;
+  return RIG_EDGE_OK;
+}
+
+static int td_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err) {
+  return rig_edge_word_wait(((testdev *)h)->word, value, timeout_ms);
+}
+
+/* The word of another device lives in host memory: the mapping is its
+ * address. */
+static int td_map_word(void *h, volatile uint64_t *word, void **out, rig_edge_error *err) {
+  *out = (void *)word;
+  return RIG_EDGE_OK;
+}
+
+static void td_unmap_word(void *h, void *mapping) {}
+
+static int td_room(void *h, const rig_edge_work *w, bool *out) {
+  testdev *t = h;
+  pthread_mutex_lock(&t->lock);
+  *out = t->head - t->tail < RING && t->part_head + w->nparts - t->part_tail <= RING_PARTS &&
+         t->wait_head + w->nwaits - t->wait_tail <= RING_WAITS;
+  pthread_mutex_unlock(&t->lock);
+  return RIG_EDGE_OK;
+}
+
+static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  testdev *t = h;
+  if (w->nparts > RING_PARTS || w->nwaits > RING_WAITS)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: work larger than the queue");
+  pthread_mutex_lock(&t->lock);
+  item *it = &t->ring[t->head % RING];
+  *it = (item){w->value, (uint32_t)(t->part_head % RING_PARTS), w->nparts,
+               (uint32_t)(t->wait_head % RING_WAITS), w->nwaits};
+  for (uint32_t i = 0; i < w->nparts; i++)
+    t->parts[(t->part_head + i) % RING_PARTS] = w->parts[i];
+  for (uint32_t i = 0; i < w->nwaits; i++)
+    t->waits_ring[(t->wait_head + i) % RING_WAITS] = w->waits[i];
+  t->part_head += w->nparts;
+  t->wait_head += w->nwaits;
+  t->head++;
+  pthread_cond_broadcast(&t->more);
+  pthread_mutex_unlock(&t->lock);
+  return RIG_EDGE_OK;
+}
+
+static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
+                       rig_edge_error *err) {
+  testdev *t = h;
+  void *p = NULL;
+  if (kind != RIG_EDGE_KIND_DEVICE)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: only its own memory");
+  if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: no %llu bytes", (unsigned long long)bytes);
+  out->handle = p;
+  out->host = t->host ? p : NULL;
+  out->address = (uint64_t)(uintptr_t)p;
+  out->bytes = bytes;
+  return RIG_EDGE_OK;
+}
+
+static int td_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
+  free(a->handle);
+  return RIG_EDGE_OK;
+}
+
+static const rig_edge_driver test_driver = {
+    .abi_major = RIG_EDGE_ABI_MAJOR,
+    .abi_minor = RIG_EDGE_ABI_MINOR,
+    .size = sizeof(rig_edge_driver),
+    .name = "test",
+    .open = td_open,
+    .facts = td_facts,
+    .stop = td_stop,
+    .destroy = td_destroy,
+    .bind_word = td_bind_word,
+    .wait = td_wait,
+    .map_word = td_map_word,
+    .unmap_word = td_unmap_word,
+    .room = td_room,
+    .submit = td_submit,
+    .allocate = td_allocate,
+    .release = td_release,
+};
+
+RIG_EDGE_DRIVER(test_driver)
