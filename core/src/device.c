@@ -28,7 +28,10 @@ typedef struct name_entry {
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t registry_cond = PTHREAD_COND_INITIALIZER;
-static name_entry *names;
+/* The open names, hashed: with every slot held an open still looks at a
+ * handful of names, not at 65,534 of them (OPEN-18). */
+#define NAME_BUCKETS 4096u
+static name_entry *names[NAME_BUCKETS];
 static rig_device *pool;             /* free device records, linked by h */
 static _Atomic(const char *) failure;
 static char failure_buf[RIG_MESSAGE_BYTES];
@@ -151,9 +154,10 @@ RIG_API void rig_fail(const char *why) {
   snprintf(failure_buf, sizeof failure_buf, "%s", why ? why : "");
   atomic_store(&failure, failure_buf);
   pthread_mutex_lock(&registry);
-  for (name_entry *e = names; e; e = e->next)
-    if (e->dev)
-      rig__lose(e->dev, failure_buf);                /* ERR-39, ERR-40 */
+  for (unsigned b = 0; b < NAME_BUCKETS; b++)
+    for (name_entry *e = names[b]; e; e = e->next)
+      if (e->dev)
+        rig__lose(e->dev, failure_buf);              /* ERR-39, ERR-40 */
   pthread_mutex_unlock(&registry);
 }
 
@@ -266,15 +270,23 @@ static rig_status read_facts(const char *name, const rig_edge_driver *t, void *h
 
 /* ---- opening ---- */
 
+/* The bucket of name (FNV-1a). */
+static name_entry **bucket_of(const char *name) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    h = (h ^ *c) * 16777619u;
+  return &names[h % NAME_BUCKETS];
+}
+
 static name_entry *find(const char *name) {
-  for (name_entry *e = names; e; e = e->next)
+  for (name_entry *e = *bucket_of(name); e; e = e->next)
     if (strcmp(e->name, name) == 0)
       return e;
   return NULL;
 }
 
 static void unlink_entry(name_entry *x) {
-  for (name_entry **p = &names; *p; p = &(*p)->next)
+  for (name_entry **p = bucket_of(x->name); *p; p = &(*p)->next)
     if (*p == x) {
       *p = x->next;
       return;
@@ -451,8 +463,9 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   }
   n->opening = true;
   n->opener = pthread_self();
-  n->next = names;
-  names = n;
+  name_entry **b = bucket_of(name);
+  n->next = *b;
+  *b = n;
   pthread_mutex_unlock(&registry);
   if (!t)
     st = rig__plugin_load(driver, NULL, &t);
@@ -494,7 +507,9 @@ RIG_API rig_status rig_open(const char *name, rig_device **out) {
   const char *args;
   if (!name)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_open: name is NULL");
-  if (strcmp(name, "CPU") == 0 && out) {
+  if (strcmp(name, "CPU") == 0 && out) { /* the host's name opens the host, */
+    if (atomic_load(&failure))            /* as any open, Error after rig_fail (OPEN-4) */
+      return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf);
     *out = rig_host();
     return RIG_OK;
   }

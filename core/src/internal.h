@@ -103,6 +103,7 @@ struct rig_device {
   uint64_t cached_bytes;
   _Atomic uint64_t live_allocs;   /* allocations not yet returned */
   bool drained;                   /* stopped, and the last one came back */
+  struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
 };
 
 RIG__HIDDEN rig_device *rig__host_device(void);

@@ -273,15 +273,18 @@ RIG_API rig_status rig_free_cache(rig_device *d) {
 /* ---- stopped devices (RECLAIM-21) ---- */
 
 /* Devices whose stop returned while memory of theirs was still out. Every
- * call that moves memory also moves theirs, so their slots come back. */
+ * call that moves memory also moves theirs, so their slots come back. The
+ * list has no bound: a device left off it would keep its memory and its
+ * slot for good (OPEN-11, RECLAIM-21). Each holds a reference. */
 static pthread_mutex_t stopped_lock = PTHREAD_MUTEX_INITIALIZER;
-static rig_device *stopped_list[64];
+static rig_device *stopped_list;
 static _Atomic unsigned nstopped;
 
 void rig__stopped_add(rig_device *d) {
   pthread_mutex_lock(&stopped_lock);
-  if (nstopped < 64)
-    stopped_list[atomic_fetch_add(&nstopped, 1)] = rig_device_retain(d);
+  d->next_stopped = stopped_list;
+  stopped_list = rig_device_retain(d);
+  atomic_fetch_add(&nstopped, 1);
   pthread_mutex_unlock(&stopped_lock);
 }
 
@@ -289,15 +292,16 @@ void rig__move_stopped(void) {
   if (atomic_load(&nstopped) == 0)
     return;
   pthread_mutex_lock(&stopped_lock);
-  for (unsigned i = 0; i < atomic_load(&nstopped);) {
-    rig_device *d = stopped_list[i];
+  for (rig_device **p = &stopped_list; *p;) {
+    rig_device *d = *p;
     rig__return_all(d);
     if (atomic_load(&d->live_allocs) == 0) {
-      stopped_list[i] = stopped_list[atomic_fetch_sub(&nstopped, 1) - 1];
+      *p = d->next_stopped;
+      atomic_fetch_sub(&nstopped, 1);
       rig__device_drained(d);
       rig_device_release(d);
     } else
-      i++;
+      p = &d->next_stopped;
   }
   pthread_mutex_unlock(&stopped_lock);
 }
