@@ -24,8 +24,10 @@ static void facts(rig_device *d) {
     printf("    cache_bytes     unknown\n");
   printf("    budget          %llu\n", (unsigned long long)rig_budget(d));
   printf("    reaches host    %s\n", rig_reaches(d, rig_host()) ? "yes" : "no");
+  uint64_t signaled = 0;
+  (void)rig_signaled(d, &signaled);
   printf("    timeline        submitted %llu, signaled %llu\n",
-         (unsigned long long)rig_submitted(d), (unsigned long long)rig_signaled(d));
+         (unsigned long long)rig_submitted(d), (unsigned long long)signaled);
 }
 
 /* The drivers rig knows of, and the name `rig info` opens for each. */

@@ -100,27 +100,53 @@ RIG_API uint64_t rig_submitted(const rig_device *d) {
   return d ? atomic_load(&d->submitted) : 0;
 }
 
-uint64_t rig__read_signaled(rig_device *d) {
+/* Reads the value d has reached: core's word, or the driver's own word
+ * (OWN_WORD). A driver read that fails loses d (TL-25). */
+static rig_status read_value(rig_device *d, uint64_t *out) {
   uint64_t v = rig_edge_word_load(&d->word);
-  if (has(d, RIG_EDGE_OWN_WORD) && d->drv->signaled && !d->stopped) {
+  if (has(d, RIG_EDGE_OWN_WORD) && d->drv->signaled) {
     rig_edge_error err = {0};
     if (d->drv->signaled(d->h, &v, &err) != RIG_EDGE_OK) {
       rig__lose(d, err.message);                    /* TL-25 */
-      return atomic_load(&d->signaled);
+      *out = atomic_load(&d->signaled);
+      return rig__lost_error(d);
     }
   }
   uint64_t old = atomic_load(&d->signaled);
   while (v > old && !atomic_compare_exchange_weak(&d->signaled, &old, v))
     ;
-  return v > old ? v : old;
+  *out = v > old ? v : old;
+  return RIG_OK;
 }
 
-RIG_API uint64_t rig_signaled(rig_device *d) {
-  if (!d)
-    return 0;
-  if (rig__inside_lock() || (rig__is_lost(d) && !has(d, RIG_EDGE_OWN_WORD)))
-    return atomic_load(&d->signaled);               /* TL-23 */
-  return rig__read_signaled(d);
+/* Whether signaled may read d now, rather than answer the last value read:
+ * never inside a lock, and for a lost device with a word of its own only
+ * once its stop has returned (TL-22, TL-23). */
+static bool may_read(const rig_device *d) {
+  if (rig__inside_lock())
+    return false;
+  return !rig__is_lost(d) || !has(d, RIG_EDGE_OWN_WORD) || d->stopped;
+}
+
+uint64_t rig__read_signaled(rig_device *d) {
+  uint64_t v = atomic_load(&d->signaled);
+  if (may_read(d))
+    (void)read_value(d, &v);
+  return v;
+}
+
+RIG_API rig_status rig_signaled(rig_device *d, uint64_t *out) {
+  if (!d || !out)
+    return rig__fail(RIG_INVALID, d, 0, "rig_signaled: %s is NULL", d ? "out" : "device");
+  bool was_lost = rig__is_lost(d);
+  if (!may_read(d)) {
+    *out = atomic_load(&d->signaled);               /* TL-23 */
+    return RIG_OK;
+  }
+  rig_status st = read_value(d, out);
+  if (st == RIG_OK && !was_lost && rig__is_lost(d))
+    st = rig__lost_error(d);                        /* TL-26 */
+  return st;
 }
 
 RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value) {
@@ -296,6 +322,7 @@ static void unlink_entry(name_entry *x) {
 /* Runs a lost device's owed stop (STOP-9). Its submits are done: the
  * submit lock keeps new ones out, and lost devices take none. */
 static void run_stop(rig_device *d) {
+  atomic_store(&d->stopping, true);
   rig__lock(&d->submit_lock);
   if (!d->stopped) {
     rig_edge_error err = {0};
@@ -452,7 +479,10 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   while ((e = settle(name, &st))) {
     if (!rig__is_lost(e->dev))
       return reuse(e, t, name, out);
-    retire_lost(e);
+    if (atomic_load(&e->dev->stopping))              /* OPEN-5 */
+      return rig__fail(RIG_UNAVAILABLE, e->dev, 0,
+                       "%s: the stop of its lost device has not returned", name);
+    retire_lost(e);                                  /* OPEN-3 */
   }
   if (st)
     return st;

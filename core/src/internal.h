@@ -61,6 +61,9 @@ RIG__HIDDEN void rig__slot_take_first(rig_device *host);
 RIG__HIDDEN bool rig__point_reached(rig_point p, bool commit);
 typedef enum { RIG__REACHED, RIG__PENDING, RIG__DROPPED } rig__pstate;
 RIG__HIDDEN rig__pstate rig__point_state(rig_point p, bool *stopped);
+/* Releases d's submitted work to the device before a wait for value v
+ * (TL-9, TL-15); block=false only tries, as a lock-free call must. */
+RIG__HIDDEN void rig__commit(rig_device *d, uint64_t v, bool block);
 /* Waits for p on the host (no lock held). */
 RIG__HIDDEN rig_status rig__point_wait(rig_point p);
 
@@ -91,6 +94,8 @@ struct rig_device {
   uint64_t lost_at;               /* values after it are dropped */
   char lost_buf[RIG_MESSAGE_BYTES];
   bool stopped;                   /* the driver's stop returned */
+  _Atomic bool stopping;          /* a call runs, or ran, its stop */
+  _Atomic uint64_t committed;     /* values released to the device (TL-7) */
   bool slot_pending;              /* stopped; leaves its slot when drained */
 
   /* memory (reclaim.c) */
@@ -111,7 +116,8 @@ RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
 RIG__HIDDEN bool rig__is_lost(const rig_device *d);
 /* Loses d with why unless it is lost already (LOSS-10). */
 RIG__HIDDEN void rig__lose(rig_device *d, const char *why);
-/* The device's reached value, read from its word or driver. */
+/* The device's reached value, read from its word or driver where it may
+ * be (TL-22, TL-23); else the last value read. */
 RIG__HIDDEN uint64_t rig__read_signaled(rig_device *d);
 /* A stopped device returns its memory and, once drained, its slot. */
 RIG__HIDDEN void rig__device_stopped(rig_device *d);

@@ -142,8 +142,11 @@ bool rig__point_reached(rig_point p, bool commit) {
   if (rig__is_lost(d))
     reached = v <= d->lost_at;                   /* LMEM-11 */
   else {
-    (void)commit; /* drivers here commit in submit; TL-9 is the order issue's */
-    reached = v <= (rig__inside_lock() ? atomic_load(&d->signaled) : rig__read_signaled(d));
+    reached = v <= rig__read_signaled(d);
+    if (!reached && commit) {
+      rig__commit(d, v, false);                  /* TL-15 */
+      reached = v <= rig__read_signaled(d);
+    }
   }
   rig_device_release(d);
   return reached;
@@ -180,7 +183,9 @@ rig_status rig__point_wait(rig_point p) {
   if (v > atomic_load(&d->submitted))
     st = rig__fail(RIG_INVALID, d, 0, "rig_point_wait: %s has not been given value %llu",
                    d->name, (unsigned long long)v);
-  while (st == RIG_OK && !rig__point_reached(p, true)) {
+  if (st == RIG_OK)
+    rig__commit(d, v, true);                     /* TL-9 */
+  while (st == RIG_OK && !rig__point_reached(p, false)) {
     if (rig__is_lost(d))
       st = rig__lost_error(d);                 /* LMEM-11 */
     else if (rig__interrupted())

@@ -79,9 +79,33 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   stamp(d, uses, nuses, p);                            /* ORDER-18, ORDER-19 */
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
+  else if (!d->drv->commit)
+    atomic_store(&d->committed, v);                    /* its submit commits */
   rig__unlock(&d->submit_lock);
   if (r != RIG_EDGE_OK)
     return rig__lost_error(d);
   *out = p;
   return RIG_OK;
+}
+
+/* Commits every value submitted so far, under the submit lock, since
+ * commits and submits on a device follow one another (DOM-5). A driver
+ * that fails to commit loses its device (LOSS-3). A lock-free caller only
+ * tries the lock: a submit or commit under way will commit in its turn, or
+ * the driver itself within k values (TL-10). */
+void rig__commit(rig_device *d, uint64_t v, bool block) {
+  if (!d->drv->commit || atomic_load(&d->committed) >= v || rig__is_lost(d))
+    return;
+  if (rig__inside_lock() || (block ? pthread_mutex_lock(&d->submit_lock)
+                                   : pthread_mutex_trylock(&d->submit_lock)) != 0)
+    return;
+  uint64_t upto = atomic_load(&d->submitted);
+  if (atomic_load(&d->committed) < upto && !rig__is_lost(d)) {
+    rig_edge_error err = {0};
+    if (d->drv->commit(d->h, upto, &err) == RIG_EDGE_OK)
+      atomic_store(&d->committed, upto);
+    else
+      rig__lose(d, err.message);                       /* LOSS-3 */
+  }
+  pthread_mutex_unlock(&d->submit_lock);
 }

@@ -30,6 +30,14 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
+
+/* rig_signaled's value, asserting it answered (TL-19). */
+static uint64_t signaled_of(rig_device *d) {
+  uint64_t v = UINT64_MAX;
+  assert_int_equal(rig_signaled(d, &v), RIG_OK);
+  return v;
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -244,7 +252,7 @@ static void open_31_first_open_makes_a_device(void **state) {
   assert_null(rig_lost(n));
   assert_int_not_equal(slot_of(n), slot_of(d));
   assert_int_not_equal(slot_of(n), slot_of(rig_host()));
-  assert_true(rig_signaled(n) == rig_submitted(n));
+  assert_true(signaled_of(n) == rig_submitted(n));
   uint64_t start = rig_submitted(n);
   rig_point p = work(n, 1);
   assert_true(rig_point_value(p) == start + 1);
@@ -300,11 +308,11 @@ static void open_38_39_40_41_memory_device(void **state) {
   conf_ok(rig_buffer_submit_fill(a, 0xc0ffee11, 4, &p));
   assert_true(all_words(a, 0xc0ffee11)); /* no wait: the bytes are there */
   assert_true(rig_point_reached(p));
-  assert_true(rig_signaled(m) == rig_point_value(p));
+  assert_true(signaled_of(m) == rig_point_value(p));
   conf_ok(rig_buffer_submit_copy(a, b, &p));
   assert_true(all_words(b, 0xc0ffee11));
   assert_true(rig_point_reached(p));
-  assert_true(rig_signaled(m) == rig_submitted(m));
+  assert_true(signaled_of(m) == rig_submitted(m));
   assert_int_equal(rig_point_slot(p), slot_of(m));
   assert_true(rig_submitted(m) == ms + 2);
   assert_true(rig_submitted(h) == hs); /* OPEN-40 */
@@ -322,7 +330,7 @@ static void open_38_39_40_41_memory_device(void **state) {
   assert_true(all_words(b, 0x77777777));
   assert_true(rig_point_reached(p));
   assert_true(rig_point_value(p) == ms + 3);
-  assert_true(rig_signaled(m) == ms + 3);
+  assert_true(signaled_of(m) == ms + 3);
   rig_submission_release(s);
 
   /* OPEN-40: the host's work leaves m's timeline alone. */
@@ -412,10 +420,10 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
     assert_int_equal(pthread_create(&t, NULL, slow_fill_run, &f), 0);
     while (rig_submitted(d) < v && !atomic_load(&f.done))
       ;
-    overlapped = rig_signaled(d) < v; /* the fill runs as close starts */
+    overlapped = signaled_of(d) < v; /* the fill runs as close starts */
     conf_ok(rig_close(d));
     /* OPEN-45: the fill is done. */
-    assert_true(rig_signaled(d) == v);
+    assert_true(signaled_of(d) == v);
     assert_true(rig_point_reached(rig_device_point(d, v)));
     const unsigned char *bytes = rig_buffer_host_address(big);
     assert_int_equal(bytes[SLOW_BYTES - 1], 0x6b);
@@ -470,7 +478,7 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
   assert_lost(rig_submit(r, &a, 1, NULL, 0, &q), d, "closed");
   /* No value assigned by any of them; what was reached stays reached. */
   assert_true(rig_submitted(d) == last);
-  assert_true(rig_signaled(d) == last); /* TL-23: the last value read */
+  assert_true(signaled_of(d) == last); /* TL-23: the last value read */
   assert_true(rig_point_reached(p));
   conf_ok(rig_point_wait(p));
   assert_false(rig_point_reached(rig_device_point(d, last + 1)));
@@ -530,7 +538,7 @@ static void open_57_interrupted_close_finished_by_next_close(void **state) {
     }
     conf_ok(rig_close(d));                       /* OPEN-57: finished */
     assert_string_equal(rig_lost(d), "closed");
-    assert_true(rig_signaled(d) == v);
+    assert_true(signaled_of(d) == v);
     assert_int_equal(pthread_join(t, NULL), 0);
     conf_ok(f.st);
     const unsigned char *bytes = rig_buffer_host_address(big);
@@ -719,7 +727,7 @@ static void open_17_18_prop_11_reopen_is_a_new_device(void **state) {
     /* Nothing else opened meanwhile, so n takes the slot old left. */
     assert_int_equal(slot_of(n), slot);
     assert_true(rig_submitted(n) == last);       /* TL-17 */
-    assert_true(rig_signaled(n) == last);
+    assert_true(signaled_of(n) == last);
     rig_point p = work(n, 1 + round % 3);
     assert_true(rig_point_value(p) > last);      /* OPEN-17 */
     assert_true(rig_point_value(p) == last + 1 + (uint64_t)(round % 3));
@@ -798,7 +806,7 @@ static void prop_1_2_3_properties_kept_after_close(void **state) {
   props after = props_of(d);
   assert_same_props(&before, &after);
   assert_true(rig_submitted(d) == sub);
-  assert_true(rig_signaled(d) == sub);
+  assert_true(signaled_of(d) == sub);
   assert_string_equal(rig_lost(d), "closed");
   /* Its successor has the same properties: they come from the opener. */
   props succ = props_of(n);
@@ -1080,7 +1088,7 @@ static void tl_1_5_16_submit_takes_the_next_value(void **state) {
     assert_int_equal(rig_point_slot(p), slot_of(d));
     assert_true(rig_point_value(p) == prev + 1);      /* TL-1 */
     assert_true(rig_submitted(d) == prev + 1);        /* TL-5, TL-16 */
-    uint64_t sig = rig_signaled(d);
+    uint64_t sig = signaled_of(d);
     assert_true(sig == rig_submitted(d));             /* TL-19: done on return */
     assert_true(rig_point_reached(rig_device_point(d, sig))); /* TL-20 */
     assert_true(all_words(b, 0x10101010u * i));
@@ -1196,11 +1204,11 @@ typedef struct tl18_reader {
  * signaled read first is never past submitted read after (TL-18, TL-19). */
 static void *tl18_read(void *arg) {
   tl18_reader *r = arg;
-  uint64_t sub = rig_submitted(r->d), sig = rig_signaled(r->d);
+  uint64_t sub = rig_submitted(r->d), sig = signaled_of(r->d);
   r->first = sub;
   atomic_store(&r->started, true);
   do {
-    uint64_t g = rig_signaled(r->d);
+    uint64_t g = signaled_of(r->d);
     uint64_t s = rig_submitted(r->d);
     r->back_sub += s < sub;
     r->back_sig += g < sig;
@@ -1277,7 +1285,7 @@ static void tl_4_values_follow_acceptance_across_threads(void **state) {
   for (size_t i = 0; i < total; i++)
     assert_true(all[i] == start + 1 + i); /* distinct and consecutive */
   assert_true(rig_submitted(d) == start + total);
-  assert_true(rig_signaled(d) == start + total);
+  assert_true(signaled_of(d) == start + total);
   free(all);
   free(ts);
   rig_device_release(d);
@@ -1305,7 +1313,7 @@ static void tl_18_submitted_is_monotone(void **state) {
     uint32_t w = 0;
     conf_ok(rig_buffer_get(a, 0, &w, 4));
     STEP();
-    (void)rig_signaled(d);
+    (void)signaled_of(d);
     STEP();
     work(rig_host(), 1);
     STEP();
@@ -1337,7 +1345,7 @@ static void tl_19_20_signaled_reached_and_visible(void **state) {
     rig_point p;
     uint32_t pat = 0x9e3779b9u * (i + 1);
     conf_ok(rig_buffer_submit_fill(b, pat, 4, &p));
-    uint64_t sig = rig_signaled(d);
+    uint64_t sig = signaled_of(d);
     assert_true(sig >= rig_point_value(p));
     assert_true(sig == rig_submitted(d)); /* done before submit returned */
     assert_true(rig_point_reached(rig_device_point(d, sig)));
@@ -1371,14 +1379,14 @@ static void tl_24_27_signaled_never_blocks(void **state) {
   while (!atomic_load(&f.done)) {
     uint64_t sub = rig_submitted(d);
     double c0 = now_s();
-    uint64_t sig = rig_signaled(d);
+    uint64_t sig = signaled_of(d);
     bool reached = rig_point_reached(rig_device_point(d, v));
     double dt = now_s() - c0;
     if (dt > worst)
       worst = dt;
     assert_true(sig <= v);
     if (reached) /* reached for good: signaled has it from now on */
-      assert_true(rig_signaled(d) >= v);
+      assert_true(signaled_of(d) >= v);
     if (sub == v && sig < v)
       inside++; /* the fill's value is given and its work not done */
     calls++;
@@ -1390,7 +1398,7 @@ static void tl_24_27_signaled_never_blocks(void **state) {
                 conf_name(), calls, fill_s * 1e3, inside, worst * 1e3);
   assert_true(inside > 0);
   assert_true(worst < fill_s / 2); /* a wait would last the fill */
-  assert_true(rig_signaled(d) == v);
+  assert_true(signaled_of(d) == v);
   assert_int_equal(rig_last_error()->status, RIG_INVALID); /* TL-27 */
   assert_string_equal(rig_last_error()->message, msg);
   rig_buffer_release(big);

@@ -10,8 +10,13 @@
  *   host=0|1     whether the host addresses its memory (1); with 0 it is
  *                a GPU whose memory the host does not address
  *   budget=N     its budget in bytes (1 GiB)
+ *   commit_k=K   hold submitted work until rig commits it, or until K
+ *                values wait uncommitted (TL-7, TL-10); 0 (the default):
+ *                submit commits
+ *   fault_at=N   the submit of value N fails with "injected fault at N"
+ *   stop_ms=N    its stop takes N ms
  *
- * k (commit): submit commits every value at once.
+ * k (commit): commit_k, or 1.
  * Per open: one record of about 70 KiB (its ring), freed at destroy.
  */
 #include <pthread.h>
@@ -36,6 +41,9 @@ typedef struct testdev {
   uint32_t delay_us;
   bool waits, host;
   uint64_t budget;
+  uint32_t commit_k, stop_ms;
+  uint64_t fault_at;
+  uint64_t committed;              /* the worker runs values up to it */
   pthread_t worker;
   bool running;
   pthread_mutex_t lock;
@@ -62,6 +70,12 @@ static void parse(testdev *t, const char *args) {
       t->host = p[6] == '1';
     else if (strncmp(p + 1, "budget=", 7) == 0)
       t->budget = strtoull(p + 8, NULL, 10);
+    else if (strncmp(p + 1, "commit_k=", 9) == 0)
+      t->commit_k = (uint32_t)strtoul(p + 10, NULL, 10);
+    else if (strncmp(p + 1, "fault_at=", 9) == 0)
+      t->fault_at = strtoull(p + 10, NULL, 10);
+    else if (strncmp(p + 1, "stop_ms=", 8) == 0)
+      t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
   }
 }
 
@@ -103,9 +117,11 @@ static void *worker(void *arg) {
   testdev *t = arg;
   pthread_mutex_lock(&t->lock);
   for (;;) {
-    while (t->tail == t->head && !t->stopping)
+    /* Only committed work runs (TL-8); a stop ends the rest unrun. */
+    while ((t->tail == t->head || t->ring[t->tail % RING].value > t->committed) &&
+           !t->stopping)
       pthread_cond_wait(&t->more, &t->lock);
-    if (t->tail == t->head)
+    if (t->tail == t->head || t->ring[t->tail % RING].value > t->committed)
       break;
     item it = t->ring[t->tail % RING];
     pthread_mutex_unlock(&t->lock);
@@ -153,12 +169,14 @@ static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
   f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
   f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
-  f->commit_k = 1;
+  f->commit_k = t->commit_k ? t->commit_k : 1;
   return RIG_EDGE_OK;
 }
 
 static int td_stop(void *h, rig_edge_error *err) {
   testdev *t = h;
+  if (t->stop_ms)
+    sleep_us(t->stop_ms * 1000);
   pthread_mutex_lock(&t->lock);
   t->stopping = true;
   pthread_cond_broadcast(&t->more);
@@ -209,6 +227,9 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   testdev *t = h;
   if (w->nparts > RING_PARTS || w->nwaits > RING_WAITS)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: work larger than the queue");
+  if (t->fault_at && w->value == t->fault_at)
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %llu",
+                         (unsigned long long)w->value);
   pthread_mutex_lock(&t->lock);
   item *it = &t->ring[t->head % RING];
   *it = (item){w->value, (uint32_t)(t->part_head % RING_PARTS), w->nparts,
@@ -220,6 +241,19 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   t->part_head += w->nparts;
   t->wait_head += w->nwaits;
   t->head++;
+  /* Commits on its own once k values wait (TL-10). */
+  if (!t->commit_k || w->value >= t->committed + t->commit_k)
+    t->committed = w->value;
+  pthread_cond_broadcast(&t->more);
+  pthread_mutex_unlock(&t->lock);
+  return RIG_EDGE_OK;
+}
+
+static int td_commit(void *h, uint64_t value, rig_edge_error *err) {
+  testdev *t = h;
+  pthread_mutex_lock(&t->lock);
+  if (value > t->committed)
+    t->committed = value;
   pthread_cond_broadcast(&t->more);
   pthread_mutex_unlock(&t->lock);
   return RIG_EDGE_OK;
@@ -260,6 +294,7 @@ static const rig_edge_driver test_driver = {
     .unmap_word = td_unmap_word,
     .room = td_room,
     .submit = td_submit,
+    .commit = td_commit,
     .allocate = td_allocate,
     .release = td_release,
 };

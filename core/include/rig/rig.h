@@ -181,9 +181,13 @@ RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n);
 /* The last value assigned on d's timeline, or the value it started after
  * (TL-16..18). Lock-free. */
 RIG_API uint64_t rig_submitted(const rig_device *d);
-/* The last value d has reported (TL-19..27). Commits nothing and waits for
- * nothing. Inside a lock it answers the last value read. Lock-free. */
-RIG_API uint64_t rig_signaled(rig_device *d);
+/* Writes the last value d has reported (TL-19..27). Commits nothing and
+ * waits for nothing. Inside a lock, and for a lost device whose driver keeps
+ * its own word until its stop returned, it answers the last value read
+ * (TL-22, TL-23). RIG_LOST, having written the last value read, when the
+ * driver's read of its own word fails, or when d is lost while the read is
+ * under way (TL-25, TL-26). Lock-free. */
+RIG_API rig_status rig_signaled(rig_device *d, uint64_t *out);
 /* The point of d's last submitted value. Lock-free. */
 RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value);
 
