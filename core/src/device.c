@@ -331,6 +331,7 @@ static void run_stop(rig_device *d) {
     d->stopped = true;
   }
   rig__unlock(&d->submit_lock);
+  rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
 }
 
 /* A handle that no device takes is stopped once (OPEN-29). */

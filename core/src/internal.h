@@ -70,6 +70,7 @@ RIG__HIDDEN rig_status rig__point_wait(rig_point p);
 /* ---- devices (device.c, loader.c, host.c) ---- */
 struct rig__plugin;
 struct rig__alloc;
+typedef struct rig__mapping rig__mapping_t;
 
 struct rig_device {
   _Atomic uint32_t refs;
@@ -96,6 +97,9 @@ struct rig_device {
   bool stopped;                   /* the driver's stop returned */
   _Atomic bool stopping;          /* a call runs, or ran, its stop */
   _Atomic uint64_t committed;     /* values released to the device (TL-7) */
+  rig__mapping_t *mappings;       /* other devices' words its queue maps */
+  rig__mapping_t *retired;        /* earlier devices' of a slot (OPEN-21) */
+  _Atomic uint64_t queue_waits, host_waits, word_mappings; /* rig_device_stats */
   bool slot_pending;              /* stopped; leaves its slot when drained */
 
   /* memory (reclaim.c) */
@@ -193,12 +197,40 @@ RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
 
-/* ---- timeline (timeline.c) ---- */
+/* ---- waits on other devices (waits.c) ---- */
+typedef struct rig__mapping rig__mapping;
+#define RIG__MAX_WAITS 16
+/* The points one submit's work follows, at most one per slot. */
+typedef struct rig__waits {
+  uint32_t n;
+  bool overflow;                         /* more slots than points[] holds */
+  rig_point points[RIG__MAX_WAITS];
+  rig_edge_wait edge[RIG__MAX_WAITS];
+  rig__mapping *maps[RIG__MAX_WAITS];
+} rig__waits;
 /* A use of memory by work: the allocation and whether it writes. */
 typedef struct rig__use {
   rig__alloc *alloc;
   bool write;
 } rig__use;
+/* Gathers the pending points the uses and waits[] must follow; RIG_LOST
+ * for one its lost device never reached (SUBMIT-31, LMEM-10). */
+RIG__HIDDEN rig_status rig__waits_gather(rig__waits *w, rig_device *d,
+                                         const rig__use *uses, size_t nuses,
+                                         const rig_point *waits, size_t nwaits);
+/* Commits each point's work, waits on the host for those d's queue will
+ * not wait for (SUBMIT-3), and keeps the rest. */
+RIG__HIDDEN rig_status rig__waits_on_host(rig__waits *w, rig_device *d);
+/* Submit lock held: maps the words the queue waits on and points work at
+ * them; the index of a point it cannot map, or -1. */
+RIG__HIDDEN int rig__waits_to_queue(rig__waits *w, rig_device *d, rig_edge_work *work);
+/* Records that the work of value used the mappings (OPEN-21). */
+RIG__HIDDEN void rig__waits_used(rig__waits *w, rig_device *d, uint64_t value);
+/* Gives back retired mappings whose waits are passed; all: every mapping,
+ * at the device's stop (OPEN-22, OPEN-23). */
+RIG__HIDDEN void rig__mappings_release(rig_device *d, bool all);
+
+/* ---- timeline (timeline.c) ---- */
 /* Runs work on d: waits for what its uses and waits[] must follow (on the
  * host for now; in d's queue where it can, the order issue), assigns the
  * next value, hands the work to d's driver and adds the point to the uses'

@@ -88,6 +88,7 @@ static void after_move(rig_device *d) {
 
 void rig__move_collected(rig_device *d) {
   rig__move_stopped();
+  rig__mappings_release(d, false);                    /* OPEN-22 */
   rig__lock(&d->mem_lock);
   move_locked(d);
   rig__unlock(&d->mem_lock);

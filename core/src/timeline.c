@@ -10,26 +10,23 @@
  */
 #include "internal.h"
 
-#define NEED_CAP (2 * RIG__STAMPS + 1)
+/* Removes point i from the set: the host has waited for it. */
+static void drop_point(rig__waits *w, uint32_t i) {
+  w->points[i] = w->points[--w->n];
+}
 
-/* Waits on the host for every point the uses and waits[] must follow
- * (SUBMIT-3). RIG_LOST for a point its lost device never reached
- * (SUBMIT-31, LMEM-10). */
-static rig_status follow(const rig__use *uses, size_t nuses, const rig_point *waits,
-                         size_t nwaits) {
-  for (size_t i = 0; i < nwaits; i++) {
-    bool stopped;
-    if (rig__point_state(waits[i], &stopped) == RIG__DROPPED)
-      return RIG_LOST;
-    rig_status st = rig__point_wait(waits[i]);
-    if (st != RIG_OK)
+/* Gathers what the work must follow and waits on the host for what d's
+ * queue will not wait for (waits.c). A set larger than one submit holds is
+ * waited for on the host and gathered again. */
+static rig_status follow(rig__waits *w, rig_device *d, const rig__use *uses, size_t nuses,
+                         const rig_point *waits, size_t nwaits) {
+  rig_status st;
+  do {
+    if ((st = rig__waits_gather(w, d, uses, nuses, waits, nwaits)))
       return st;
-  }
-  for (size_t i = 0; i < nuses; i++) {
-    rig_status st = rig__stamps_wait(uses[i].alloc, uses[i].write);
-    if (st != RIG_OK)
+    if ((st = rig__waits_on_host(w, d)))
       return st;
-  }
+  } while (w->overflow);
   return RIG_OK;
 }
 
@@ -54,13 +51,34 @@ static void lock_with_room(rig_device *d, const rig_edge_work *work) {
   }
 }
 
+/* Takes the submit lock with room on the queues and the queue's waits
+ * mapped; a point whose word cannot be mapped is waited for on the host,
+ * without the lock, first. */
+static rig_status lock_for(rig_device *d, rig_edge_work *work, rig__waits *w) {
+  for (;;) {
+    lock_with_room(d, work);
+    int failed = rig__waits_to_queue(w, d, work);
+    if (failed < 0)
+      return RIG_OK;
+    rig_point p = w->points[failed];
+    rig__unlock(&d->submit_lock);
+    atomic_fetch_add(&d->host_waits, 1);
+    rig_status st = rig__point_wait(p);
+    if (st != RIG_OK)
+      return st;
+    drop_point(w, (uint32_t)failed);
+  }
+}
+
 rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__use *uses,
                                 size_t nuses, const rig_point *waits, size_t nwaits,
                                 rig_point *out) {
-  rig_status st = follow(uses, nuses, waits, nwaits);
+  rig__waits w;
+  rig_status st = follow(&w, d, uses, nuses, waits, nwaits);
+  if (st == RIG_OK)
+    st = lock_for(d, work, &w);
   if (st != RIG_OK)
     return st;
-  lock_with_room(d, work);
   if (rig__is_lost(d)) {
     rig__unlock(&d->submit_lock);
     return rig__lost_error(d);                         /* SUBMIT-29 */
@@ -76,6 +94,7 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   rig_edge_error err = {0};
   int r = d->drv->submit(d->h, work, &err);
   rig_point p = rig_point_make(d->slot, v);
+  rig__waits_used(&w, d, v);
   stamp(d, uses, nuses, p);                            /* ORDER-18, ORDER-19 */
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */

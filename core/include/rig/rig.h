@@ -188,7 +188,17 @@ RIG_API uint64_t rig_submitted(const rig_device *d);
  * driver's read of its own word fails, or when d is lost while the read is
  * under way (TL-25, TL-26). Lock-free. */
 RIG_API rig_status rig_signaled(rig_device *d, uint64_t *out);
-/* The point of d's last submitted value. Lock-free. */
+/* What a device's submits waited for, and where: observable so that tests
+ * tell the queue's waits from the host's. */
+typedef struct rig_stats {
+  uint64_t queue_waits;   /* points its queue waited for itself (SUBMIT-2) */
+  uint64_t host_waits;    /* points its submits waited for on the host (SUBMIT-3) */
+  uint64_t word_mappings; /* other devices' words its queue maps now (OPEN-20) */
+} rig_stats;
+/* Writes d's counts into out. Lock-free. */
+RIG_API void rig_device_stats(const rig_device *d, rig_stats *out);
+
+/* The point of d's value. Lock-free. */
 RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value);
 
 /* d's loss reason, or NULL while d is not lost (ERR-37). Lock-free. */

@@ -1,0 +1,193 @@
+/* waits.c: the points a submit's work follows on other devices, and where
+ * each is waited for (SUBMIT-2, SUBMIT-3, ORDER-10, OPEN-20..23, TL-9).
+ *
+ * A point of the submitting device itself needs no wait: device order
+ * covers it (ORDER-2). A point of another device goes to the submitting
+ * device's queue where its driver waits on other devices' words
+ * (QUEUE_WAITS) and the other device's word is core's; otherwise submit
+ * waits for it on the host, before it takes a value, holding no lock.
+ * Either way the waited work is committed first (TL-9).
+ *
+ * A device keeps one mapping of another device's word per slot it waits
+ * on: that of the slot's device it waited on last (OPEN-20). One of an
+ * earlier device of the slot retires, and goes back once the queue has
+ * passed the waits that read it, at the first of: a submit that maps a
+ * later device of a slot, a call that moves the device's memory, and its
+ * stop (OPEN-21..23). A mapping holds a reference to the device whose word
+ * it maps, so that the word outlives it.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct rig__mapping {
+  uint32_t slot;
+  rig_device *dev;               /* whose word; a reference */
+  void *mapping;                 /* the driver's */
+  uint64_t last_use;             /* the last value that waited through it */
+  struct rig__mapping *next;
+};
+
+/* Adds p to the set, keeping the highest value per slot: values of one slot
+ * grow across its devices, and device order covers the lower ones. */
+static void add_point(rig__waits *w, rig_point p) {
+  for (uint32_t i = 0; i < w->n; i++)
+    if (rig_point_slot(w->points[i]) == rig_point_slot(p)) {
+      if (p > w->points[i])
+        w->points[i] = p;
+      return;
+    }
+  if (w->n < RIG__MAX_WAITS)
+    w->points[w->n++] = p;
+  else
+    w->overflow = true;
+}
+
+rig_status rig__waits_gather(rig__waits *w, rig_device *d, const rig__use *uses, size_t nuses,
+                             const rig_point *waits, size_t nwaits) {
+  rig_point need[2 * RIG__STAMPS + 1];
+  w->n = 0;
+  w->overflow = false;
+  for (size_t i = 0; i < nwaits; i++) {
+    bool stopped;
+    switch (rig__point_state(waits[i], &stopped)) {
+    case RIG__DROPPED:
+      return RIG_LOST;                                     /* SUBMIT-31 */
+    case RIG__PENDING:
+      add_point(w, waits[i]);
+      break;
+    case RIG__REACHED:
+      break;
+    }
+  }
+  for (size_t i = 0; i < nuses; i++) {
+    int n = rig__stamps_needed(uses[i].alloc, uses[i].write, need, 2 * RIG__STAMPS + 1);
+    if (n < 0)
+      return RIG_LOST;                                     /* LMEM-10 */
+    for (int k = 0; k < n; k++)
+      add_point(w, need[k]);
+  }
+  (void)d;
+  return RIG_OK;
+}
+
+/* Whether d's queue can wait for p itself. */
+static bool queue_can_wait(const rig_device *d, const rig_device *other) {
+  return (d->facts.flags & RIG_EDGE_QUEUE_WAITS) && !(other->facts.flags & RIG_EDGE_OWN_WORD);
+}
+
+rig_status rig__waits_on_host(rig__waits *w, rig_device *d) {
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < w->n; i++) {
+    rig_point p = w->points[i];
+    if (rig_point_slot(p) == d->slot)
+      continue;                                            /* ORDER-2 */
+    rig_device *o = rig_point_device(p);
+    bool queued = o && queue_can_wait(d, o) && !w->overflow;
+    if (o)
+      rig__commit(o, rig_point_value(p), true);           /* TL-9 */
+    rig_device_release(o);
+    if (queued) {
+      w->points[keep++] = p;
+      continue;
+    }
+    atomic_fetch_add(&d->host_waits, 1);                   /* SUBMIT-3 */
+    rig_status st = rig__point_wait(p);
+    if (st != RIG_OK)
+      return st;
+  }
+  w->n = keep;
+  return RIG_OK;
+}
+
+/* Moves mappings whose queue waits are passed from retired to freed. */
+static void release_passed(rig_device *d) {
+  uint64_t reached = rig__read_signaled(d);
+  for (rig__mapping **p = &d->retired; *p;) {
+    rig__mapping *m = *p;
+    if (m->last_use <= reached || d->stopped) {
+      *p = m->next;
+      if (d->drv->unmap_word)
+        d->drv->unmap_word(d->h, m->mapping);
+      rig_device_release(m->dev);
+      free(m);
+      atomic_fetch_sub(&d->word_mappings, 1);
+    } else
+      p = &m->next;
+  }
+}
+
+/* The mapping of o's word for d's queue; submit lock held. */
+static rig__mapping *mapping_for(rig_device *d, rig_device *o) {
+  rig__mapping **p = &d->mappings;
+  for (; *p; p = &(*p)->next)
+    if ((*p)->slot == o->slot)
+      break;
+  rig__mapping *m = *p;
+  if (m && m->dev == o)
+    return m;
+  if (m) { /* a later device of the slot: the earlier one's retires (OPEN-21) */
+    *p = m->next;
+    m->next = d->retired;
+    d->retired = m;
+    release_passed(d);
+  }
+  rig_edge_error err = {0};
+  void *map = NULL;
+  if (!(m = calloc(1, sizeof *m)) || d->drv->map_word(d->h, &o->word, &map, &err) != RIG_EDGE_OK) {
+    free(m);
+    return NULL;
+  }
+  m->slot = o->slot;
+  m->dev = rig_device_retain(o);
+  m->mapping = map;
+  m->next = d->mappings;
+  d->mappings = m;
+  atomic_fetch_add(&d->word_mappings, 1);
+  return m;
+}
+
+int rig__waits_to_queue(rig__waits *w, rig_device *d, rig_edge_work *work) {
+  for (uint32_t i = 0; i < w->n; i++) {
+    rig_device *o = rig_point_device(w->points[i]);
+    w->maps[i] = o ? mapping_for(d, o) : NULL;
+    rig_device_release(o);
+    if (!w->maps[i])
+      return (int)i; /* no device or no mapping: the host waits for it */
+    w->edge[i].mapping = w->maps[i]->mapping;
+    w->edge[i].value = rig_point_value(w->points[i]);
+  }
+  work->waits = w->edge;
+  work->nwaits = w->n;
+  return -1;
+}
+
+void rig__waits_used(rig__waits *w, rig_device *d, uint64_t value) {
+  for (uint32_t i = 0; i < w->n; i++)
+    w->maps[i]->last_use = value;
+  atomic_fetch_add(&d->queue_waits, w->n);                 /* SUBMIT-2 */
+}
+
+void rig__mappings_release(rig_device *d, bool all) {
+  if (!d->retired && !(all && d->mappings))
+    return;
+  rig__lock(&d->submit_lock);
+  if (all) {
+    while (d->mappings) {
+      rig__mapping *m = d->mappings;
+      d->mappings = m->next;
+      m->next = d->retired;
+      d->retired = m;
+    }
+  }
+  release_passed(d);
+  rig__unlock(&d->submit_lock);
+}
+
+RIG_API void rig_device_stats(const rig_device *d, rig_stats *out) {
+  if (!out)
+    return;
+  out->queue_waits = d ? atomic_load(&d->queue_waits) : 0;
+  out->host_waits = d ? atomic_load(&d->host_waits) : 0;
+  out->word_mappings = d ? atomic_load(&d->word_mappings) : 0;
+}

@@ -1,0 +1,263 @@
+/* test_order.c: Order across devices, through the stamps (ORDER, SUBMIT-2,
+ * SUBMIT-3, OPEN-20..23). Part of the conformance suite: D is the device
+ * under test (RIG_CONF_DEVICE); B is a slow asynchronous test device whose
+ * work lands long after its submit returns, so that a missing order shows
+ * as stale bytes. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+
+#define N 4096
+#define SLOW "test:order-slow,delay_us=30000"
+
+static rig_device *open_name(const char *name) {
+  rig_device *d = NULL;
+  conf_ok(rig_open(name, &d));
+  return d;
+}
+
+static rig_buffer *filled(rig_device *d, uint8_t byte) {
+  rig_buffer *b;
+  conf_ok(rig_buffer_create(d, N, &b));
+  conf_ok(rig_buffer_fill(b, byte, 1));
+  return b;
+}
+
+static void assert_bytes(rig_buffer *b, uint8_t byte) {
+  static uint8_t got[N];
+  conf_ok(rig_buffer_get(b, 0, got, N));
+  for (int i = 0; i < N; i++)
+    if (got[i] != byte)
+      fail_msg("byte %d is 0x%02x, want 0x%02x", i, got[i], byte);
+}
+
+static void done(rig_device *d) {
+  conf_ok(rig_close(d));
+  rig_device_release(d);
+}
+
+/* ORDER-22, ORDER-8: the slow device's fill lands after its submit
+ * returns. Read without the stamps, as the raw address does, the bytes are
+ * stale; read through rig, which follows the fill's point, never. */
+static void order_8_22_without_stamps_a_read_is_stale(void **state) {
+  rig_device *b = open_name(SLOW);
+  rig_buffer *x = filled(b, 0x00);
+  rig_point p;
+  conf_ok(rig_buffer_submit_fill(x, 0xab, 1, &p));
+  const volatile uint8_t *raw = rig_buffer_host_address(x);
+  assert_non_null(raw);
+  assert_int_equal(raw[0], 0x00); /* no order: the fill has not run */
+  assert_false(rig_point_reached(p));
+  assert_bytes(x, 0xab);          /* follows the fill's point */
+  assert_true(rig_point_reached(p));
+  rig_buffer_release(x);
+  done(b);
+}
+
+/* ORDER-8: D's work that reads X follows the slow device's last write of X. */
+static void order_8_read_follows_other_devices_write(void **state) {
+  rig_device *d = conf_open(), *b = open_name(SLOW);
+  rig_buffer *x = filled(b, 0x00), *y = filled(d, 0x11);
+  rig_point fill, copy;
+  conf_ok(rig_buffer_submit_fill(x, 0x5a, 1, &fill));
+  conf_ok(rig_buffer_submit_copy(x, y, &copy));
+  conf_ok(rig_point_wait(copy));
+  assert_true(rig_point_reached(fill)); /* ORDER-1: follows is transitive */
+  assert_bytes(y, 0x5a);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  done(b);
+  rig_device_release(d);
+}
+
+/* ORDER-9: D's write of X follows every use of X, here the slow device's
+ * read: the slow copy out of X sees X's old bytes. */
+static void order_9_write_follows_other_devices_read(void **state) {
+  rig_device *d = conf_open(), *b = open_name(SLOW);
+  rig_buffer *x = filled(d, 0x33), *z = filled(b, 0x00);
+  rig_point read, write;
+  conf_ok(rig_buffer_submit_copy(x, z, &read)); /* runs on b, slowly */
+  conf_ok(rig_buffer_submit_fill(x, 0x44, 1, &write));
+  conf_ok(rig_point_wait(write));
+  assert_true(rig_point_reached(read));
+  assert_bytes(z, 0x33);
+  assert_bytes(x, 0x44);
+  rig_buffer_release(x);
+  rig_buffer_release(z);
+  done(b);
+  rig_device_release(d);
+}
+
+/* ORDER-2: on one device, value v's work follows every value below it. */
+static void order_2_device_order(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *x = filled(d, 0), *y = filled(d, 0);
+  rig_point p[8];
+  for (int i = 0; i < 8; i++)
+    conf_ok(rig_buffer_submit_fill(i % 2 ? y : x, (uint32_t)i, 1, &p[i]));
+  conf_ok(rig_point_wait(p[7]));
+  for (int i = 0; i < 8; i++)
+    assert_true(rig_point_reached(p[i]));
+  assert_bytes(x, 6);
+  assert_bytes(y, 7);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_device_release(d);
+}
+
+/* ORDER-10, SUBMIT-9: a submit's work follows the points of its waits, on
+ * memory it does not share with them. */
+static void order_10_work_follows_its_waits(void **state) {
+  rig_device *d = conf_open(), *b = open_name(SLOW);
+  rig_buffer *far = filled(b, 0), *q = filled(d, 7), *r = filled(d, 0);
+  rig_part part = rig_part_copy(0, 1);
+  rig_submission *s;
+  rig_run *run;
+  rig_point slow, p;
+  conf_ok(rig_buffer_submit_fill(far, 9, 1, &slow));
+  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  rig_buffer *bufs[2] = {q, r};
+  conf_ok(rig_submit(run, bufs, 2, &slow, 1, &p));
+  conf_ok(rig_point_wait(p));
+  assert_true(rig_point_reached(slow));
+  assert_bytes(r, 7);
+  rig_submission_release(s);
+  rig_buffer_release(far);
+  rig_buffer_release(q);
+  rig_buffer_release(r);
+  done(b);
+  rig_device_release(d);
+}
+
+/* ORDER-11: host code after Point.wait sees the work's writes. */
+static void order_11_host_after_wait_sees_writes(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *x = filled(d, 0);
+  rig_point p;
+  conf_ok(rig_buffer_submit_fill(x, 0x77, 1, &p));
+  conf_ok(rig_point_wait(p));
+  const uint8_t *raw = rig_buffer_host_address(x);
+  if (raw)
+    for (int i = 0; i < N; i++)
+      assert_int_equal(raw[i], 0x77);
+  rig_buffer_release(x);
+  rig_device_release(d);
+}
+
+/* SUBMIT-2, SUBMIT-3: a device whose driver waits on other words waits in
+ * its queue; any other device waits on the host. */
+static void submit_2_3_queue_or_host_wait(void **state) {
+  rig_device *d = conf_open(), *b = open_name(SLOW);
+  rig_buffer *x = filled(b, 0), *y = filled(d, 0);
+  rig_stats before, after;
+  rig_point fill, copy;
+  rig_device_stats(d, &before);
+  conf_ok(rig_buffer_submit_fill(x, 0x21, 1, &fill));
+  conf_ok(rig_buffer_submit_copy(x, y, &copy));
+  rig_device_stats(d, &after);
+  rig_device *runner = rig_point_device(copy);
+  if (strncmp(conf_name(), "test:", 5) == 0)
+    assert_ptr_equal(runner, d); /* test devices reach each other (MACH-17) */
+  if (runner == d && strncmp(conf_name(), "test:", 5) == 0 && !strstr(conf_name(), "waits=0")) {
+    assert_int_equal(after.queue_waits, before.queue_waits + 1);  /* SUBMIT-2 */
+    assert_int_equal(after.host_waits, before.host_waits);
+    assert_false(rig_point_reached(fill)); /* the submit returned before it */
+  } else if (runner == d) {
+    assert_int_equal(after.host_waits, before.host_waits + 1);    /* SUBMIT-3 */
+    assert_int_equal(after.queue_waits, before.queue_waits);
+    assert_true(rig_point_reached(fill));
+  }
+  rig_device_release(runner);
+  conf_ok(rig_point_wait(copy));
+  assert_bytes(y, 0x21);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  done(b);
+  rig_device_release(d);
+}
+
+/* OPEN-20, OPEN-21, OPEN-23, PROP-7: one mapping per slot waited on, of
+ * its latest device; an earlier device's goes back once passed; all go
+ * back at the stop. Needs a device whose queue waits. */
+static void open_20_21_23_one_word_mapping_per_slot(void **state) {
+  if (strncmp(conf_name(), "test:", 5) != 0 || strstr(conf_name(), "waits=0"))
+    skip();
+  rig_device *d = open_name("test:order-mapper,delay_us=100");
+  rig_stats st;
+  for (int round = 0; round < 3; round++) {
+    rig_device *b = open_name(SLOW);
+    rig_buffer *x = filled(b, 0), *y = filled(d, 0);
+    rig_point fill, copy;
+    conf_ok(rig_buffer_submit_fill(x, (uint32_t)round + 1, 1, &fill));
+    conf_ok(rig_buffer_submit_copy(x, y, &copy));
+    conf_ok(rig_point_wait(copy));
+    rig_device_stats(d, &st);
+    assert_int_equal(st.word_mappings, 1); /* the slot's latest device only */
+    assert_bytes(y, (uint8_t)(round + 1));
+    rig_buffer_release(x);
+    rig_buffer_release(y);
+    done(b); /* the next round's device takes b's slot */
+    conf_ok(rig_free_cache(d));
+  }
+  done(d);
+  rig_device_stats(d, &st);
+  assert_int_equal(st.word_mappings, 0);   /* OPEN-23 */
+}
+
+/* ORDER-28, ORDER-33: work that starts after both of two threads' submits
+ * returned follows both. */
+struct racer {
+  rig_device *d;
+  rig_buffer *x;
+  uint32_t byte;
+};
+static void *race(void *arg) {
+  struct racer *r = arg;
+  for (int i = 0; i < 20; i++)
+    if (rig_buffer_fill(r->x, r->byte, 1) != RIG_OK)
+      return "fill failed";
+  return NULL;
+}
+static void order_28_33_after_both_submits_follows_both(void **state) {
+  rig_device *d = conf_open(), *b = open_name("test:order-racer,delay_us=200");
+  rig_buffer *whole = filled(d, 0), *lo, *hi;
+  conf_ok(rig_buffer_view(whole, 0, N / 2, RIG_READ_WRITE, &lo));
+  conf_ok(rig_buffer_view(whole, N / 2, N / 2, RIG_READ_WRITE, &hi));
+  struct racer r1 = {d, lo, 0x61}, r2 = {b, hi, 0x62};
+  pthread_t t1, t2;
+  void *e1, *e2;
+  pthread_create(&t1, NULL, race, &r1);
+  pthread_create(&t2, NULL, race, &r2);
+  pthread_join(t1, &e1);
+  pthread_join(t2, &e2);
+  assert_null(e1);
+  assert_null(e2);
+  uint8_t got[N];
+  conf_ok(rig_buffer_get(whole, 0, got, N)); /* ORDER-29: disjoint words */
+  for (int i = 0; i < N; i++)
+    assert_int_equal(got[i], i < N / 2 ? 0x61 : 0x62);
+  rig_buffer_release(lo);
+  rig_buffer_release(hi);
+  rig_buffer_release(whole);
+  done(b);
+  rig_device_release(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
+      cmocka_unit_test(order_8_read_follows_other_devices_write),
+      cmocka_unit_test(order_9_write_follows_other_devices_read),
+      cmocka_unit_test(order_2_device_order),
+      cmocka_unit_test(order_10_work_follows_its_waits),
+      cmocka_unit_test(order_11_host_after_wait_sees_writes),
+      cmocka_unit_test(submit_2_3_queue_or_host_wait),
+      cmocka_unit_test(open_20_21_23_one_word_mapping_per_slot),
+      cmocka_unit_test(order_28_33_after_both_submits_follows_both),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
