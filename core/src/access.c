@@ -71,7 +71,7 @@ RIG_API rig_status rig_buffer_wait(rig_buffer *b, rig_access access) {
 
 RIG_API bool rig_buffer_reached(rig_buffer *b, rig_access access) {
   rig_point need[1];
-  if (!b || atomic_load(&b->alloc->dead))
+  if (!b || rig__buffer_is_dead(b))
     return false;
   return rig__stamps_needed(b->alloc, access == RIG_READ_WRITE, need, 1) == 0;
 }

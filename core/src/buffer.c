@@ -43,6 +43,7 @@ rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off, uint64_
   b->offset = off;
   b->length = len;
   b->access = access;
+  b->gen = atomic_load(&a->gen);
   b->next = NULL;
   return b;
 }
@@ -50,8 +51,12 @@ rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off, uint64_
 rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
   if (!b)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer is NULL", fn);
-  if (atomic_load(&b->alloc->dead))
+  if (rig__buffer_is_dead(b))
     return rig__fail(RIG_INVALID, b->dev, 0, "%s: the buffer is dead", fn); /* PRE-28 */
+  uint64_t owner = atomic_load(&b->alloc->owner);
+  if (owner && owner != rig__thread_id())
+    return rig__fail(RIG_INVALID, b->dev, 0, "%s: the memory is held exclusive by a claim",
+                     fn);                                                /* VALID-5, 14 */
   if (rig__is_lost(b->alloc->dev))
     return rig__lost_error(b->alloc->dev);                               /* LMEM-8 */
   if (rig__is_lost(b->dev))
@@ -96,7 +101,7 @@ RIG_API rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
                                    rig_access access, rig_buffer **out) {
   if (!b || !out)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_view: %s is NULL", b ? "out" : "buffer");
-  if (atomic_load(&b->alloc->dead))
+  if (rig__buffer_is_dead(b))
     return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_view: the buffer is dead");
   if (offset > b->length || length > b->length - offset)
     return rig__fail(RIG_INVALID, b->dev, 0,
@@ -132,7 +137,7 @@ RIG_API rig_status rig_buffer_free(rig_buffer *b) {
     return st;
   if (!b)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_free: buffer is NULL");
-  bool was = atomic_exchange(&b->alloc->dead, true);
+  bool was = rig__buffer_is_dead(b) || atomic_exchange(&b->alloc->dead, true);
   if (was)
     return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_free: the buffer is dead");
   /* The memory returns once its last record goes and its points are
@@ -146,9 +151,9 @@ RIG_API rig_access rig_buffer_access(const rig_buffer *b) { return b ? b->access
 RIG_API rig_kind rig_buffer_kind(const rig_buffer *b) {
   return b ? b->alloc->kind : RIG_KIND_DEVICE;
 }
-RIG_API bool rig_buffer_dead(const rig_buffer *b) { return !b || atomic_load(&b->alloc->dead); }
+RIG_API bool rig_buffer_dead(const rig_buffer *b) { return !b || rig__buffer_is_dead(b); }
 RIG_API void *rig_buffer_host_address(const rig_buffer *b) {
-  if (!b || !b->alloc->mem.host || atomic_load(&b->alloc->dead))
+  if (!b || !b->alloc->mem.host || rig__buffer_is_dead(b))
     return NULL;
   return (char *)b->alloc->mem.host + b->offset;
 }

@@ -151,6 +151,10 @@ typedef struct rig__stamp {
 typedef struct rig__alloc {
   _Atomic uint32_t refs;       /* buffers over it, exports included */
   _Atomic bool dead;           /* rig_buffer_free */
+  _Atomic uint32_t gen;        /* buffers of earlier generations are dead:
+                                  a consume starts a new one (claim.c) */
+  _Atomic uint32_t claims;     /* claims on the memory (PRE-24) */
+  _Atomic uint64_t owner;      /* the thread holding it exclusive, or 0 */
   rig_device *dev;             /* the device that holds the memory */
   rig_kind kind;
   uint64_t bytes;              /* what create asked, rounded to words */
@@ -167,6 +171,7 @@ struct rig_buffer {
   rig__alloc *alloc;
   rig_device *dev;             /* the device the buffer is on */
   uint64_t offset, length;
+  uint32_t gen;                /* the allocation's generation it was made in */
   struct rig_buffer *next;     /* the free pool */
 };
 
@@ -182,6 +187,14 @@ RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t 
 /* RIG_INVALID unless b is a live buffer; RIG_LOST if its memory's device or
  * its own device is lost. */
 RIG__HIDDEN rig_status rig__buffer_usable(const rig_buffer *b, const char *fn);
+
+/* Claims (claim.c). */
+/* This thread's id for exclusive claims, never 0. */
+RIG__HIDDEN uint64_t rig__thread_id(void);
+/* Whether b is dead: freed, or made before a consume (PRE-26). */
+RIG__HIDDEN bool rig__buffer_is_dead(const rig_buffer *b);
+/* Releases the holds collected since the last move (RECLAIM-20). */
+RIG__HIDDEN void rig__holds_release(void);
 
 /* Stamps (stamps.c). */
 /* Writes into out (room for cap) the points a read (write=false) or a write

@@ -87,6 +87,7 @@ static void after_move(rig_device *d) {
 }
 
 void rig__move_collected(rig_device *d) {
+  rig__holds_release();                               /* RECLAIM-20 */
   rig__move_stopped();
   rig__mappings_release(d, false);                    /* OPEN-22 */
   rig__lock(&d->mem_lock);
@@ -218,6 +219,8 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
   rig__stamps_clear(a);
   atomic_store(&a->refs, 1);
   atomic_store(&a->dead, false);
+  atomic_store(&a->claims, 0);
+  atomic_store(&a->owner, 0);
   a->next = NULL;
   *out = a;
   return RIG_OK;

@@ -330,6 +330,43 @@ RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst,
 RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
                                           uint32_t pattern_bytes, rig_point *out);
 
+/* ---- claims (docs/claims.md) ------------------------------------------------ */
+
+/* A claim records that something reads an allocation, so that a donation,
+ * a function writing its result over an argument it no longer needs, writes
+ * only memory nothing else reads (PRE-23..26). The claims of an allocation
+ * are shared by its views. Every function here is lock-free (DOM-22). */
+typedef struct rig_claim rig_claim;
+
+/* Takes a claim that reads b's memory until rig_claim_release. It is a
+ * read (LMEM-3): RIG_LOST where a read of the memory would be. Waits for
+ * nothing. */
+RIG_API rig_status rig_buffer_claim(rig_buffer *b, rig_claim **out);
+/* Takes a hold: a claim whose release only queues, for a finaliser or any
+ * callback; the claim goes at the next call that moves memory
+ * (RECLAIM-20). */
+RIG_API rig_status rig_claim_hold(rig_buffer *b, rig_claim **out);
+/* Releases a claim of rig_buffer_claim or rig_claim_hold. An exclusive
+ * claim ends with its rig_claim_with instead. */
+RIG_API void rig_claim_release(rig_claim *c);
+
+/* Runs fn with b's memory held exclusive by the calling thread, through a
+ * claim that names no access and so depends on every point (LMEM-6):
+ * RIG_LOST where a write would be. Meanwhile other threads' submits,
+ * copies and host accesses of the memory are RIG_INVALID (VALID-5,
+ * VALID-14), and so is a second rig_claim_with. fn must not block on
+ * another thread that uses the memory. */
+typedef void (*rig_claim_fn)(rig_claim *c, rig_buffer *b, void *ctx);
+RIG_API rig_status rig_claim_with(rig_buffer *b, rig_claim_fn fn, void *ctx);
+/* Whether c is the only claim on its memory (PRE-25). */
+RIG_API bool rig_claim_only(const rig_claim *c);
+/* Consumes the memory c holds exclusive as its only claim: every buffer
+ * made over it until now is dead from now on (PRE-26), and *out, a new
+ * buffer over the whole allocation with its stamps, takes the donor's
+ * result. RIG_INVALID unless c is rig_claim_with's claim, on its thread,
+ * and the only one. */
+RIG_API rig_status rig_claim_consume(rig_claim *c, rig_buffer **out);
+
 /* ---- submissions ------------------------------------------------------------ */
 
 typedef enum rig_part_kind {
