@@ -332,6 +332,7 @@ static void run_stop(rig_device *d) {
   }
   rig__unlock(&d->submit_lock);
   rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
+  rig__locals_drop(d);                               /* LOCAL-5, LOCAL-6 */
 }
 
 /* A handle that no device takes is stopped once (OPEN-29). */

@@ -100,6 +100,7 @@ struct rig_device {
   rig__mapping_t *mappings;       /* other devices' words its queue maps */
   rig__mapping_t *retired;        /* earlier devices' of a slot (OPEN-21) */
   _Atomic uint64_t queue_waits, host_waits, word_mappings; /* rig_device_stats */
+  _Atomic(void *) *_Atomic locals;  /* values per key (local.c) */
   bool slot_pending;              /* stopped; leaves its slot when drained */
 
   /* memory (reclaim.c) */
@@ -132,6 +133,8 @@ RIG__HIDDEN void rig__return_all(rig_device *d);
  * (RECLAIM-21) until it is drained. */
 RIG__HIDDEN void rig__stopped_add(rig_device *d);
 RIG__HIDDEN void rig__move_stopped(void);
+/* Drops d's values per key once its stop returned (LOCAL-5). */
+RIG__HIDDEN void rig__locals_drop(rig_device *d);
 /* Returns a device record to the pool once unreferenced. */
 RIG__HIDDEN void rig__device_free(rig_device *d);
 

@@ -367,6 +367,27 @@ RIG_API bool rig_claim_only(const rig_claim *c);
  * and the only one. */
 RIG_API rig_status rig_claim_consume(rig_claim *c, rig_buffer **out);
 
+/* ---- values per device -------------------------------------------------------- */
+
+/* A library keeps values per device under a key, such as the image it
+ * loaded on each device (LOCAL-1). */
+typedef struct rig_local_key rig_local_key;
+/* Makes d's value of a key. It runs inside a lock: a call that may lock
+ * made from it returns RIG_INVALID (DOM-12..14). NULL: no value. */
+typedef void *(*rig_local_init)(rig_device *d, void *ctx);
+/* Drops a value once its device's stop has returned (LOCAL-5). */
+typedef void (*rig_local_release)(void *value, void *ctx);
+
+/* Makes a key; release may be NULL. Keys live for the process (256 at
+ * most). Lock-free. */
+RIG_API rig_status rig_local_new_key(rig_local_init init, rig_local_release release, void *ctx,
+                                     rig_local_key **out);
+/* Writes d's value of k, made by k's init at the first get on d
+ * (LOCAL-2, LOCAL-3). A reopened name is a new device with values of its
+ * own (LOCAL-7). Lock-free once the value exists (DOM-23); else may lock.
+ * RIG_LOST for a lost d without the value. */
+RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out);
+
 /* ---- submissions ------------------------------------------------------------ */
 
 typedef enum rig_part_kind {
