@@ -86,10 +86,17 @@ static void after_move(rig_device *d) {
   }
 }
 
-void rig__move_collected(rig_device *d) {
-  rig__holds_release();                               /* RECLAIM-20 */
+/* What every call that moves d's memory does first: releases collected
+ * holds (RECLAIM-20), moves stopped devices' memory (RECLAIM-21) and gives
+ * back d's passed mappings of other words (OPEN-22). */
+static void before_move(rig_device *d) {
+  rig__holds_release();
   rig__move_stopped();
-  rig__mappings_release(d, false);                    /* OPEN-22 */
+  rig__mappings_release(d, false);
+}
+
+void rig__move_collected(rig_device *d) {
+  before_move(d);
   rig__lock(&d->mem_lock);
   move_locked(d);
   rig__unlock(&d->mem_lock);
@@ -120,7 +127,7 @@ void rig__return_all(rig_device *d) {
 /* Takes an exact fit from the cache, with empty stamps (RECLAIM-7). */
 static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
   rig__alloc *a = NULL;
-  rig__move_stopped();
+  before_move(d);
   rig__lock(&d->mem_lock);
   move_locked(d);
   for (rig__alloc **p = &d->cache[bucket(bytes)]; *p; p = &(*p)->next)
@@ -265,7 +272,7 @@ RIG_API rig_status rig_free_cache(rig_device *d) {
     return st;
   if (!d)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_free_cache: device is NULL");
-  rig__move_stopped();
+  before_move(d);
   rig__lock(&d->mem_lock);
   move_locked(d);                                     /* RECLAIM-73 */
   trim_locked(d, 0);                                  /* RECLAIM-74, 76 */

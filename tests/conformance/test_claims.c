@@ -1,0 +1,211 @@
+/* test_claims.c: claims and donation on the device under test (PRE-23..26,
+ * LIFE-2, WORD-4, VALID-5, VALID-14, RECLAIM-20). */
+#include <pthread.h>
+#include <string.h>
+
+#include "common.h"
+
+#define N 256
+
+static rig_buffer *made(rig_device *d, uint8_t byte) {
+  rig_buffer *b;
+  conf_ok(rig_buffer_create(d, N, &b));
+  conf_ok(rig_buffer_fill(b, byte, 1));
+  return b;
+}
+
+struct donation {
+  bool only;
+  rig_status consumed;
+  rig_buffer *result;
+};
+
+/* A donor: writes its result over the argument when its claim is the only
+ * one (PRE-25), after consuming the memory (PRE-26). */
+static void donor(rig_claim *c, rig_buffer *b, void *ctx) {
+  struct donation *d = ctx;
+  d->only = rig_claim_only(c);
+  d->consumed = rig_claim_consume(c, &d->result);
+  if (d->consumed == RIG_OK)
+    rig_buffer_fill(d->result, 0x99, 1);
+}
+
+/* PRE-23..26: the only claim consumes: every buffer made over the memory
+ * until then is dead, and the result lands in the same memory. */
+static void pre_23_26_only_claim_consumes(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *b = made(d, 0x10), *view;
+  conf_ok(rig_buffer_view(b, 0, 16, RIG_READ, &view));
+  void *where = rig_buffer_host_address(b);
+  uint64_t allocated = rig_allocated(d);
+  struct donation don = {0};
+  conf_ok(rig_claim_with(b, donor, &don));
+  assert_true(don.only);
+  assert_int_equal(don.consumed, RIG_OK);
+  assert_true(rig_buffer_dead(b));                   /* PRE-26 */
+  assert_true(rig_buffer_dead(view));
+  uint8_t got[N];
+  conf_status(rig_buffer_get(b, 0, got, N), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "dead"));
+  conf_ok(rig_buffer_get(don.result, 0, got, N));
+  for (int i = 0; i < N; i++)
+    assert_int_equal(got[i], 0x99);
+  assert_ptr_equal(rig_buffer_host_address(don.result), where); /* no copy */
+  assert_int_equal(rig_allocated(d), allocated);
+  rig_buffer_release(view);
+  rig_buffer_release(b);
+  rig_buffer_release(don.result);
+  rig_device_release(d);
+}
+
+/* PRE-24, PRE-25, LIFE-2: a reader's claim, taken through a view, makes
+ * the donor's claim not the only one: it may not consume, and nothing
+ * changes. */
+static void pre_24_25_life_2_another_reader_blocks_donation(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *b = made(d, 0x20), *view;
+  rig_claim *reader;
+  conf_ok(rig_buffer_view(b, 8, 8, RIG_READ, &view));
+  conf_ok(rig_buffer_claim(view, &reader));
+  struct donation don = {0};
+  conf_ok(rig_claim_with(b, donor, &don));
+  assert_false(don.only);
+  assert_int_equal(don.consumed, RIG_INVALID);
+  assert_null(don.result);
+  assert_false(rig_buffer_dead(b));
+  assert_false(rig_buffer_dead(view));
+  uint8_t got[N];
+  conf_ok(rig_buffer_get(b, 0, got, N));
+  for (int i = 0; i < N; i++)
+    assert_int_equal(got[i], 0x20);
+  rig_claim_release(reader);
+  don = (struct donation){0};
+  conf_ok(rig_claim_with(b, donor, &don)); /* the reader is gone */
+  assert_true(don.only);
+  assert_int_equal(don.consumed, RIG_OK);
+  rig_buffer_release(don.result);
+  rig_buffer_release(view);
+  rig_buffer_release(b);
+  rig_device_release(d);
+}
+
+/* RECLAIM-20: a hold's release only queues; the claim goes at the next
+ * call that moves memory, on any device. */
+static void reclaim_20_holds_go_at_the_next_move(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *b = made(d, 0x30), *other;
+  rig_claim *hold;
+  conf_ok(rig_claim_hold(b, &hold));
+  rig_claim_release(hold);
+  struct donation don = {0};
+  conf_ok(rig_claim_with(b, donor, &don));
+  assert_false(don.only); /* still counted: nothing moved memory yet */
+  conf_ok(rig_buffer_create(rig_host(), 8, &other)); /* moves memory */
+  don = (struct donation){0};
+  conf_ok(rig_claim_with(b, donor, &don));
+  assert_true(don.only);
+  rig_buffer_release(don.result);
+  rig_buffer_release(other);
+  rig_buffer_release(b);
+  rig_device_release(d);
+}
+
+struct holder {
+  rig_buffer *b;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int stage; /* 1: inside with_, 2: may leave */
+};
+
+static void hold_until_told(rig_claim *c, rig_buffer *b, void *ctx) {
+  struct holder *h = ctx;
+  pthread_mutex_lock(&h->lock);
+  h->stage = 1;
+  pthread_cond_broadcast(&h->cond);
+  while (h->stage != 2)
+    pthread_cond_wait(&h->cond, &h->lock);
+  pthread_mutex_unlock(&h->lock);
+}
+
+static void *with_thread(void *arg) {
+  struct holder *h = arg;
+  return (void *)(intptr_t)rig_claim_with(h->b, hold_until_told, h);
+}
+
+/* VALID-5, VALID-14: while another thread holds the memory exclusive, this
+ * thread's submits, copies, host accesses and claims of it are refused,
+ * and change nothing; afterwards they run. */
+static void valid_5_14_exclusive_memory_is_refused(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *b = made(d, 0x40), *src = made(d, 0x41), *view;
+  conf_ok(rig_buffer_view(b, 0, 4, RIG_READ_WRITE, &view));
+  struct holder h = {b, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, with_thread, &h);
+  pthread_mutex_lock(&h.lock);
+  while (h.stage != 1)
+    pthread_cond_wait(&h.cond, &h.lock);
+  pthread_mutex_unlock(&h.lock);
+  uint64_t submitted = rig_submitted(d);
+  rig_point p;
+  uint8_t byte = 0;
+  conf_status(rig_buffer_submit_fill(b, 1, 1, &p), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "exclusive"));
+  conf_status(rig_buffer_copy(src, view), RIG_INVALID); /* WORD-4: through a view too */
+  conf_status(rig_buffer_get(b, 0, &byte, 1), RIG_INVALID);
+  rig_part part = rig_part_fill(0, 7, 1);
+  rig_submission *s;
+  rig_run *run;
+  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  conf_status(rig_submit(run, &b, 1, NULL, 0, &p), RIG_INVALID); /* VALID-14 */
+  struct donation don = {0};
+  conf_status(rig_claim_with(b, donor, &don), RIG_INVALID);
+  assert_int_equal(rig_submitted(d), submitted);
+  pthread_mutex_lock(&h.lock);
+  h.stage = 2;
+  pthread_cond_broadcast(&h.cond);
+  pthread_mutex_unlock(&h.lock);
+  void *ret;
+  pthread_join(t, &ret);
+  assert_int_equal((intptr_t)ret, RIG_OK);
+  conf_ok(rig_buffer_get(b, 0, &byte, 1));
+  assert_int_equal(byte, 0x40); /* nothing was written meanwhile */
+  conf_ok(rig_submission_take(s, &run));
+  conf_ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  conf_ok(rig_point_wait(p));
+  rig_submission_release(s);
+  rig_buffer_release(view);
+  rig_buffer_release(src);
+  rig_buffer_release(b);
+  rig_device_release(d);
+}
+
+/* PRE-26: consume needs rig_claim_with's claim on its own thread; a read
+ * claim never consumes. */
+static void pre_26_only_an_exclusive_claim_consumes(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *b = made(d, 0x50), *out = NULL;
+  rig_claim *reader;
+  conf_ok(rig_buffer_claim(b, &reader));
+  conf_status(rig_claim_consume(reader, &out), RIG_INVALID);
+  assert_null(out);
+  assert_false(rig_buffer_dead(b));
+  rig_claim_release(reader);
+  conf_status(rig_claim_consume(NULL, &out), RIG_INVALID);
+  conf_status(rig_buffer_claim(NULL, &reader), RIG_INVALID);
+  conf_status(rig_claim_with(b, NULL, NULL), RIG_INVALID);
+  rig_buffer_release(b);
+  rig_device_release(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(pre_23_26_only_claim_consumes),
+      cmocka_unit_test(pre_24_25_life_2_another_reader_blocks_donation),
+      cmocka_unit_test(reclaim_20_holds_go_at_the_next_move),
+      cmocka_unit_test(valid_5_14_exclusive_memory_is_refused),
+      cmocka_unit_test(pre_26_only_an_exclusive_claim_consumes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
