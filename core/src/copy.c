@@ -68,7 +68,7 @@ RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_
   part.u.copy.src = range(src);
   part.u.copy.dst = range(dst);
   rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
-  rig__use uses[2] = {{src->alloc, false}, {dst->alloc, true}};
+  rig__use uses[2] = {{src->alloc, false, false}, {dst->alloc, true, false}};
   return rig__timeline_submit(r, &work, uses, 2, NULL, 0, out);
 }
 
@@ -101,6 +101,6 @@ RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
   part.u.fill.pattern = pattern;
   part.u.fill.pattern_bytes = pattern_bytes;
   rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
-  rig__use use = {dst->alloc, true};
+  rig__use use = {dst->alloc, true, false};
   return rig__timeline_submit(r, &work, &use, 1, NULL, 0, out);
 }

@@ -10,6 +10,7 @@
  * kept in a pool and reused, never given back to libc, so that
  * rig_point_device can take a reference without a lock (slot.c).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,11 +237,17 @@ static rig_device *record_new(void) {
 
 /* ---- facts ---- */
 
+/* Empty, or DDDD:BB:DD.F with a hex digit at each D, B and F (OPEN-35).
+ * Checked character by character: sscanf's %x would also take a sign,
+ * leading blanks and a "0x" prefix ("0x00:03:00.0", " 000:03:00.0"). */
 static bool bus_ok(const char *b) {
-  unsigned dom, bus, dev, fn;
-  char tail;
-  return b[0] == 0 || (sscanf(b, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) == 4 &&
-                       strlen(b) == 12);
+  static const char form[] = "hhhh:hh:hh.h";
+  if (b[0] == 0)
+    return true;
+  for (size_t i = 0; i < sizeof form - 1; i++)
+    if (form[i] == 'h' ? !isxdigit((unsigned char)b[i]) : b[i] != form[i])
+      return false;
+  return b[sizeof form - 1] == 0;
 }
 
 /* OPEN-35: facts that break a rule make the open RIG_INVALID. */

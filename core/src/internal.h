@@ -165,6 +165,9 @@ typedef struct rig__alloc {
   rig_edge_alloc mem;
   pthread_mutex_t lock;        /* stamps */
   rig__stamp stamps[RIG__STAMPS];
+  rig_point unordered[RIG__STAMPS]; /* last unordered use per device, beside
+                                       the stamps: reclamation waits for it
+                                       (RECLAIM-5), nothing follows it */
   struct rig__alloc *next;     /* collected / waiting / cache lists */
 } rig__alloc;
 
@@ -206,6 +209,8 @@ RIG__HIDDEN void rig__holds_release(void);
 RIG__HIDDEN int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap);
 /* Records that work at point p read or wrote a (ORDER-18). */
 RIG__HIDDEN void rig__stamps_add(rig__alloc *a, rig_point p, bool write);
+/* Records an unordered use at p, beside the stamps (ORDER-23, RECLAIM-5). */
+RIG__HIDDEN void rig__stamps_add_unordered(rig__alloc *a, rig_point p);
 /* Whether every point of a's stamps is reached or dropped (RECLAIM-5). */
 RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 /* Empties a's stamps, for memory reused from the cache. */
@@ -228,6 +233,7 @@ typedef struct rig__waits {
 typedef struct rig__use {
   rig__alloc *alloc;
   bool write;
+  bool unordered;   /* ORDER-23: follows nothing, followed by nothing */
 } rig__use;
 /* Gathers the pending points the uses and waits[] must follow; RIG_LOST
  * for one its lost device never reached (SUBMIT-31, LMEM-10). */

@@ -52,6 +52,32 @@ void rig__stamps_add(rig__alloc *a, rig_point p, bool write) {
   pthread_mutex_unlock(&a->lock);
 }
 
+/* The unordered entry of p's device, or a free or reached one. */
+static rig_point *unordered_for(rig__alloc *a, rig_point p) {
+  rig_point *spent = NULL;
+  for (int i = 0; i < RIG__STAMPS; i++) {
+    rig_point *u = &a->unordered[i];
+    if (*u && rig_point_slot(*u) == rig_point_slot(p))
+      return u;
+    if (!spent && reached(*u))
+      spent = u;
+  }
+  return spent;
+}
+
+void rig__stamps_add_unordered(rig__alloc *a, rig_point p) {
+  rig_point *u;
+  pthread_mutex_lock(&a->lock);
+  while (!(u = unordered_for(a, p))) { /* as rig__stamps_add: the oldest first */
+    rig_point oldest = a->unordered[0];
+    pthread_mutex_unlock(&a->lock);
+    (void)rig__point_wait(oldest);
+    pthread_mutex_lock(&a->lock);
+  }
+  *u = p;
+  pthread_mutex_unlock(&a->lock);
+}
+
 /* A point a use must follow: pending ones are written to out; a dropped one
  * makes the use Lost, unless it is a read of a stopped device (LMEM-14). */
 static int consider(rig_point p, bool is_write_point, rig_point *out, int *n, int cap) {
@@ -91,8 +117,9 @@ bool rig__stamps_done(rig__alloc *a) {
   pthread_mutex_lock(&a->lock);
   bool done = true;
   for (int i = 0; i < RIG__STAMPS && done; i++) {
-    rig_point p = a->stamps[i].use;
-    done = p == 0 || rig__point_state(p, &stopped) != RIG__PENDING; /* RECLAIM-5 */
+    rig_point p = a->stamps[i].use, u = a->unordered[i];
+    done = (p == 0 || rig__point_state(p, &stopped) != RIG__PENDING) &&
+           (u == 0 || rig__point_state(u, &stopped) != RIG__PENDING); /* RECLAIM-5 */
   }
   pthread_mutex_unlock(&a->lock);
   return done;
@@ -100,6 +127,7 @@ bool rig__stamps_done(rig__alloc *a) {
 
 void rig__stamps_clear(rig__alloc *a) {
   memset(a->stamps, 0, sizeof a->stamps);             /* RECLAIM-7 */
+  memset(a->unordered, 0, sizeof a->unordered);
 }
 
 rig_status rig__stamps_wait(rig__alloc *a, bool write) {

@@ -75,6 +75,23 @@ static rig_status check_slots(rig_device *d, const rig_part *parts, size_t n, ui
   return RIG_OK;
 }
 
+static bool names(const rig_part *p, uint32_t slot) {
+  return p->dst == slot || (p->kind == RIG_PART_COPY && p->src == slot);
+}
+
+/* No slot is named by an unordered use and an ordered one (VALID-9). */
+static rig_status check_unordered(rig_device *d, const rig_part *parts, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      if ((parts[i].flags & RIG_PART_UNORDERED) && !(parts[j].flags & RIG_PART_UNORDERED) &&
+          (names(&parts[j], parts[i].dst) ||
+           (parts[i].kind == RIG_PART_COPY && names(&parts[j], parts[i].src))))
+        return rig__fail(RIG_INVALID, d, 0,
+                         "rig_submission_make: parts %zu and %zu use a slot unordered and "
+                         "ordered", i, j);
+  return RIG_OK;
+}
+
 RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, size_t n,
                                        rig_submission **out) {
   rig_status st = rig__may_lock("rig_submission_make");
@@ -92,7 +109,7 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
     if ((st = check_part(d, &parts[i], i)))
       return st;
   uint32_t nslots = 0;
-  if ((st = check_slots(d, parts, n, &nslots)))
+  if ((st = check_slots(d, parts, n, &nslots)) || (st = check_unordered(d, parts, n)))
     return st;
   rig_submission *s = calloc(1, sizeof *s);
   if (s) {
@@ -226,6 +243,7 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   rig_device *d = r->s->dev;
   rig_edge_part *e = &r->parts[i];
   rig_buffer *dst = bufs[p->dst];
+  bool unordered = p->flags & RIG_PART_UNORDERED;
   memset(e, 0, sizeof *e);
   if (p->kind == RIG_PART_COPY) {
     rig_buffer *src = bufs[p->src];
@@ -237,7 +255,7 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
     e->kind = RIG_EDGE_PART_COPY;
     e->u.copy.src = range_of(src);
     e->u.copy.dst = range_of(dst);
-    r->uses[(*nuses)++] = (rig__use){src->alloc, false};
+    r->uses[(*nuses)++] = (rig__use){src->alloc, false, unordered};
   } else {
     if (dst->length % p->pattern_bytes)
       return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: pattern does not tile slot %u", i,
@@ -248,7 +266,7 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
     e->u.fill.pattern_bytes = p->pattern_bytes;
   }
   e->queue = d->facts.part_queue[e->kind];
-  r->uses[(*nuses)++] = (rig__use){dst->alloc, true};
+  r->uses[(*nuses)++] = (rig__use){dst->alloc, true, unordered};
   return RIG_OK;
 }
 

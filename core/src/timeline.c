@@ -34,7 +34,10 @@ static void stamp(rig_device *d, const rig__use *uses, size_t nuses, rig_point p
   if (d->is_host)
     return;                                            /* ORDER-21 */
   for (size_t i = 0; i < nuses; i++)
-    rig__stamps_add(uses[i].alloc, p, uses[i].write);
+    if (uses[i].unordered)
+      rig__stamps_add_unordered(uses[i].alloc, p);     /* ORDER-23, 24 */
+    else
+      rig__stamps_add(uses[i].alloc, p, uses[i].write);
 }
 
 /* Asks the driver for room, waiting one value at a time without the lock

@@ -247,6 +247,116 @@ static void order_28_33_after_both_submits_follows_both(void **state) {
   rig_device_release(d);
 }
 
+/* Runs parts on d with bufs and waits for the point. */
+static void run_parts(rig_device *d, const rig_part *parts, size_t n, rig_buffer **bufs,
+                      size_t nbufs) {
+  rig_submission *s;
+  rig_run *run;
+  rig_point p;
+  conf_ok(rig_submission_make(d, parts, n, &s));
+  conf_ok(rig_submission_take(s, &run));
+  conf_ok(rig_submit(run, bufs, nbufs, NULL, 0, &p));
+  conf_ok(rig_point_wait(p));
+  rig_submission_release(s);
+}
+
+/* ORDER-3, ORDER-4: within a submission, a part follows each earlier part
+ * that may share memory with it where one writes: a chain of copies
+ * through slot 1, and a fill its copy reads. */
+static void order_3_4_parts_sharing_memory_follow(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *a = filled(d, 0x3c), *b = filled(d, 0), *c = filled(d, 0);
+  rig_part chain[3] = {rig_part_fill(0, 0x3d, 1), rig_part_copy(0, 1), rig_part_copy(1, 2)};
+  rig_buffer *bufs[3] = {a, b, c};
+  run_parts(d, chain, 3, bufs, 3);
+  assert_bytes(b, 0x3d);
+  assert_bytes(c, 0x3d);
+  rig_part words = {RIG_PART_WORDS, 0, 0, 0, 0, 0}; /* no queue runs them here */
+  rig_submission *s = NULL;
+  conf_status(rig_submission_make(d, &words, 1, &s), RIG_INVALID); /* ORDER-4, VALID-2 */
+  assert_null(s);
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+  rig_buffer_release(c);
+  rig_device_release(d);
+}
+
+/* VALID-9: a slot used unordered by one part and ordered by another. */
+static void valid_9_slot_unordered_and_ordered(void **state) {
+  rig_device *d = conf_open();
+  rig_part parts[2] = {rig_part_unordered(rig_part_fill(0, 1, 1)), rig_part_copy(0, 1)};
+  rig_submission *s = NULL;
+  conf_status(rig_submission_make(d, parts, 2, &s), RIG_INVALID);
+  assert_null(s);
+  parts[1] = rig_part_unordered(rig_part_copy(0, 1));
+  conf_ok(rig_submission_make(d, parts, 2, &s));
+  rig_submission_release(s);
+  rig_device_release(d);
+}
+
+/* ORDER-23, LMEM-4: unordered work follows nothing on its memory beyond
+ * device order: its submit waits for no point of the slow device's write,
+ * in the queue or on the host. */
+static void order_23_unordered_follows_no_other_work(void **state) {
+  rig_device *d = conf_open(), *b = open_name(SLOW);
+  rig_buffer *x = filled(b, 0), *y = filled(d, 0);
+  rig_point fill, p;
+  rig_stats before, after;
+  conf_ok(rig_buffer_submit_fill(x, 0x66, 1, &fill));
+  rig_part part = rig_part_unordered(rig_part_copy(0, 1));
+  rig_submission *s;
+  rig_run *run;
+  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  rig_buffer *bufs[2] = {x, y};
+  rig_device_stats(d, &before);
+  rig_status st = rig_submit(run, bufs, 2, NULL, 0, &p);
+  rig_device_stats(d, &after);
+  if (st == RIG_INVALID) { /* d does not reach the slow device's memory */
+    assert_false(rig_reaches(d, b));
+  } else {
+    conf_ok(st);
+    assert_int_equal(after.queue_waits, before.queue_waits);
+    assert_int_equal(after.host_waits, before.host_waits);
+    conf_ok(rig_point_wait(p));
+  }
+  conf_ok(rig_point_wait(fill));
+  rig_submission_release(s);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  done(b);
+  rig_device_release(d);
+}
+
+/* ORDER-24, RECLAIM-5: nothing later follows unordered work: a read of its
+ * memory does not wait for it; but its memory returns only after it. */
+static void order_24_reclaim_5_nothing_follows_unordered_work(void **state) {
+  rig_device *b = open_name(SLOW);
+  rig_buffer *y = filled(b, 0x01);
+  rig_part part = rig_part_unordered(rig_part_fill(0, 0x02, 1));
+  rig_submission *s;
+  rig_run *run;
+  rig_point p;
+  conf_ok(rig_submission_make(b, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  conf_ok(rig_submit(run, &y, 1, NULL, 0, &p));
+  uint8_t byte = 0;
+  conf_ok(rig_buffer_get(y, 0, &byte, 1)); /* follows nothing unordered */
+  assert_false(rig_point_reached(p));
+  assert_int_equal(byte, 0x01);
+  void *where = rig_buffer_host_address(y);
+  uint64_t allocated = rig_allocated(b);
+  rig_buffer_release(y);
+  rig_buffer *again;
+  conf_ok(rig_buffer_create(b, N, &again)); /* y waits for p: not reused */
+  assert_ptr_not_equal(rig_buffer_host_address(again), where);
+  assert_int_equal(rig_allocated(b), allocated + N);
+  conf_ok(rig_point_wait(p));
+  rig_submission_release(s);
+  rig_buffer_release(again);
+  done(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
@@ -258,6 +368,10 @@ int main(void) {
       cmocka_unit_test(submit_2_3_queue_or_host_wait),
       cmocka_unit_test(open_20_21_23_one_word_mapping_per_slot),
       cmocka_unit_test(order_28_33_after_both_submits_follows_both),
+      cmocka_unit_test(order_3_4_parts_sharing_memory_follow),
+      cmocka_unit_test(valid_9_slot_unordered_and_ordered),
+      cmocka_unit_test(order_23_unordered_follows_no_other_work),
+      cmocka_unit_test(order_24_reclaim_5_nothing_follows_unordered_work),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -397,22 +397,36 @@ typedef enum rig_part_kind {
   RIG_PART_WORDS = 3,
 } rig_part_kind;
 
-/* A part of a submission. Slots name the buffers a submit passes. */
+/* A part's use of its slots is unordered (Submission.unordered): it
+ * follows nothing on their memory beyond device order, nothing later
+ * follows it, and it depends on no point (ORDER-23, ORDER-24, LMEM-4). The
+ * program orders it itself, as with flags both devices spin on. */
+#define RIG_PART_UNORDERED 1u
+
+/* A part of a submission. Slots name the buffers a submit passes. Parts
+ * run in order where they may share memory (ORDER-3): on every driver here
+ * they run in the order given, one queue per kind as its facts say. */
 typedef struct rig_part {
   rig_part_kind kind;
   uint32_t src, dst;       /* COPY: slots; FILL: dst */
   uint32_t pattern;        /* FILL */
   uint32_t pattern_bytes;  /* FILL: 1, 2 or 4 */
+  uint32_t flags;          /* RIG_PART_UNORDERED */
 } rig_part;
 
 /* Parts (lock-free constructors). */
 static inline rig_part rig_part_copy(uint32_t src_slot, uint32_t dst_slot) {
-  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0};
+  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0, 0};
   return p;
 }
 static inline rig_part rig_part_fill(uint32_t dst_slot, uint32_t pattern,
                                      uint32_t pattern_bytes) {
-  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes};
+  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes, 0};
+  return p;
+}
+/* p, with its uses unordered. */
+static inline rig_part rig_part_unordered(rig_part p) {
+  p.flags |= RIG_PART_UNORDERED;
   return p;
 }
 
