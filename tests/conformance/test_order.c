@@ -357,6 +357,45 @@ static void order_24_reclaim_5_nothing_follows_unordered_work(void **state) {
   done(b);
 }
 
+/* WORD-1, WORD-4: memory is ordered in words: a read of a view that shares
+ * a word, but no byte, with a view the slow device writes follows that
+ * write. */
+static void word_1_4_views_sharing_a_word_order_as_one(void **state) {
+  rig_device *b = open_name(SLOW);
+  rig_buffer *whole = filled(b, 0x00), *lo, *hi;
+  conf_ok(rig_buffer_view(whole, 0, 2, RIG_READ_WRITE, &lo));
+  conf_ok(rig_buffer_view(whole, 2, 2, RIG_READ_WRITE, &hi));
+  assert_true(rig_buffer_overlaps(lo, hi));
+  assert_false(rig_buffer_share_byte(lo, hi));
+  rig_point p;
+  conf_ok(rig_buffer_submit_fill(lo, 0x7e, 1, &p));
+  uint8_t got[2];
+  conf_ok(rig_buffer_get(hi, 0, got, 2)); /* follows the write of lo's word */
+  assert_true(rig_point_reached(p));
+  assert_int_equal(got[0], 0x00);
+  assert_int_equal(got[1], 0x00);
+  rig_buffer_release(lo);
+  rig_buffer_release(hi);
+  rig_buffer_release(whole);
+  done(b);
+}
+
+/* WORD-9: every device's alignment is a word or more, so its allocations
+ * start on a word. */
+static void word_9_allocations_start_on_a_word(void **state) {
+  rig_device *d = conf_open();
+  assert_true(rig_alignment(d) >= RIG_WORD);
+  for (size_t n = 1; n < 300; n += 7) {
+    rig_buffer *b;
+    conf_ok(rig_buffer_create(d, n, &b));
+    void *where = rig_buffer_host_address(b);
+    if (where)
+      assert_int_equal((uintptr_t)where % RIG_WORD, 0);
+    rig_buffer_release(b);
+  }
+  rig_device_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
@@ -372,6 +411,8 @@ int main(void) {
       cmocka_unit_test(valid_9_slot_unordered_and_ordered),
       cmocka_unit_test(order_23_unordered_follows_no_other_work),
       cmocka_unit_test(order_24_reclaim_5_nothing_follows_unordered_work),
+      cmocka_unit_test(word_1_4_views_sharing_a_word_order_as_one),
+      cmocka_unit_test(word_9_allocations_start_on_a_word),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
