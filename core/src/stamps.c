@@ -33,10 +33,18 @@ static rig__stamp *entry_for(rig__alloc *a, rig_point p) {
   return spent;
 }
 
+/* Entries are written under the allocation's lock and read without it by
+ * rig_buffer_stamps, so their fields are stored atomically. */
+static void set(rig__stamp *e, rig_point write, rig_point use) {
+  __atomic_store_n(&e->write, write, __ATOMIC_RELEASE);
+  __atomic_store_n(&e->use, use, __ATOMIC_RELEASE);
+}
+
 void rig__stamps_add(rig__alloc *a, rig_point p, bool write) {
   pthread_mutex_lock(&a->lock);
   if (write)
-    memset(a->stamps, 0, sizeof a->stamps);          /* p follows them all */
+    for (int i = 0; i < RIG__STAMPS; i++)            /* p follows them all */
+      set(&a->stamps[i], 0, 0);
   rig__stamp *e;
   while (!(e = entry_for(a, p))) {
     rig_point oldest = a->stamps[0].use;
@@ -44,11 +52,8 @@ void rig__stamps_add(rig__alloc *a, rig_point p, bool write) {
     (void)rig__point_wait(oldest);
     pthread_mutex_lock(&a->lock);
   }
-  if (e->use && rig_point_slot(e->use) != rig_point_slot(p))
-    e->write = 0;
-  e->use = p;
-  if (write)
-    e->write = p;
+  bool same = e->use && rig_point_slot(e->use) == rig_point_slot(p);
+  set(e, write ? p : same ? e->write : 0, p);
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -140,4 +145,21 @@ rig_status rig__stamps_wait(rig__alloc *a, bool write) {
         return st;
     }
   return n < 0 ? RIG_LOST : RIG_OK;
+}
+
+RIG_API void rig_buffer_stamps(const rig_buffer *b, const rig_device *d, rig_point *out_write,
+                               rig_point *out_use) {
+  rig_point w = RIG_POINT_NONE, u = RIG_POINT_NONE;
+  for (int i = 0; b && d && i < RIG__STAMPS; i++) {
+    const rig__stamp *e = &b->alloc->stamps[i];
+    rig_point use = __atomic_load_n(&e->use, __ATOMIC_ACQUIRE);
+    if (use && rig_point_slot(use) == d->slot && rig_point_value(use) > d->start) {
+      u = use;
+      w = __atomic_load_n(&e->write, __ATOMIC_ACQUIRE);
+    }
+  }
+  if (out_write)
+    *out_write = w;
+  if (out_use)
+    *out_use = u;
 }

@@ -396,6 +396,74 @@ static void word_9_allocations_start_on_a_word(void **state) {
   rig_device_release(d);
 }
 
+/* ORDER-16: a host write to memory the device addresses is visible to
+ * work submitted after it. */
+static void order_16_host_write_visible_to_later_work(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *x = filled(d, 0), *y = filled(d, 0);
+  uint8_t *raw = rig_buffer_host_address(x);
+  if (!raw)
+    skip();
+  conf_ok(rig_buffer_wait(x, RIG_READ_WRITE));
+  memset(raw, 0x5f, N); /* host code, through no call of rig's */
+  conf_ok(rig_buffer_copy(x, y));
+  assert_bytes(y, 0x5f);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_device_release(d);
+}
+
+/* ORDER-18, ORDER-20, ORDER-21: a device's copy adds its point to the
+ * stamps of the memory it reads (a use) and writes (a write and a use);
+ * host work adds none. */
+static void order_18_20_21_work_stamps_its_point(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *x = filled(d, 1), *y = filled(d, 2);
+  rig_point p, w, u;
+  conf_ok(rig_buffer_submit_copy(x, y, &p));
+  rig_device *runner = rig_point_device(p);
+  assert_non_null(runner);
+  rig_buffer_stamps(x, runner, &w, &u);
+  if (runner == rig_host()) {                /* ORDER-21 */
+    assert_int_equal(w, RIG_POINT_NONE);
+    assert_int_equal(u, RIG_POINT_NONE);
+  } else {                                    /* ORDER-18, ORDER-20 */
+    assert_int_equal(u, p);
+    assert_int_not_equal(w, p);
+    rig_buffer_stamps(y, runner, &w, &u);
+    assert_int_equal(w, p);
+    assert_int_equal(u, p);
+  }
+  conf_ok(rig_point_wait(p));
+  rig_device_release(runner);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_device_release(d);
+}
+
+/* ORDER-19, LMEM-12: the stamps take the point also when the driver
+ * refuses the work and its device is lost: the host memory the refused copy
+ * would have written now raises Lost at every use. */
+static void order_19_refused_work_still_stamps(void **state) {
+  rig_device *f = open_name("test:order-faulty,fault_nth=1");
+  rig_buffer *src, *dst;
+  conf_ok(rig_buffer_create(f, N, &src));
+  conf_ok(rig_buffer_create(rig_host(), N, &dst));
+  rig_point p = RIG_POINT_NONE, w;
+  conf_status(rig_buffer_submit_copy(src, dst, &p), RIG_LOST); /* runs on f */
+  assert_int_equal(p, RIG_POINT_NONE);
+  assert_non_null(strstr(rig_last_error()->message, "injected fault at 1"));
+  rig_buffer_stamps(dst, f, &w, NULL);
+  assert_int_equal(rig_point_slot(w), rig_point_slot(rig_device_point(f, 0)));
+  assert_int_equal(rig_point_value(w), rig_submitted(f)); /* the refused value */
+  uint8_t byte;
+  conf_status(rig_buffer_get(dst, 0, &byte, 1), RIG_LOST);
+  assert_non_null(strstr(rig_last_error()->message, "test:order-faulty,fault_nth=1 lost: injected"));
+  rig_buffer_release(src);
+  rig_buffer_release(dst);
+  done(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
@@ -413,6 +481,9 @@ int main(void) {
       cmocka_unit_test(order_24_reclaim_5_nothing_follows_unordered_work),
       cmocka_unit_test(word_1_4_views_sharing_a_word_order_as_one),
       cmocka_unit_test(word_9_allocations_start_on_a_word),
+      cmocka_unit_test(order_16_host_write_visible_to_later_work),
+      cmocka_unit_test(order_18_20_21_work_stamps_its_point),
+      cmocka_unit_test(order_19_refused_work_still_stamps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,9 @@
  *                values wait uncommitted (TL-7, TL-10); 0 (the default):
  *                submit commits
  *   fault_at=N   the submit of value N fails with "injected fault at N"
+ *   fault_nth=N  its N-th submit (counting from 1) fails with "injected
+ *                fault at V", V its value: values go on past a reused
+ *                slot's earlier devices, counts do not
  *   stop_ms=N    its stop takes N ms
  *
  * k (commit): commit_k, or 1.
@@ -42,7 +45,7 @@ typedef struct testdev {
   bool waits, host;
   uint64_t budget;
   uint32_t commit_k, stop_ms;
-  uint64_t fault_at;
+  uint64_t fault_at, fault_nth, submits;
   uint64_t committed;              /* the worker runs values up to it */
   pthread_t worker;
   bool running;
@@ -74,6 +77,8 @@ static void parse(testdev *t, const char *args) {
       t->commit_k = (uint32_t)strtoul(p + 10, NULL, 10);
     else if (strncmp(p + 1, "fault_at=", 9) == 0)
       t->fault_at = strtoull(p + 10, NULL, 10);
+    else if (strncmp(p + 1, "fault_nth=", 10) == 0)
+      t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
   }
@@ -231,7 +236,8 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   testdev *t = h;
   if (w->nparts > RING_PARTS || w->nwaits > RING_WAITS)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: work larger than the queue");
-  if (t->fault_at && w->value == t->fault_at)
+  bool nth = ++t->submits == t->fault_nth;
+  if ((t->fault_at && w->value == t->fault_at) || nth)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %llu",
                          (unsigned long long)w->value);
   pthread_mutex_lock(&t->lock);

@@ -282,6 +282,14 @@ RIG_API bool rig_buffer_dead(const rig_buffer *b);
  * address it. A low-level value: the address is valid only while b's memory
  * lives and says nothing of order. */
 RIG_API void *rig_buffer_host_address(const rig_buffer *b);
+/* Writes the stamps device d holds on b's allocation: the point of d's
+ * last write and of its last use, RIG_POINT_NONE for none (PRE-17). Points
+ * of reached work may have given way to other devices' (docs/order.md).
+ * Lock-free: the fields are read without the allocation's lock, so a read
+ * racing an update may see the write of one update and the use of
+ * another. */
+RIG_API void rig_buffer_stamps(const rig_buffer *b, const rig_device *d, rig_point *out_write,
+                               rig_point *out_use);
 /* Whether a and b hold bytes of one word (WORD-3). */
 RIG_API bool rig_buffer_overlaps(const rig_buffer *a, const rig_buffer *b);
 /* Whether a and b share a byte (WORD-5). */
