@@ -452,7 +452,7 @@ static void order_19_refused_work_still_stamps(void **state) {
   rig_point p = RIG_POINT_NONE, w;
   conf_status(rig_buffer_submit_copy(src, dst, &p), RIG_LOST); /* runs on f */
   assert_int_equal(p, RIG_POINT_NONE);
-  assert_non_null(strstr(rig_last_error()->message, "injected fault at 1"));
+  assert_non_null(strstr(rig_last_error()->message, "injected fault at"));
   rig_buffer_stamps(dst, f, &w, NULL);
   assert_int_equal(rig_point_slot(w), rig_point_slot(rig_device_point(f, 0)));
   assert_int_equal(rig_point_value(w), rig_submitted(f)); /* the refused value */
