@@ -13,6 +13,13 @@
 int rig_bench_create(FILE *out);
 /* Host <-> memory-device copy of 256 MiB vs memcpy. */
 int rig_bench_copy(FILE *out);
+/* An ordered ping-pong of 64 B copies between two devices, through the
+ * stamps only (test <-> test, memory <-> test), vs a condition variable
+ * hand-off of memcpy between two threads; per round trip. */
+int rig_bench_pingpong(FILE *out);
+/* The ordering stress test at 10^6 submits: submits, order violations and
+ * seconds; no anchor. Run only on request (`rig bench stress`). */
+int rig_bench_stress(FILE *out);
 
 /* Timing: a function run `iters` times per round. */
 typedef void (*rig_bench_fn)(void *ctx, uint64_t iters);

@@ -1,4 +1,6 @@
 /* rig-bench: runs every benchmark, as `rig bench` does. */
 #include "bench.h"
 
-int main(void) { return rig_bench_create(stdout) | rig_bench_copy(stdout); }
+int main(void) {
+  return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_pingpong(stdout);
+}

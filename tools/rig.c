@@ -1,6 +1,7 @@
 /* rig: the command line. `rig info` lists the devices that open here and
  * why the others do not; `rig demo` runs the memory guide's quick start on
- * the best device present; `rig bench` runs the benchmarks. */
+ * the best device present; `rig bench` runs the benchmarks, and
+ * `rig bench stress` the ordering stress test at 10^6 submits. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,18 +141,21 @@ static int demo(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench\n");
+  fprintf(stderr, "usage: rig info | demo | bench [stress]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2)
+  if (argc != 2 && !(argc == 3 && strcmp(argv[1], "bench") == 0))
     return usage();
   if (strcmp(argv[1], "info") == 0)
     return info();
   if (strcmp(argv[1], "demo") == 0)
     return demo();
+  /* The stress run takes a while: only on request. */
+  if (strcmp(argv[1], "bench") == 0 && argc == 3)
+    return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout) : usage();
   if (strcmp(argv[1], "bench") == 0)
-    return rig_bench_create(stdout) | rig_bench_copy(stdout);
+    return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_pingpong(stdout);
   return usage();
 }

@@ -273,6 +273,8 @@ static rig_status check_facts(const char *name, const rig_edge_driver *t,
     bad = "a computing device without submit";
   else if (!t->allocate || !t->release)
     bad = "no allocate or release";
+  if (!bad && f->queues > RIG_EDGE_MAX_QUEUES)
+    bad = "more queues than RIG_EDGE_MAX_QUEUES";
   for (int k = 0; !bad && k < RIG_EDGE_PART_KINDS; k++)
     if (f->part_queue[k] != RIG_EDGE_NO_QUEUE && f->part_queue[k] >= f->queues)
       bad = "a part kind names a queue past facts.queues";
@@ -547,6 +549,10 @@ RIG_API rig_status rig_open(const char *name, rig_device **out) {
   if (!name)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_open: name is NULL");
   if (strcmp(name, "CPU") == 0 && out) { /* the host's name opens the host, */
+    /* Refused inside a lock as any open is, though it takes none (DOM-14, DOM-16). */
+    rig_status st = rig__may_lock("rig_open");
+    if (st)
+      return st;
     if (atomic_load(&failure))            /* as any open, Error after rig_fail (OPEN-4) */
       return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf);
     *out = rig_host();

@@ -101,6 +101,7 @@ struct rig_device {
   rig__mapping_t *retired;        /* earlier devices' of a slot (OPEN-21) */
   _Atomic uint64_t queue_waits, host_waits, word_mappings; /* rig_device_stats */
   _Atomic(void *) *_Atomic locals;  /* values per key (local.c) */
+  bool locals_dropping, locals_dropped; /* local.c, under its lock */
   bool slot_pending;              /* stopped; leaves its slot when drained */
 
   /* memory (reclaim.c) */
@@ -207,8 +208,10 @@ RIG__HIDDEN void rig__holds_release(void);
  * of a must follow, skipping points reached; returns how many, or RIG_LOST
  * when one is a point its lost device never reached (LMEM-10). */
 RIG__HIDDEN int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap);
-/* Records that work at point p read or wrote a (ORDER-18). */
-RIG__HIDDEN void rig__stamps_add(rig__alloc *a, rig_point p, bool write);
+/* Records that work at point p read or wrote a (ORDER-18); waited are the
+ * points of other devices the work waited for. */
+RIG__HIDDEN void rig__stamps_add(rig__alloc *a, rig_point p, bool write,
+                                 const rig_point *waited, uint32_t nwaited);
 /* Records an unordered use at p, beside the stamps (ORDER-23, RECLAIM-5). */
 RIG__HIDDEN void rig__stamps_add_unordered(rig__alloc *a, rig_point p);
 /* Whether every point of a's stamps is reached or dropped (RECLAIM-5). */

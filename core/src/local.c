@@ -7,6 +7,11 @@
  * that finds its value takes no lock (DOM-23). Values are dropped, through
  * the key's release, once the device's driver's stop has returned, before
  * rig_close returns (LOCAL-5, LOCAL-6).
+ *
+ * The drop starts under the locals lock too: an init under way when the
+ * device closes ends first and its value is dropped with the others, and
+ * no value is made once the drop has begun. Every close of the device,
+ * whichever holder's (OPEN-51), returns only once the releases ran.
  */
 #include <stdlib.h>
 
@@ -24,6 +29,7 @@ struct rig_local_key {
 static _Atomic uint32_t nkeys;
 static rig_local_key *keys[MAX_KEYS];
 static pthread_mutex_t locals_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t locals_dropped = PTHREAD_COND_INITIALIZER;
 
 RIG_API rig_status rig_local_new_key(rig_local_init init, rig_local_release release, void *ctx,
                                      rig_local_key **out) {
@@ -57,16 +63,29 @@ static _Atomic(void *) *table(rig_device *d) {
   return fresh;
 }
 
-/* Runs init under the locals lock, counted as a lock held (DOM-12). */
-static void *make(rig_local_key *k, rig_device *d, _Atomic(void *) *slot) {
+/* Runs init under the locals lock, counted as a lock held (DOM-12). The
+ * table is made under it too, and nothing once the device's values are
+ * being dropped: a value made then would never be released (LOCAL-5), and
+ * a table made then would be lost. */
+static rig_status make(rig_local_key *k, rig_device *d, void **out) {
+  rig_status st = RIG_OK;
+  void *v = NULL;
+  _Atomic(void *) *t;
   rig__lock(&locals_lock);
-  void *v = atomic_load(slot);
-  if (!v) {
+  if (d->locals_dropping)
+    st = rig__lost_error(d);                         /* closed meanwhile */
+  else if (!(t = table(d)))
+    st = rig__fail(RIG_OUT_OF_MEMORY, d, MAX_KEYS * sizeof *t, "rig_local_get: out of memory");
+  else if (!(v = atomic_load(&t[k->index]))) {
     v = k->init(d, k->ctx);
-    atomic_store(slot, v);
+    atomic_store(&t[k->index], v);
   }
   rig__unlock(&locals_lock);
-  return v;
+  if (st == RIG_OK && !v)
+    st = rig__fail(RIG_INVALID, d, 0, "rig_local_get: init made no value");
+  if (st == RIG_OK)
+    *out = v;
+  return st;
 }
 
 RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out) {
@@ -83,23 +102,34 @@ RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out) {
     return st;
   if (rig__is_lost(d))
     return rig__lost_error(d);
-  if (!(t = table(d)))
-    return rig__fail(RIG_OUT_OF_MEMORY, d, MAX_KEYS * sizeof *t, "rig_local_get: out of memory");
-  if (!(v = make(k, d, &t[k->index])))
-    return rig__fail(RIG_INVALID, d, 0, "rig_local_get: init made no value");
-  *out = v;
-  return RIG_OK;
+  return make(k, d, out);
 }
 
 void rig__locals_drop(rig_device *d) {
-  _Atomic(void *) *t = atomic_exchange(&d->locals, NULL);
-  if (!t)
+  /* Taking the lock waits for an init under way on any device: its value
+   * is in the table by then, and none is made after (LOCAL-5). */
+  pthread_mutex_lock(&locals_lock);
+  bool first = !d->locals_dropping;
+  d->locals_dropping = true;
+  _Atomic(void *) *t = first ? atomic_exchange(&d->locals, NULL) : NULL;
+  /* Another holder's close drops them: return once it has (LOCAL-6,
+   * OPEN-51). */
+  while (!first && !d->locals_dropped)
+    pthread_cond_wait(&locals_dropped, &locals_lock);
+  pthread_mutex_unlock(&locals_lock);
+  if (!first)
     return;
-  uint32_t n = atomic_load(&nkeys);
-  for (uint32_t i = 0; i < n && i < MAX_KEYS; i++) {
-    void *v = atomic_load(&t[i]);
-    if (v && keys[i]->release)
-      keys[i]->release(v, keys[i]->ctx);            /* LOCAL-5 */
+  if (t) {
+    uint32_t n = atomic_load(&nkeys);
+    for (uint32_t i = 0; i < n && i < MAX_KEYS; i++) {
+      void *v = atomic_load(&t[i]);
+      if (v && keys[i]->release)
+        keys[i]->release(v, keys[i]->ctx);          /* LOCAL-5 */
+    }
+    free(t);
   }
-  free(t);
+  pthread_mutex_lock(&locals_lock);
+  d->locals_dropped = true;
+  pthread_cond_broadcast(&locals_dropped);
+  pthread_mutex_unlock(&locals_lock);
 }

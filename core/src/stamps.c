@@ -3,8 +3,9 @@
  *
  * An entry belongs to the device of its points' slot. Entries whose points
  * are all reached order nothing, so a new device's point takes the place of
- * such an entry. A write follows every use (ORDER-9), so after it its point
- * alone stands for all of them. A read that finds every entry held by other
+ * such an entry. A write follows every use it saw (ORDER-9), so after it
+ * its point stands for all of those; a point another thread stamped
+ * meanwhile stays (ORDER-26). A read that finds every entry held by other
  * devices' unreached reads waits for the oldest one on the host: the one
  * case where a submit waits under its device's lock, for work that waits
  * on nothing of that device. Views and borrows share their allocation's
@@ -40,11 +41,26 @@ static void set(rig__stamp *e, rig_point write, rig_point use) {
   __atomic_store_n(&e->use, use, __ATOMIC_RELEASE);
 }
 
-void rig__stamps_add(rig__alloc *a, rig_point p, bool write) {
+/* Whether the work at p followed e's points: they are p's device's own
+ * (device order), reached, or among the points it waited for. Another
+ * thread may have stamped a point after this work gathered its own, and
+ * that point it does not follow (ORDER-26). */
+static bool followed(const rig__stamp *e, rig_point p, const rig_point *waited, uint32_t n) {
+  if (!e->use || rig_point_slot(e->use) == rig_point_slot(p) || reached(e->use))
+    return true;
+  for (uint32_t i = 0; i < n; i++)
+    if (rig_point_slot(waited[i]) == rig_point_slot(e->use) && waited[i] >= e->use)
+      return true;
+  return false;
+}
+
+void rig__stamps_add(rig__alloc *a, rig_point p, bool write, const rig_point *waited,
+                     uint32_t nwaited) {
   pthread_mutex_lock(&a->lock);
-  if (write)
-    for (int i = 0; i < RIG__STAMPS; i++)            /* p follows them all */
-      set(&a->stamps[i], 0, 0);
+  if (write) /* a write follows every use it waited for: their entries go */
+    for (int i = 0; i < RIG__STAMPS; i++)
+      if (followed(&a->stamps[i], p, waited, nwaited))
+        set(&a->stamps[i], 0, 0);
   rig__stamp *e;
   while (!(e = entry_for(a, p))) {
     rig_point oldest = a->stamps[0].use;

@@ -28,21 +28,49 @@ struct rig_submission {
   rig_device *dev;
   rig_part *parts;
   uint32_t nparts, nslots;
+  uint32_t *words;               /* the words of words parts */
   uint8_t *slot_writes;          /* per slot: written by a part */
   pthread_mutex_t lock;          /* the run pool */
   rig_run *free_runs;
   rig_run *all_runs;
 };
 
+static uint32_t edge_kind(rig_part_kind k) {
+  return k == RIG_PART_COPY ? RIG_EDGE_PART_COPY
+         : k == RIG_PART_FILL ? RIG_EDGE_PART_FILL
+         : k == RIG_PART_WORDS ? RIG_EDGE_PART_WORDS
+                               : RIG_EDGE_PART_KINDS;
+}
+
+/* The slots a part names, and whether it writes each: a copy reads its
+ * source and writes its destination, a fill writes its destination, words
+ * name none. Returns how many. */
+static int slots_of(const rig_part *p, uint32_t slot[2], bool writes[2]) {
+  if (p->kind == RIG_PART_WORDS)
+    return 0;
+  slot[0] = p->dst;
+  writes[0] = true;
+  if (p->kind != RIG_PART_COPY)
+    return 1;
+  slot[1] = p->src;
+  writes[1] = false;
+  return 2;
+}
+
+static bool names(const rig_part *p, uint32_t slot) {
+  uint32_t s[2];
+  bool w[2];
+  int n = slots_of(p, s, w);
+  for (int k = 0; k < n; k++)
+    if (s[k] == slot)
+      return true;
+  return false;
+}
+
 static rig_status check_part(rig_device *d, const rig_part *p, size_t i) {
-  uint32_t kind = p->kind == RIG_PART_COPY ? RIG_EDGE_PART_COPY
-                  : p->kind == RIG_PART_FILL ? RIG_EDGE_PART_FILL
-                                             : RIG_EDGE_PART_KINDS;
-  if (kind == RIG_EDGE_PART_KINDS)
-    return rig__fail(RIG_INVALID, d, 0,
-                     "rig_submission_make: part %zu: kind %d runs on no device yet", i,
-                     (int)p->kind);
-  if (d->facts.part_queue[kind] == RIG_EDGE_NO_QUEUE)
+  uint32_t kind = edge_kind(p->kind);
+  if (kind == RIG_EDGE_PART_KINDS || kind == RIG_EDGE_PART_LAUNCH ||
+      d->facts.part_queue[kind] == RIG_EDGE_NO_QUEUE)
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s has no queue for part %zu",
                      d->name, i);                             /* VALID-2 */
   if (kind == RIG_EDGE_PART_COPY && p->src == p->dst)
@@ -51,23 +79,26 @@ static rig_status check_part(rig_device *d, const rig_part *p, size_t i) {
       p->pattern_bytes != 4)
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: pattern of %u bytes", i,
                      p->pattern_bytes);
+  if (kind == RIG_EDGE_PART_WORDS && (!p->words || p->nwords == 0 || p->nwords > 65536))
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: %u words", i,
+                     p->nwords);
   return RIG_OK;
 }
 
 /* Slots must be dense: each below the highest is named (VALID-8). */
 static rig_status check_slots(rig_device *d, const rig_part *parts, size_t n, uint32_t *out) {
-  uint32_t top = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t hi = parts[i].dst > parts[i].src || parts[i].kind == RIG_PART_FILL ? parts[i].dst
-                                                                               : parts[i].src;
-    if (hi >= 1u << 20)
-      return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: slot %u is too high", hi);
-    top = hi + 1 > top ? hi + 1 : top;
-  }
+  uint32_t top = 0, slot[2];
+  bool w[2];
+  for (size_t i = 0; i < n; i++)
+    for (int k = slots_of(&parts[i], slot, w); k-- > 0;) {
+      if (slot[k] >= 1u << 20)
+        return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: slot %u is too high", slot[k]);
+      top = slot[k] + 1 > top ? slot[k] + 1 : top;
+    }
   for (uint32_t s = 0; s < top; s++) {
     bool named = false;
     for (size_t i = 0; i < n && !named; i++)
-      named = parts[i].dst == s || (parts[i].kind == RIG_PART_COPY && parts[i].src == s);
+      named = names(&parts[i], s);
     if (!named)
       return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: slot %u is named by no part", s);
   }
@@ -75,21 +106,59 @@ static rig_status check_slots(rig_device *d, const rig_part *parts, size_t n, ui
   return RIG_OK;
 }
 
-static bool names(const rig_part *p, uint32_t slot) {
-  return p->dst == slot || (p->kind == RIG_PART_COPY && p->src == slot);
-}
-
 /* No slot is named by an unordered use and an ordered one (VALID-9). */
 static rig_status check_unordered(rig_device *d, const rig_part *parts, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++)
-      if ((parts[i].flags & RIG_PART_UNORDERED) && !(parts[j].flags & RIG_PART_UNORDERED) &&
-          (names(&parts[j], parts[i].dst) ||
-           (parts[i].kind == RIG_PART_COPY && names(&parts[j], parts[i].src))))
-        return rig__fail(RIG_INVALID, d, 0,
-                         "rig_submission_make: parts %zu and %zu use a slot unordered and "
-                         "ordered", i, j);
+  uint32_t slot[2];
+  bool w[2];
+  for (size_t i = 0; i < n; i++) {
+    if (!(parts[i].flags & RIG_PART_UNORDERED))
+      continue;
+    for (int k = slots_of(&parts[i], slot, w); k-- > 0;)
+      for (size_t j = 0; j < n; j++)
+        if (!(parts[j].flags & RIG_PART_UNORDERED) && names(&parts[j], slot[k]))
+          return rig__fail(RIG_INVALID, d, 0,
+                           "rig_submission_make: parts %zu and %zu use a slot unordered and "
+                           "ordered", i, j);
+  }
   return RIG_OK;
+}
+
+static rig_status check_parts(rig_device *d, const rig_part *parts, size_t n, uint32_t *nslots) {
+  rig_status st;
+  if (n == 0 || n > 65536)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %zu parts", n);
+  for (size_t i = 0; i < n; i++)
+    if ((st = check_part(d, &parts[i], i)))
+      return st;
+  if ((st = check_slots(d, parts, n, nslots)) || (st = check_unordered(d, parts, n)))
+    return st;
+  return RIG_OK;
+}
+
+/* Copies the parts, and the words of words parts into one array. */
+static bool copy_parts(rig_submission *s, const rig_part *parts, size_t n) {
+  size_t words = 0;
+  for (size_t i = 0; i < n; i++)
+    words += parts[i].kind == RIG_PART_WORDS ? parts[i].nwords : 0;
+  s->parts = malloc(n * sizeof *parts);
+  s->words = words ? malloc(words * sizeof *s->words) : NULL;
+  if (!s->parts || (words && !s->words))
+    return false;
+  memcpy(s->parts, parts, n * sizeof *parts);
+  for (size_t i = 0, at = 0; i < n; i++)
+    if (parts[i].kind == RIG_PART_WORDS) {
+      memcpy(s->words + at, parts[i].words, parts[i].nwords * sizeof *s->words);
+      s->parts[i].words = s->words + at;
+      at += parts[i].nwords;
+    }
+  return true;
+}
+
+static void free_submission(rig_submission *s) {
+  free(s->parts);
+  free(s->words);
+  free(s->slot_writes);
+  free(s);
 }
 
 RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, size_t n,
@@ -103,31 +172,19 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
     return rig__lost_error(d);
   if (!rig_computes(d))
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s runs no work", d->name); /* VALID-1 */
-  if (n == 0 || n > 65536)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %zu parts", n);
-  for (size_t i = 0; i < n; i++)
-    if ((st = check_part(d, &parts[i], i)))
-      return st;
   uint32_t nslots = 0;
-  if ((st = check_slots(d, parts, n, &nslots)) || (st = check_unordered(d, parts, n)))
+  if ((st = check_parts(d, parts, n, &nslots)))
     return st;
   rig_submission *s = calloc(1, sizeof *s);
-  if (s) {
-    s->parts = malloc(n * sizeof *parts);
-    s->slot_writes = calloc(nslots, 1);
-  }
-  if (!s || !s->parts || !s->slot_writes) {
-    if (s) {
-      free(s->parts);
-      free(s->slot_writes);
-    }
-    free(s);
+  if (!s || !copy_parts(s, parts, n) || !(s->slot_writes = calloc(nslots + 1, 1))) {
+    if (s)
+      free_submission(s);
     return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), n * sizeof *parts,
                      "rig_submission_make: out of memory");
   }
-  memcpy(s->parts, parts, n * sizeof *parts);
   for (size_t i = 0; i < n; i++)
-    s->slot_writes[parts[i].dst] = 1;
+    if (parts[i].kind != RIG_PART_WORDS)
+      s->slot_writes[parts[i].dst] = 1;
   s->nparts = (uint32_t)n;
   s->nslots = nslots;
   s->dev = rig_device_retain(d);
@@ -154,9 +211,7 @@ RIG_API void rig_submission_release(rig_submission *s) {
   }
   pthread_mutex_destroy(&s->lock);
   rig_device_release(s->dev);
-  free(s->parts);
-  free(s->slot_writes);
-  free(s);
+  free_submission(s);
 }
 
 RIG_API uint32_t rig_submission_slots(const rig_submission *s) { return s ? s->nslots : 0; }
@@ -242,9 +297,16 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   const rig_part *p = &r->s->parts[i];
   rig_device *d = r->s->dev;
   rig_edge_part *e = &r->parts[i];
-  rig_buffer *dst = bufs[p->dst];
   bool unordered = p->flags & RIG_PART_UNORDERED;
   memset(e, 0, sizeof *e);
+  if (p->kind == RIG_PART_WORDS) {
+    e->kind = RIG_EDGE_PART_WORDS;
+    e->queue = d->facts.part_queue[e->kind];
+    e->u.words.words = p->words;
+    e->u.words.count = p->nwords;
+    return RIG_OK;
+  }
+  rig_buffer *dst = bufs[p->dst];
   if (p->kind == RIG_PART_COPY) {
     rig_buffer *src = bufs[p->src];
     if (src->length != dst->length)
@@ -268,6 +330,35 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   e->queue = d->facts.part_queue[e->kind];
   r->uses[(*nuses)++] = (rig__use){dst->alloc, true, unordered};
   return RIG_OK;
+}
+
+/* Whether parts i and j may share memory where one writes (ORDER-3):
+ * buffers sharing a word count as one memory (WORD-4). */
+static bool conflict(const rig_part *a, const rig_part *b, rig_buffer *const *bufs) {
+  uint32_t sa[2], sb[2];
+  bool wa[2], wb[2];
+  int na = slots_of(a, sa, wa), nb = slots_of(b, sb, wb);
+  for (int x = 0; x < na; x++)
+    for (int y = 0; y < nb; y++)
+      if ((wa[x] || wb[y]) && (sa[x] == sb[y] || rig_buffer_overlaps(bufs[sa[x]], bufs[sb[y]])))
+        return true;
+  return false;
+}
+
+/* Writes each part's follows: the last earlier part on each other queue
+ * that it must follow. A words part follows every earlier part (ORDER-5);
+ * parts of one queue run in order, which orders what follows a words part
+ * on its queue (ORDER-6); parts that need no order get none (ORDER-7). */
+static void order_parts(rig_run *r, rig_buffer *const *bufs) {
+  const rig_part *parts = r->s->parts;
+  for (uint32_t j = 0; j < r->s->nparts; j++)
+    for (uint32_t i = 0; i < j; i++) {
+      uint32_t q = r->parts[i].queue;
+      if (q == r->parts[j].queue || q >= RIG_EDGE_MAX_QUEUES)
+        continue;
+      if (parts[j].kind == RIG_PART_WORDS || conflict(&parts[i], &parts[j], bufs))
+        r->parts[j].follows[q] = i + 1;
+    }
 }
 
 /* Takes r off the free list for this submit; false when it is not free. A
@@ -318,6 +409,7 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
   for (uint32_t i = 0; i < s->nparts; i++)
     if ((st = build_part(r, i, bufs, &nuses)))
       return st;
+  order_parts(r, bufs);
   rig_edge_work work = {.size = sizeof work, .nparts = s->nparts, .parts = r->parts};
   return rig__timeline_submit(d, &work, r->uses, nuses, waits, nwaits, out);
 }

@@ -30,14 +30,17 @@ static rig_status follow(rig__waits *w, rig_device *d, const rig__use *uses, siz
   return RIG_OK;
 }
 
-static void stamp(rig_device *d, const rig__use *uses, size_t nuses, rig_point p) {
+/* Adds p to the stamps of the memory the work used. A write replaces the
+ * points the work followed: those it waited for (w), and those reached. */
+static void stamp(rig_device *d, const rig__use *uses, size_t nuses, const rig__waits *w,
+                  rig_point p) {
   if (d->is_host)
     return;                                            /* ORDER-21 */
   for (size_t i = 0; i < nuses; i++)
     if (uses[i].unordered)
       rig__stamps_add_unordered(uses[i].alloc, p);     /* ORDER-23, 24 */
     else
-      rig__stamps_add(uses[i].alloc, p, uses[i].write);
+      rig__stamps_add(uses[i].alloc, p, uses[i].write, w->points, w->n);
 }
 
 /* Asks the driver for room, waiting one value at a time without the lock
@@ -98,7 +101,7 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   int r = d->drv->submit(d->h, work, &err);
   rig_point p = rig_point_make(d->slot, v);
   rig__waits_used(&w, d, v);
-  stamp(d, uses, nuses, p);                            /* ORDER-18, ORDER-19 */
+  stamp(d, uses, nuses, &w, p);                        /* ORDER-18, ORDER-19 */
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
   else if (!d->drv->commit)

@@ -1278,7 +1278,7 @@ static void valid_8_2_11_make_refusals(void **st) {
   }
   if (is_memory()) {
     /* A memory device has no queue for launches (OPEN-42, VALID-2). */
-    rig_part launch = {RIG_PART_LAUNCH, 0, 0, 0, 0, 0};
+    rig_part launch = {RIG_PART_LAUNCH, 0, 0, 0, 0, 0, NULL, 0};
     rig_submission *s = UNTOUCHED;
     conf_refused(rig_submission_make(dev, &launch, 1, &s), RIG_INVALID);
     assert_ptr_equal(s, UNTOUCHED);

@@ -411,25 +411,36 @@ typedef enum rig_part_kind {
  * program orders it itself, as with flags both devices spin on. */
 #define RIG_PART_UNORDERED 1u
 
-/* A part of a submission. Slots name the buffers a submit passes. Parts
- * run in order where they may share memory (ORDER-3): on every driver here
- * they run in the order given, one queue per kind as its facts say. */
+/* A part of a submission. Slots name the buffers a submit passes. Each
+ * kind of part runs on the queue its device's facts give it (ORDER-4). A
+ * part follows each earlier part that may share memory with it where one
+ * of the two writes (ORDER-3); a words part follows every earlier part,
+ * and later parts on its queue follow it (ORDER-5, ORDER-6); other parts
+ * may run concurrently (ORDER-7). */
 typedef struct rig_part {
   rig_part_kind kind;
   uint32_t src, dst;       /* COPY: slots; FILL: dst */
   uint32_t pattern;        /* FILL */
   uint32_t pattern_bytes;  /* FILL: 1, 2 or 4 */
   uint32_t flags;          /* RIG_PART_UNORDERED */
+  const uint32_t *words;   /* WORDS: the driver's own words, copied at make */
+  uint32_t nwords;
 } rig_part;
 
 /* Parts (lock-free constructors). */
 static inline rig_part rig_part_copy(uint32_t src_slot, uint32_t dst_slot) {
-  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0, 0};
+  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0, 0, NULL, 0};
   return p;
 }
 static inline rig_part rig_part_fill(uint32_t dst_slot, uint32_t pattern,
                                      uint32_t pattern_bytes) {
-  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes, 0};
+  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes, 0, NULL, 0};
+  return p;
+}
+/* Words the device's queue takes as they are (Submission.words), whose
+ * effect rig cannot see. */
+static inline rig_part rig_part_words(const uint32_t *words, uint32_t n) {
+  rig_part p = {RIG_PART_WORDS, 0, 0, 0, 0, 0, words, n};
   return p;
 }
 /* p, with its uses unordered. */

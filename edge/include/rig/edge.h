@@ -102,6 +102,7 @@ enum rig_edge_part_kind {
   RIG_EDGE_PART_KINDS = 4,
 };
 #define RIG_EDGE_NO_QUEUE 0xffu
+#define RIG_EDGE_MAX_QUEUES 4u
 
 /* The facts a device states at open. Core zeroes the struct, sets size and
  * calls facts() once; it then checks them (OPEN-35): alignment a power of two
@@ -117,7 +118,7 @@ typedef struct rig_edge_facts {
   uint64_t budget;             /* the start budget (RECLAIM-66) */
   uint32_t hang_ms;            /* 0: work bounded elsewhere (HANG-1) */
   uint32_t commit_k;           /* informative: commits at least every k values */
-  uint32_t queues;             /* number of queues */
+  uint32_t queues;             /* number of queues, at most RIG_EDGE_MAX_QUEUES */
   uint8_t part_queue[RIG_EDGE_PART_KINDS]; /* queue per part kind, or NO_QUEUE */
 } rig_edge_facts;
 
@@ -149,6 +150,10 @@ typedef struct rig_edge_range {
 typedef struct rig_edge_part {
   uint32_t kind;  /* enum rig_edge_part_kind */
   uint32_t queue; /* from facts.part_queue */
+  /* Per queue q, 1 + the index of the last part on q this part must follow
+   * (ORDER-3, ORDER-5), or 0. Parts of one queue run in order; a driver
+   * with one queue may ignore it. */
+  uint32_t follows[RIG_EDGE_MAX_QUEUES];
   union {
     struct { rig_edge_range src, dst; } copy;
     struct { rig_edge_range dst; uint32_t pattern; uint32_t pattern_bytes; } fill;
