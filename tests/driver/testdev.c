@@ -18,18 +18,26 @@
  *                fault at V", V its value: values go on past a reused
  *                slot's earlier devices, counts do not
  *   stop_ms=N    its stop takes N ms
+ *   queues=1|2   with 2, copies run on a second queue, on a worker of their
+ *                own, concurrently with fills and words but where core's
+ *                follows order them (ORDER-3..7)
  *
  * k (commit): commit_k, or 1.
  * Per open: one record of about 70 KiB (its ring), freed at destroy.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <rig/edge.h>
 
+#include "testdev.h"
+
+#define MAX_Q 2
+#define TRACE 256
 #define RING 256        /* pieces of work in flight */
 #define RING_PARTS 1024 /* their parts */
 #define RING_WAITS 256  /* their queue waits */
@@ -46,8 +54,17 @@ typedef struct testdev {
   uint64_t budget;
   uint32_t commit_k, stop_ms;
   uint64_t fault_at, fault_nth, submits;
-  uint64_t committed;              /* the worker runs values up to it */
-  pthread_t worker;
+  uint64_t committed;              /* the workers run values up to it */
+  uint32_t nqueues;
+  pthread_t workers[MAX_Q];
+  struct worker_arg { struct testdev *t; uint32_t q; } args[MAX_Q];
+  uint64_t qtail[MAX_Q];           /* per queue: the next item it runs */
+  _Atomic uint32_t remaining[RING]; /* queues yet to finish each item */
+  _Atomic uint8_t done[RING_PARTS]; /* parts finished */
+  pthread_mutex_t trace_lock;
+  rig_test_trace_entry trace[TRACE];
+  uint64_t ntrace;
+  rig_test_trace trace_rec;
   bool running;
   pthread_mutex_t lock;
   pthread_cond_t more;
@@ -64,6 +81,7 @@ static void parse(testdev *t, const char *args) {
   t->waits = true;
   t->host = true;
   t->budget = UINT64_C(1) << 30;
+  t->nqueues = 1;
   for (const char *p = strchr(args, ','); p; p = strchr(p + 1, ',')) {
     if (strncmp(p + 1, "delay_us=", 9) == 0)
       t->delay_us = (uint32_t)strtoul(p + 10, NULL, 10);
@@ -81,6 +99,8 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "queues=", 7) == 0)
+      t->nqueues = p[8] == '2' ? 2 : 1;
   }
 }
 
@@ -106,39 +126,125 @@ static void run_part(const rig_edge_part *p) {
   }
 }
 
-static void run_item(testdev *t, const item *it) {
+static void record(testdev *t, const item *it, uint32_t index, const rig_edge_part *p) {
+  rig_test_trace_entry e = {it->value, index, p->kind, p->queue, {0}, 0};
+  memcpy(e.follows, p->follows, sizeof e.follows);
+  if (p->kind == RIG_EDGE_PART_WORDS && p->u.words.count)
+    e.word0 = p->u.words.words[0];
+  pthread_mutex_lock(&t->trace_lock);
+  t->trace[t->ntrace++ % TRACE] = e;
+  pthread_mutex_unlock(&t->trace_lock);
+}
+
+static size_t trace_read(void *h, rig_test_trace_entry *out, size_t max) {
+  testdev *t = h;
+  pthread_mutex_lock(&t->trace_lock);
+  size_t n = t->ntrace < TRACE ? t->ntrace : TRACE;
+  n = n < max ? n : max;
+  for (size_t i = 0; i < n; i++)
+    out[i] = t->trace[(t->ntrace - n + i) % TRACE];
+  pthread_mutex_unlock(&t->trace_lock);
+  return n;
+}
+
+/* Waits until the parts p follows on other queues are done. */
+static void wait_follows(testdev *t, const item *it, const rig_edge_part *p) {
+  for (uint32_t q = 0; q < MAX_Q; q++)
+    if (p->follows[q] && q != p->queue)
+      while (!atomic_load(&t->done[(it->first_part + p->follows[q] - 1) % RING_PARTS]))
+        sleep_us(20);
+}
+
+/* The word only grows: two queues may finish items out of turn. */
+static void signal_value(testdev *t, uint64_t v) {
+  uint64_t old = rig_edge_word_load(t->word);
+  while (old < v && !__atomic_compare_exchange_n(t->word, &old, v, false, __ATOMIC_RELEASE,
+                                                 __ATOMIC_ACQUIRE))
+    ;
+}
+
+/* Runs queue q's share of an item: after its waits, its parts in order,
+ * each after the parts of other queues it follows. */
+static void run_item(testdev *t, const item *it, uint64_t index, uint32_t q) {
+  /* Device order: the work of a value follows every lower value's, on
+   * every queue (ORDER-2), so the queues meet between pieces of work. */
+  while (rig_edge_word_wait(t->word, it->value - 1, 100) != RIG_EDGE_OK)
+    ;
   for (uint32_t i = 0; i < it->nwaits; i++) {
     const rig_edge_wait *w = &t->waits_ring[(it->first_wait + i) % RING_WAITS];
     while (rig_edge_word_wait(w->mapping, w->value, 100) != RIG_EDGE_OK)
       ;
   }
-  sleep_us(t->delay_us);
-  for (uint32_t i = 0; i < it->nparts; i++)
-    run_part(&t->parts[(it->first_part + i) % RING_PARTS]);
-  rig_edge_word_store(t->word, it->value);
+  bool slept = false;
+  for (uint32_t i = 0; i < it->nparts; i++) {
+    uint32_t at = (it->first_part + i) % RING_PARTS;
+    const rig_edge_part *p = &t->parts[at];
+    if (p->queue != q)
+      continue;
+    wait_follows(t, it, p);
+    if (!slept)
+      sleep_us(t->delay_us);
+    slept = true;
+    run_part(p);
+    record(t, it, i, p);
+    atomic_store(&t->done[at], 1);
+  }
+  if (atomic_fetch_sub(&t->remaining[index % RING], 1) == 1)
+    signal_value(t, it->value);
+}
+
+/* The ring's tail is the oldest item some queue has not finished. */
+static void advance_tail(testdev *t) {
+  uint64_t low = t->qtail[0];
+  for (uint32_t q = 1; q < t->nqueues; q++)
+    low = t->qtail[q] < low ? t->qtail[q] : low;
+  for (; t->tail < low; t->tail++) {
+    t->part_tail += t->ring[t->tail % RING].nparts;
+    t->wait_tail += t->ring[t->tail % RING].nwaits;
+  }
+}
+
+static bool runnable(testdev *t, uint32_t q) {
+  return t->qtail[q] != t->head && t->ring[t->qtail[q] % RING].value <= t->committed;
 }
 
 static void *worker(void *arg) {
-  testdev *t = arg;
+  struct worker_arg *a = arg;
+  testdev *t = a->t;
   pthread_mutex_lock(&t->lock);
   for (;;) {
     /* Only committed work runs (TL-8); a stop ends the rest unrun. */
-    while ((t->tail == t->head || t->ring[t->tail % RING].value > t->committed) &&
-           !t->stopping)
+    while (!runnable(t, a->q) && !t->stopping)
       pthread_cond_wait(&t->more, &t->lock);
-    if (t->tail == t->head || t->ring[t->tail % RING].value > t->committed)
+    if (!runnable(t, a->q))
       break;
-    item it = t->ring[t->tail % RING];
+    uint64_t index = t->qtail[a->q];
+    item it = t->ring[index % RING];
     pthread_mutex_unlock(&t->lock);
-    run_item(t, &it);
+    run_item(t, &it, index, a->q);
     pthread_mutex_lock(&t->lock);
-    t->tail++;
-    t->part_tail += it.nparts;
-    t->wait_tail += it.nwaits;
+    t->qtail[a->q]++;
+    advance_tail(t);
     pthread_cond_broadcast(&t->more);
   }
   pthread_mutex_unlock(&t->lock);
   return NULL;
+}
+
+/* Starts a worker per queue, with every signal blocked (ERR-19). */
+static bool start_workers(testdev *t) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  uint32_t q = 0;
+  for (; q < t->nqueues; q++) {
+    t->args[q] = (struct worker_arg){t, q};
+    if (pthread_create(&t->workers[q], NULL, worker, &t->args[q]) != 0)
+      break;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  t->nqueues = q ? q : 1;
+  return q > 0;
 }
 
 static int td_open(const char *args, void **out, rig_edge_error *err) {
@@ -147,13 +253,10 @@ static int td_open(const char *args, void **out, rig_edge_error *err) {
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "test: out of memory");
   parse(t, args);
   pthread_mutex_init(&t->lock, NULL);
+  pthread_mutex_init(&t->trace_lock, NULL);
   pthread_cond_init(&t->more, NULL);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old); /* its thread takes no signal (ERR-19) */
-  int r = pthread_create(&t->worker, NULL, worker, t);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (r != 0) {
+  t->trace_rec = (rig_test_trace){t, trace_read};
+  if (!start_workers(t)) {
     free(t);
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "test: no worker thread");
   }
@@ -169,11 +272,11 @@ static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->budget = t->budget;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_MAPS_HOST |
              (t->host ? RIG_EDGE_HOST_ADDRESSES : 0) | (t->waits ? RIG_EDGE_QUEUE_WAITS : 0);
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
+  f->queues = t->nqueues;
+  f->part_queue[RIG_EDGE_PART_COPY] = (uint8_t)(t->nqueues - 1);
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
   f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_WORDS] = 0; /* recorded in the trace, else ignored */
   f->commit_k = t->commit_k ? t->commit_k : 1;
   return RIG_EDGE_OK;
 }
@@ -187,7 +290,8 @@ static int td_stop(void *h, rig_edge_error *err) {
   pthread_cond_broadcast(&t->more);
   pthread_mutex_unlock(&t->lock);
   if (t->running)
-    pthread_join(t->worker, NULL);
+    for (uint32_t q = 0; q < t->nqueues; q++)
+      pthread_join(t->workers[q], NULL);
   t->running = false;
   return RIG_EDGE_OK;
 }
@@ -197,6 +301,7 @@ static void td_destroy(void *h) {
   rig_edge_error err;
   td_stop(t, &err);
   pthread_mutex_destroy(&t->lock);
+  pthread_mutex_destroy(&t->trace_lock);
   pthread_cond_destroy(&t->more);
   free(t);
 }
@@ -223,6 +328,10 @@ static void td_unmap_word(void *h, void *mapping) {}
  * between two of them run on one's queue (MACH-17). */
 static bool td_peer(void *h, void *other) { return true; }
 
+static const void *td_capability(void *h, const char *key) {
+  return strcmp(key, "test.trace") == 0 ? &((testdev *)h)->trace_rec : NULL;
+}
+
 static int td_room(void *h, const rig_edge_work *w, bool *out) {
   testdev *t = h;
   pthread_mutex_lock(&t->lock);
@@ -241,6 +350,9 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     return rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %llu",
                          (unsigned long long)w->value);
   pthread_mutex_lock(&t->lock);
+  atomic_store(&t->remaining[t->head % RING], t->nqueues);
+  for (uint32_t i = 0; i < w->nparts; i++)
+    atomic_store(&t->done[(t->part_head + i) % RING_PARTS], 0);
   item *it = &t->ring[t->head % RING];
   *it = (item){w->value, (uint32_t)(t->part_head % RING_PARTS), w->nparts,
                (uint32_t)(t->wait_head % RING_WAITS), w->nwaits};
@@ -308,6 +420,7 @@ static const rig_edge_driver test_driver = {
     .allocate = td_allocate,
     .release = td_release,
     .peer = td_peer,
+    .capability = td_capability,
 };
 
 RIG_EDGE_DRIVER(test_driver)

@@ -397,7 +397,8 @@ static void *work(void *arg) {
 /* ---- setup ------------------------------------------------------------------- */
 
 /* Device i: the host, then in turn a memory device, a test device whose
- * queue waits (SUBMIT-2) and one whose submits wait on the host (SUBMIT-3),
+ * queue waits (SUBMIT-2) and two queues, whose parts core orders across
+ * queues (ORDER-3), and one whose submits wait on the host (SUBMIT-3),
  * each test device with its own small delay. */
 static rig_status open_device(stress *s, unsigned i, uint64_t *rng) {
   char name[96];
@@ -410,7 +411,7 @@ static rig_status open_device(stress *s, unsigned i, uint64_t *rng) {
     snprintf(name, sizeof name, "memory:stress-%u", i);
   else
     snprintf(name, sizeof name, "test:stress-%u,delay_us=%u%s", i, delay,
-             i % 3 == 0 ? ",waits=0" : "");
+             i % 3 == 0 ? ",waits=0" : ",queues=2"); /* copies on a queue of their own */
   fprintf(s->log, "  device %u: %s\n", i, name);
   return rig_open(name, &s->dev[i]);
 }
