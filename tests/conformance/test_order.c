@@ -4,6 +4,7 @@
  * work lands long after its submit returns, so that a missing order shows
  * as stale bytes. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -532,6 +533,81 @@ static void order_3_5_6_7_parts_across_queues(void **state) {
   done(d);
 }
 
+struct blocker {
+  rig_buffer *x;
+  rig_point p;
+  rig_status st;
+  int done;
+};
+
+static void *fill_in_thread(void *arg) {
+  struct blocker *b = arg;
+  b->st = rig_buffer_submit_fill(b->x, 1, 1, &b->p);
+  __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* DOM-5: while a may_block driver's submit blocks, other submits on the
+ * device wait for it: the second submit returns after the first, with the
+ * next value. */
+static void dom_5_submits_wait_for_a_blocking_submit(void **state) {
+  rig_device *d = open_name("test:order-blocking,block_ms=300");
+  struct blocker first = {filled(d, 0), 0, RIG_INVALID, 0};
+  rig_buffer *y = filled(d, 0);
+  pthread_t t;
+  pthread_create(&t, NULL, fill_in_thread, &first);
+  uint64_t before = rig_submitted(d);
+  while (rig_submitted(d) == before) /* the first is inside the driver's submit */
+    sched_yield();
+  rig_point p;
+  conf_ok(rig_buffer_submit_fill(y, 2, 1, &p));
+  assert_int_equal(__atomic_load_n(&first.done, __ATOMIC_ACQUIRE), 1);
+  pthread_join(t, NULL);
+  conf_ok(first.st);
+  assert_int_equal(rig_point_value(p), rig_point_value(first.p) + 1);
+  conf_ok(rig_point_wait(p));
+  rig_buffer_release(first.x);
+  rig_buffer_release(y);
+  done(d);
+}
+
+struct waiter {
+  rig_point p;
+  rig_status st;
+};
+
+static void *wait_in_thread(void *arg) {
+  struct waiter *w = arg;
+  w->st = rig_point_wait(w->p);
+  return NULL;
+}
+
+/* ORDER-32, TL-9: a host wait orders the host after the work submitted
+ * before it, never after work submitted later: on a device that runs only
+ * committed work, the wait commits and returns while later work, which
+ * nothing commits, never runs. */
+static void order_32_a_wait_follows_no_later_work(void **state) {
+  rig_device *d = open_name("test:order-32,commit_k=1000");
+  rig_buffer *x = filled(d, 0), *y = filled(d, 0);
+  struct waiter w = {0, RIG_INVALID};
+  conf_ok(rig_buffer_submit_fill(x, 3, 1, &w.p));
+  pthread_t t;
+  pthread_create(&t, NULL, wait_in_thread, &w);
+  uint64_t seen = 0;
+  while (seen < rig_point_value(w.p)) /* its wait committed it, and it ran */
+    conf_ok(rig_signaled(d, &seen));
+  rig_point later;
+  conf_ok(rig_buffer_submit_fill(y, 4, 1, &later)); /* committed by nothing */
+  pthread_join(t, NULL);
+  conf_ok(w.st);
+  conf_ok(rig_signaled(d, &seen));
+  assert_true(seen < rig_point_value(later));
+  conf_ok(rig_point_wait(later));                   /* this wait commits it */
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  done(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
@@ -553,6 +629,8 @@ int main(void) {
       cmocka_unit_test(order_18_20_21_work_stamps_its_point),
       cmocka_unit_test(order_19_refused_work_still_stamps),
       cmocka_unit_test(order_3_5_6_7_parts_across_queues),
+      cmocka_unit_test(dom_5_submits_wait_for_a_blocking_submit),
+      cmocka_unit_test(order_32_a_wait_follows_no_later_work),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

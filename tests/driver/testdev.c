@@ -18,6 +18,8 @@
  *                fault at V", V its value: values go on past a reused
  *                slot's earlier devices, counts do not
  *   stop_ms=N    its stop takes N ms
+ *   block_ms=N   its submit blocks N ms, as a driver whose queues fill may
+ *                (MAY_BLOCK, DOM-5)
  *   queues=1|2   with 2, copies run on a second queue, on a worker of their
  *                own, concurrently with fills and words but where core's
  *                follows order them (ORDER-3..7)
@@ -52,7 +54,7 @@ typedef struct testdev {
   uint32_t delay_us;
   bool waits, host;
   uint64_t budget;
-  uint32_t commit_k, stop_ms;
+  uint32_t commit_k, stop_ms, block_ms;
   uint64_t fault_at, fault_nth, submits;
   uint64_t committed;              /* the workers run values up to it */
   uint32_t nqueues;
@@ -99,6 +101,8 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "block_ms=", 9) == 0)
+      t->block_ms = (uint32_t)strtoul(p + 10, NULL, 10);
     else if (strncmp(p + 1, "queues=", 7) == 0)
       t->nqueues = p[8] == '2' ? 2 : 1;
   }
@@ -270,7 +274,7 @@ static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   strcpy(f->arch, "test");
   f->alignment = 256;
   f->budget = t->budget;
-  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_MAPS_HOST |
+  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_MAPS_HOST | (t->block_ms ? RIG_EDGE_MAY_BLOCK : 0) |
              (t->host ? RIG_EDGE_HOST_ADDRESSES : 0) | (t->waits ? RIG_EDGE_QUEUE_WAITS : 0);
   f->queues = t->nqueues;
   f->part_queue[RIG_EDGE_PART_COPY] = (uint8_t)(t->nqueues - 1);
@@ -345,6 +349,7 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   testdev *t = h;
   if (w->nparts > RING_PARTS || w->nwaits > RING_WAITS)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: work larger than the queue");
+  sleep_us(t->block_ms * 1000);
   bool nth = ++t->submits == t->fault_nth;
   if ((t->fault_at && w->value == t->fault_at) || nth)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %llu",
