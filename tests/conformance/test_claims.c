@@ -199,6 +199,41 @@ static void pre_26_only_an_exclusive_claim_consumes(void **state) {
   rig_device_release(d);
 }
 
+/* LMEM-3, LMEM-5, LMEM-6, LMEM-13, LMEM-14: after a loss, a read claim
+ * depends on the last writes, an exclusive claim on every point: memory the
+ * lost device wrote refuses both; memory it only read serves read claims,
+ * and refuses rig_claim_with until the device has stopped. */
+static void lmem_3_5_6_claims_after_a_loss(void **state) {
+  rig_device *f;
+  conf_ok(rig_open("test:claims-lost,delay_us=200000,fault_nth=3", &f));
+  rig_buffer *read = made(rig_host(), 1), *written = made(rig_host(), 2);
+  rig_buffer *on_f, *z;
+  conf_ok(rig_buffer_create(f, N, &on_f));
+  conf_ok(rig_buffer_create(f, N, &z));
+  rig_point p;
+  conf_ok(rig_buffer_submit_copy(read, z, &p));       /* f reads `read` */
+  conf_ok(rig_buffer_submit_copy(on_f, written, &p)); /* f writes `written` */
+  conf_status(rig_buffer_submit_fill(z, 0, 1, &p), RIG_LOST); /* the third faults */
+  rig_claim *c = NULL;
+  conf_status(rig_buffer_claim(written, &c), RIG_LOST);      /* LMEM-3, LMEM-12 */
+  assert_null(c);
+  conf_ok(rig_buffer_claim(read, &c));                        /* LMEM-13 */
+  rig_claim_release(c);
+  struct donation don = {0};
+  conf_status(rig_claim_with(read, donor, &don), RIG_LOST);  /* LMEM-5, LMEM-6 */
+  conf_status(rig_claim_with(written, donor, &don), RIG_LOST);
+  conf_ok(rig_close(f));                                      /* its stop: LMEM-14 */
+  conf_ok(rig_claim_with(read, donor, &don));
+  assert_true(don.only);
+  rig_buffer_release(don.result);
+  conf_status(rig_buffer_claim(written, &c), RIG_LOST);      /* for good */
+  rig_buffer_release(on_f);
+  rig_buffer_release(z);
+  rig_buffer_release(read);
+  rig_buffer_release(written);
+  rig_device_release(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(pre_23_26_only_claim_consumes),
@@ -206,6 +241,7 @@ int main(void) {
       cmocka_unit_test(reclaim_20_holds_go_at_the_next_move),
       cmocka_unit_test(valid_5_14_exclusive_memory_is_refused),
       cmocka_unit_test(pre_26_only_an_exclusive_claim_consumes),
+      cmocka_unit_test(lmem_3_5_6_claims_after_a_loss),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

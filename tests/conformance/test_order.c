@@ -120,7 +120,7 @@ static void order_2_device_order(void **state) {
   rig_device_release(d);
 }
 
-/* ORDER-10, SUBMIT-9: a submit's work follows the points of its waits, on
+/* ORDER-10, SUBMIT-9, SUBMIT-1: a submit's work follows the points of its waits, on
  * memory it does not share with them. */
 static void order_10_work_follows_its_waits(void **state) {
   rig_device *d = conf_open(), *b = open_name(SLOW);
@@ -608,6 +608,38 @@ static void order_32_a_wait_follows_no_later_work(void **state) {
   done(d);
 }
 
+/* SUBMIT-31, LMEM-11: a submit whose waits hold a point its lost device
+ * never reached is Lost, with that device's reason, and takes no value. */
+static void submit_31_waits_on_a_point_never_reached(void **state) {
+  rig_device *d = conf_open(), *f = open_name("test:order-31,delay_us=200000,fault_nth=2");
+  rig_buffer *x = filled(d, 0), *y = filled(d, 0), *on_f;
+  conf_ok(rig_buffer_create(f, N, &on_f));
+  rig_point never, p = RIG_POINT_NONE;
+  conf_ok(rig_buffer_submit_fill(on_f, 1, 1, &never));
+  conf_status(rig_buffer_submit_fill(on_f, 2, 1, &p), RIG_LOST); /* the loss */
+  rig_part part = rig_part_copy(0, 1);
+  rig_submission *s;
+  rig_run *run;
+  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  rig_buffer *bufs[2] = {x, y};
+  uint64_t submitted = rig_submitted(d);
+  conf_status(rig_submit(run, bufs, 2, &never, 1, &p), RIG_LOST);
+  assert_non_null(strstr(rig_last_error()->message, "lost: injected fault"));
+  assert_int_equal(p, RIG_POINT_NONE);
+  assert_int_equal(rig_submitted(d), submitted);
+  assert_false(rig_point_reached(never));
+  conf_ok(rig_submission_take(s, &run)); /* the run was freed (SUBMIT-12) */
+  conf_ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  conf_ok(rig_point_wait(p));
+  rig_submission_release(s);
+  rig_buffer_release(on_f);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  done(f);
+  rig_device_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
@@ -631,6 +663,7 @@ int main(void) {
       cmocka_unit_test(order_3_5_6_7_parts_across_queues),
       cmocka_unit_test(dom_5_submits_wait_for_a_blocking_submit),
       cmocka_unit_test(order_32_a_wait_follows_no_later_work),
+      cmocka_unit_test(submit_31_waits_on_a_point_never_reached),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
