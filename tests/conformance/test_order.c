@@ -555,8 +555,8 @@ static void dom_5_submits_wait_for_a_blocking_submit(void **state) {
   struct blocker first = {filled(d, 0), 0, RIG_INVALID, 0};
   rig_buffer *y = filled(d, 0);
   pthread_t t;
-  pthread_create(&t, NULL, fill_in_thread, &first);
   uint64_t before = rig_submitted(d);
+  pthread_create(&t, NULL, fill_in_thread, &first);
   while (rig_submitted(d) == before) /* the first is inside the driver's submit */
     sched_yield();
   rig_point p;
