@@ -1,16 +1,34 @@
 /* copy.c: copies and fills of buffers (ORDER-15, TL-2, TL-3, WORD-5,
- * STAMP-11; the design is docs/copying.md).
+ * HACC-5..8, STAMP-1..18; the design is docs/copying.md).
  *
- * A copy runs on a device that reaches both memories: its destination's
- * device unless that is the host, then its source's, then the host, which takes a host value
- * for it (TL-3) and adds no point (ORDER-21). Copies between memories no
- * device reaches go through staging memory: the memory issue.
+ * A copy runs on a device whose work addresses both memories as they are,
+ * with no new mapping: its destination's device unless that is the host,
+ * then its source's, then the host, which takes a host value for it (TL-3)
+ * and adds no point (ORDER-21). A device addresses its own memory, a
+ * peer's (MACH-17), memory through a borrow on it, and, where it runs on
+ * the host, every memory the host addresses. Between memories no device
+ * addresses so, the bytes pass through staging memory (staging.c): the
+ * host moves them between host memory and the staging, and the device's
+ * copy engine between the staging and its memory, so that host memory
+ * takes none of the device's points (STAMP-1, STAMP-2).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
 
+/* Whether r's work addresses b as it is (see the top of the file). */
+static bool addresses(const rig_device *r, const rig_buffer *b) {
+  const rig_device *m = b->alloc->dev;
+  if (b->dev == r || m == r)
+    return true;
+  if (rig_runs_on_host(r))
+    return b->alloc->mem.host != NULL;
+  return r->drv == m->drv && r->drv->peer && r->drv->peer(r->h, m->h);
+}
+
 static bool can_run(rig_device *r, const rig_buffer *b, uint32_t kind) {
-  return !rig__is_lost(r) && r->facts.part_queue[kind] != RIG_EDGE_NO_QUEUE &&
-         rig_reaches(r, b->alloc->dev);
+  return !rig__is_lost(r) && r->facts.part_queue[kind] != RIG_EDGE_NO_QUEUE && addresses(r, b);
 }
 
 /* The device that runs a part over a (and b), or NULL: a device's own copy
@@ -46,10 +64,77 @@ static rig_status check_copy(rig_buffer *src, rig_buffer *dst) {
 }
 
 static rig_status no_runner(const rig_buffer *a, const rig_buffer *b, const char *fn) {
-  return rig__fail(RIG_INVALID, a->dev, 0,
-                   "%s: no device reaches both %s's and %s's memory; staging comes "
-                   "with the memory issue", fn, a->alloc->dev->name,
-                   (b ? b : a)->alloc->dev->name);
+  return rig__fail(RIG_INVALID, a->dev, 0, "%s: no device copies between %s's and %s's memory",
+                   fn, a->alloc->dev->name, (b ? b : a)->alloc->dev->name);
+}
+
+/* The device step of a staged copy: g's copy engine between b's bytes
+ * [off, off+n) and the staging s, toward b (in) or out of it. */
+static rig_status stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging *s, bool in,
+                             rig_point *out) {
+  rig_device *g = b->alloc->dev;
+  rig_edge_part part = {.kind = RIG_EDGE_PART_COPY, .queue = g->facts.part_queue[RIG_EDGE_PART_COPY]};
+  rig_edge_range dev = {&b->alloc->mem, b->offset + off, n};
+  rig_edge_range host = {rig__staging_map(s), 0, n};
+  part.u.copy.src = in ? host : dev;
+  part.u.copy.dst = in ? dev : host;
+  rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
+  rig__use use = {b->alloc, in, false};
+  return rig__timeline_submit(g, &work, &use, 1, NULL, 0, out);
+}
+
+rig_status rig__stage_in(const void *src, rig_buffer *b, uint64_t off, uint64_t n,
+                         rig_point *out) {
+  rig_device *g = b->alloc->dev;
+  rig__staging *s = rig__staging_take(g, n);
+  if (!s)
+    return rig_last_error()->status;
+  memcpy(rig__staging_host(s), src, n);              /* the host's move: no value */
+  rig_status st = stage_step(b, off, n, s, true, out);
+  rig__staging_put(g, s, st == RIG_OK ? *out : 0);
+  return st;
+}
+
+rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst, rig_point *out) {
+  rig_device *g = b->alloc->dev;
+  rig__staging *s = rig__staging_take(g, n);
+  if (!s)
+    return rig_last_error()->status;
+  rig_status st = stage_step(b, off, n, s, false, out);
+  if (st == RIG_OK)
+    st = rig__point_wait(*out);                      /* STAMP-10 */
+  if (st == RIG_OK)
+    memcpy(dst, rig__staging_host(s), n);
+  rig__staging_put(g, s, 0);
+  return st;
+}
+
+/* A copy between memories no device addresses both of: through staging,
+ * on the side or sides the host does not address (STAMP-1). Returns once
+ * the bytes are in host memory, or with the point of the device's step
+ * that writes them into its memory. */
+static rig_status staged_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
+  unsigned char *s = src->alloc->mem.host, *d = dst->alloc->mem.host;
+  uint64_t n = src->length;
+  rig_status st;
+  if (s && !d) {
+    if ((st = rig__stamps_wait(src->alloc, false)))
+      return st;
+    return rig__stage_in(s + src->offset, dst, 0, n, out);
+  }
+  if (!s && d) {
+    if ((st = rig__stamps_wait(dst->alloc, true)))
+      return st;
+    return rig__stage_out(src, 0, n, d + dst->offset, out);
+  }
+  void *tmp = malloc(n ? n : 1); /* two devices that map only host memory */
+  if (!tmp)
+    return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), n, "rig_buffer_copy: out of memory");
+  st = rig__stage_out(src, 0, n, tmp, out);
+  if (st == RIG_OK)
+    st = rig__stage_in(tmp, dst, 0, n, out);
+  free(tmp);
+  return st;
 }
 
 RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
@@ -61,6 +146,8 @@ RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_
   rig__move_collected(src->alloc->dev);                       /* RECLAIM-16 */
   rig__move_collected(dst->alloc->dev);
   rig_device *r = runner(src, dst, RIG_EDGE_PART_COPY);
+  if (!r && (!src->alloc->mem.host || !dst->alloc->mem.host))
+    return staged_copy(src, dst, out);
   if (!r)
     return no_runner(src, dst, "rig_buffer_submit_copy");
   rig_edge_part part = {.kind = RIG_EDGE_PART_COPY,

@@ -70,6 +70,7 @@ RIG__HIDDEN rig_status rig__point_wait(rig_point p);
 /* ---- devices (device.c, loader.c, host.c) ---- */
 struct rig__plugin;
 struct rig__alloc;
+typedef struct rig__staging rig__staging;
 typedef struct rig__mapping rig__mapping_t;
 
 struct rig_device {
@@ -113,6 +114,7 @@ struct rig_device {
   struct rig__alloc *cache[64];   /* by hash of the charged size */
   uint64_t cached_bytes;
   _Atomic uint64_t live_allocs;   /* allocations not yet returned */
+  rig__staging *staging;          /* host memory it maps for copies (staging.c) */
   bool drained;                   /* stopped, and the last one came back */
   struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
 };
@@ -220,6 +222,26 @@ RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
+
+/* ---- staging (staging.c) ---- */
+/* A region of at least n bytes of host memory mapped on g, held for one
+ * copy; NULL with the error set. */
+RIG__HIDDEN rig__staging *rig__staging_take(rig_device *g, uint64_t n);
+/* Gives s back to g's staging, free once until is reached. */
+RIG__HIDDEN void rig__staging_put(rig_device *g, rig__staging *s, rig_point until);
+RIG__HIDDEN void *rig__staging_host(rig__staging *s);
+RIG__HIDDEN const rig_edge_alloc *rig__staging_map(rig__staging *s);
+/* Returns g's staging that no copy holds to the host (RECLAIM-10, 55, 72);
+ * all: every region but held ones. */
+RIG__HIDDEN void rig__staging_release(rig_device *g, bool all);
+/* Moves n bytes of host memory src into b at off through staging: the
+ * point of the device's step (copy.c). */
+RIG__HIDDEN rig_status rig__stage_in(const void *src, rig_buffer *b, uint64_t off, uint64_t n,
+                                     rig_point *out);
+/* Moves n bytes of b at off into host memory dst through staging, and
+ * returns once they are there. */
+RIG__HIDDEN rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst,
+                                      rig_point *out);
 
 /* ---- waits on other devices (waits.c) ---- */
 typedef struct rig__mapping rig__mapping;

@@ -116,6 +116,7 @@ static void trim_locked(rig_device *d, uint64_t keep) {
 }
 
 void rig__return_all(rig_device *d) {
+  rig__staging_release(d, true);
   rig__lock(&d->mem_lock);
   move_locked(d);
   trim_locked(d, 0);                                  /* RECLAIM-75 */
@@ -144,7 +145,9 @@ static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
 
 /* One round of reclamation (RECLAIM-53, 54): gives back the cache, waits
  * for the work that holds collected memory back, and moves it. */
-static void reclaim_round(rig_device *d) {
+static void reclaim_round(rig_device *d, int round) {
+  if (round >= 2)
+    rig__staging_release(d, false);                   /* RECLAIM-55 */
   rig__lock(&d->mem_lock);
   move_locked(d);
   trim_locked(d, 0);
@@ -188,7 +191,7 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
     return oom(d, n);                                 /* RECLAIM-51 */
   int r = try_allocate(d, bytes, kind, mem, &err);
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
-    reclaim_round(d);
+    reclaim_round(d, round);
     r = try_allocate(d, bytes, kind, mem, &err);
   }
   if (r == RIG_EDGE_OK)
@@ -258,6 +261,7 @@ RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
     return rig__fail(RIG_INVALID, d, 0, "rig_set_budget: %s",
                      d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
   atomic_store(&d->budget, n);
+  rig__staging_release(d, false);                     /* RECLAIM-10 */
   rig__lock(&d->mem_lock);
   move_locked(d);
   trim_locked(d, n);                                  /* RECLAIM-69, 70 */
@@ -273,6 +277,7 @@ RIG_API rig_status rig_free_cache(rig_device *d) {
   if (!d)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_free_cache: device is NULL");
   before_move(d);
+  rig__staging_release(d, false);                     /* RECLAIM-72 */
   rig__lock(&d->mem_lock);
   move_locked(d);                                     /* RECLAIM-73 */
   trim_locked(d, 0);                                  /* RECLAIM-74, 76 */

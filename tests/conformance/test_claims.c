@@ -204,15 +204,23 @@ static void pre_26_only_an_exclusive_claim_consumes(void **state) {
  * lost device wrote refuses both; memory it only read serves read claims,
  * and refuses rig_claim_with until the device has stopped. */
 static void lmem_3_5_6_claims_after_a_loss(void **state) {
-  rig_device *f;
+  rig_device *f, *peer; /* f runs copies over its peer's memory */
   conf_ok(rig_open("test:claims-lost,delay_us=200000,fault_nth=3", &f));
-  rig_buffer *read = made(rig_host(), 1), *written = made(rig_host(), 2);
+  conf_ok(rig_open("test:claims-peer", &peer));
+  rig_buffer *read = made(peer, 1), *written = made(peer, 2);
   rig_buffer *on_f, *z;
   conf_ok(rig_buffer_create(f, N, &on_f));
   conf_ok(rig_buffer_create(f, N, &z));
   rig_point p;
   conf_ok(rig_buffer_submit_copy(read, z, &p));       /* f reads `read` */
-  conf_ok(rig_buffer_submit_copy(on_f, written, &p)); /* f writes `written` */
+  rig_part part = rig_part_copy(0, 1);                /* f writes `written` */
+  rig_submission *s;
+  rig_run *run;
+  conf_ok(rig_submission_make(f, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  rig_buffer *bufs[2] = {on_f, written};
+  conf_ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  rig_submission_release(s);
   conf_status(rig_buffer_submit_fill(z, 0, 1, &p), RIG_LOST); /* the third faults */
   rig_claim *c = NULL;
   conf_status(rig_buffer_claim(written, &c), RIG_LOST);      /* LMEM-3, LMEM-12 */
@@ -232,6 +240,8 @@ static void lmem_3_5_6_claims_after_a_loss(void **state) {
   rig_buffer_release(read);
   rig_buffer_release(written);
   rig_device_release(f);
+  conf_ok(rig_close(peer));
+  rig_device_release(peer);
 }
 
 int main(void) {

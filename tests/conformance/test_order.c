@@ -459,15 +459,23 @@ static void order_18_20_21_work_stamps_its_point(void **state) {
 }
 
 /* ORDER-19, LMEM-12: the stamps take the point also when the driver
- * refuses the work and its device is lost: the host memory the refused copy
- * would have written now raises Lost at every use. */
+ * refuses the work and its device is lost: the other device's memory the
+ * refused copy would have written now raises Lost at every use. */
 static void order_19_refused_work_still_stamps(void **state) {
   rig_device *f = open_name("test:order-faulty,fault_nth=1");
+  rig_device *peer = open_name("test:order-faulty-peer"); /* f copies into it */
   rig_buffer *src, *dst;
   conf_ok(rig_buffer_create(f, N, &src));
-  conf_ok(rig_buffer_create(rig_host(), N, &dst));
+  conf_ok(rig_buffer_create(peer, N, &dst));
   rig_point p = RIG_POINT_NONE, w;
-  conf_status(rig_buffer_submit_copy(src, dst, &p), RIG_LOST); /* runs on f */
+  rig_part part = rig_part_copy(0, 1);
+  rig_submission *s;
+  rig_run *run;
+  conf_ok(rig_submission_make(f, &part, 1, &s));
+  conf_ok(rig_submission_take(s, &run));
+  rig_buffer *bufs[2] = {src, dst};
+  conf_status(rig_submit(run, bufs, 2, NULL, 0, &p), RIG_LOST); /* f refuses it */
+  rig_submission_release(s);
   assert_int_equal(p, RIG_POINT_NONE);
   assert_non_null(strstr(rig_last_error()->message, "injected fault at"));
   rig_buffer_stamps(dst, f, &w, NULL);
@@ -479,6 +487,7 @@ static void order_19_refused_work_still_stamps(void **state) {
   rig_buffer_release(src);
   rig_buffer_release(dst);
   done(f);
+  done(peer);
 }
 
 /* The parts the test device ran, from its "test.trace" capability. */
