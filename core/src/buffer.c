@@ -44,6 +44,8 @@ rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off, uint64_
   b->length = len;
   b->access = access;
   b->gen = atomic_load(&a->gen);
+  b->mem = &a->mem;
+  b->borrow = NULL;
   b->next = NULL;
   return b;
 }
@@ -112,6 +114,11 @@ RIG_API rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
   rig_buffer *v = rig__buffer_new(b->alloc, b->dev, b->offset + offset, length, access);
   if (!v)
     return rig__fail(RIG_OUT_OF_MEMORY, b->dev, 0, "rig_buffer_view: no memory for a record");
+  if (b->borrow) { /* a view of a borrow is a borrow too */
+    rig__borrow_retain(b->borrow);
+    v->borrow = b->borrow;
+    v->mem = b->mem;
+  }
   atomic_fetch_add(&b->alloc->refs, 1);
   *out = v;
   return RIG_OK;
@@ -127,7 +134,10 @@ RIG_API void rig_buffer_release(rig_buffer *b) {
   if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
     return;
   rig__alloc *a = b->alloc;
+  rig__borrow *x = b->borrow;
   unrecord(b);
+  if (x)
+    rig__borrow_drop(x);
   rig__alloc_release(a);
 }
 

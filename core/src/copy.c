@@ -43,7 +43,7 @@ static rig_device *runner(const rig_buffer *a, const rig_buffer *b, uint32_t kin
 }
 
 static rig_edge_range range(const rig_buffer *b) {
-  rig_edge_range r = {&b->alloc->mem, b->offset, b->length};
+  rig_edge_range r = {b->mem, b->offset, b->length};
   return r;
 }
 

@@ -71,6 +71,7 @@ RIG__HIDDEN rig_status rig__point_wait(rig_point p);
 struct rig__plugin;
 struct rig__alloc;
 typedef struct rig__staging rig__staging;
+typedef struct rig__borrow rig__borrow;
 typedef struct rig__mapping rig__mapping_t;
 
 struct rig_device {
@@ -115,6 +116,7 @@ struct rig_device {
   uint64_t cached_bytes;
   _Atomic uint64_t live_allocs;   /* allocations not yet returned */
   rig__staging *staging;          /* host memory it maps for copies (staging.c) */
+  _Atomic(rig__borrow *) borrows; /* mappings of borrows gone, to give back */
   bool drained;                   /* stopped, and the last one came back */
   struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
 };
@@ -181,6 +183,8 @@ struct rig_buffer {
   rig_device *dev;             /* the device the buffer is on */
   uint64_t offset, length;
   uint32_t gen;                /* the allocation's generation it was made in */
+  const rig_edge_alloc *mem;   /* the address its device's work uses */
+  rig__borrow *borrow;         /* a borrow's mapping, or NULL */
   struct rig_buffer *next;     /* the free pool */
 };
 
@@ -222,6 +226,14 @@ RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
+
+/* ---- borrows (borrow.c) ---- */
+RIG__HIDDEN void rig__borrow_retain(rig__borrow *x);
+/* Drops a buffer's hold on a mapping; the last queues it (STAMP-17). */
+RIG__HIDDEN void rig__borrow_drop(rig__borrow *x);
+/* Gives back d's mappings of borrows gone whose work is done; all: at its
+ * stop (STOP-3, STOP-4). */
+RIG__HIDDEN void rig__borrows_release(rig_device *d, bool all);
 
 /* ---- staging (staging.c) ---- */
 /* A region of at least n bytes of host memory mapped on g, held for one

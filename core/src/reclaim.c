@@ -93,6 +93,7 @@ static void before_move(rig_device *d) {
   rig__holds_release();
   rig__move_stopped();
   rig__mappings_release(d, false);
+  rig__borrows_release(d, false);                     /* STAMP-17, STOP-4 */
 }
 
 void rig__move_collected(rig_device *d) {
@@ -117,6 +118,7 @@ static void trim_locked(rig_device *d, uint64_t keep) {
 
 void rig__return_all(rig_device *d) {
   rig__staging_release(d, true);
+  rig__borrows_release(d, true);                      /* STOP-3 */
   rig__lock(&d->mem_lock);
   move_locked(d);
   trim_locked(d, 0);                                  /* RECLAIM-75 */

@@ -288,7 +288,7 @@ static rig_status check_buffer(rig_device *d, const rig_submission *s, rig_buffe
 }
 
 static rig_edge_range range_of(rig_buffer *b) {
-  rig_edge_range r = {&b->alloc->mem, b->offset, b->length};
+  rig_edge_range r = {b->mem, b->offset, b->length};
   return r;
 }
 

@@ -20,6 +20,8 @@
  *   stop_ms=N    its stop takes N ms
  *   block_ms=N   its submit blocks N ms, as a driver whose queues fill may
  *                (MAY_BLOCK, DOM-5)
+ *   map_limit=N  it maps at most N bytes of host memory at once (borrows,
+ *                staging); past it, map has no room (RECLAIM-60..63)
  *   queues=1|2   with 2, copies run on a second queue, on a worker of their
  *                own, concurrently with fills and words but where core's
  *                follows order them (ORDER-3..7)
@@ -55,6 +57,7 @@ typedef struct testdev {
   bool waits, host;
   uint64_t budget;
   uint32_t commit_k, stop_ms, block_ms;
+  uint64_t map_limit, mapped;
   uint64_t fault_at, fault_nth, submits;
   uint64_t committed;              /* the workers run values up to it */
   uint32_t nqueues;
@@ -101,6 +104,8 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "map_limit=", 10) == 0)
+      t->map_limit = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "block_ms=", 9) == 0)
       t->block_ms = (uint32_t)strtoul(p + 10, NULL, 10);
     else if (strncmp(p + 1, "queues=", 7) == 0)
@@ -328,6 +333,30 @@ static int td_map_word(void *h, volatile uint64_t *word, void **out, rig_edge_er
 
 static void td_unmap_word(void *h, void *mapping) {}
 
+/* Maps host memory: all of it is this process's, so the mapping is the
+ * address itself; only the count of bytes mapped is kept, for map_limit. */
+static int td_map(void *h, void *host, uint64_t bytes, rig_edge_alloc *out, rig_edge_error *err) {
+  testdev *t = h;
+  pthread_mutex_lock(&t->lock);
+  bool room = !t->map_limit || t->mapped + bytes <= t->map_limit;
+  if (room)
+    t->mapped += bytes;
+  pthread_mutex_unlock(&t->lock);
+  if (!room)
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: %llu bytes mapped of %llu",
+                         (unsigned long long)t->mapped, (unsigned long long)t->map_limit);
+  *out = (rig_edge_alloc){host, host, (uint64_t)(uintptr_t)host, bytes};
+  return RIG_EDGE_OK;
+}
+
+static int td_unmap(void *h, rig_edge_alloc *a, rig_edge_error *err) {
+  testdev *t = h;
+  pthread_mutex_lock(&t->lock);
+  t->mapped -= a->bytes;
+  pthread_mutex_unlock(&t->lock);
+  return RIG_EDGE_OK;
+}
+
 /* Test devices map each other's memory, all of it host memory: copies
  * between two of them run on one's queue (MACH-17). */
 static bool td_peer(void *h, void *other) { return true; }
@@ -425,6 +454,8 @@ static const rig_edge_driver test_driver = {
     .allocate = td_allocate,
     .release = td_release,
     .peer = td_peer,
+    .map = td_map,
+    .unmap = td_unmap,
     .capability = td_capability,
 };
 

@@ -256,6 +256,17 @@ RIG_API rig_status rig_buffer_create(rig_device *d, size_t n, rig_buffer **out);
 /* rig_buffer_create of a kind. RIG_INVALID for a kind d has none of. */
 RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind,
                                           rig_buffer **out);
+/* A borrow: a buffer on d over b's bytes, with no copy (PRE-16), sharing
+ * b's allocation, stamps and claims (LIFE-2). d must map the memory: one it
+ * reaches (MACH-22), host memory that starts on a page where d reaches the
+ * host (MACH-23), or any host memory where d runs on the host (MACH-24).
+ * A use of it depends on every point (LMEM-5). The mapping goes back once
+ * the borrow and its views are released and d has run the work submitted
+ * until then (STAMP-17). RIG_INVALID where d does not map the memory;
+ * RIG_OUT_OF_MEMORY when d's driver has no room for the mapping after one
+ * round of returning mappings (RECLAIM-60..63, RECLAIM-79); RIG_LOST for a
+ * lost d (LMEM-9). May lock. */
+RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **out);
 /* A buffer over bytes [offset, offset+length) of b, sharing its allocation,
  * stamps and claims (LIFE-2), admitting access (at most b's). RIG_INVALID for
  * a dead b or a range out of b. Lock-free. */

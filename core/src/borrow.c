@@ -1,0 +1,144 @@
+/* borrow.c: borrows, buffers on one device over another device's
+ * allocation, with no copy (PRE-16, MACH-22..25, LIFE-2, LMEM-5, LMEM-9,
+ * STAMP-15..17, RECLAIM-60..63, RECLAIM-79).
+ *
+ * A borrow shares its allocation's stamps and claims; only the address
+ * the device's work uses differs: a mapping by the device's driver, except
+ * on a device that runs on the host, which addresses host memory as it
+ * is. A mapping goes back once no buffer uses it and the device has run
+ * the work submitted until then (STAMP-17): its last release records that
+ * point, and the calls that move the device's memory, and its stop, give
+ * it back once the point is reached.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define PAGE 4096u
+
+struct rig__borrow {
+  _Atomic uint32_t refs;        /* buffers over the mapping */
+  rig_device *dev;              /* the borrowing device */
+  rig_edge_alloc map;
+  bool mapped;                  /* by the driver: to unmap */
+  rig_point until;              /* given back once reached */
+  struct rig__borrow *next;     /* the device's retired borrows */
+};
+
+/* Whether d may borrow b's memory (MACH-22..25). */
+static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
+  const rig_device *m = b->alloc->dev;
+  const void *host = b->alloc->mem.host;
+  if (rig_reaches(d, m))
+    return RIG_OK;                                            /* MACH-22 */
+  if (host && rig_runs_on_host(d))
+    return RIG_OK;                                            /* MACH-24 */
+  if (host && rig_reaches(d, rig_host()) && (uintptr_t)host % PAGE == 0)
+    return RIG_OK;                                            /* MACH-23 */
+  return rig__fail(RIG_INVALID, d, 0, "rig_buffer_borrow: %s does not map %s's memory%s",
+                   d->name, m->name,
+                   host && rig_reaches(d, rig_host()) ? " that starts off a page" : "");
+}
+
+/* Maps b's allocation on d: one round of returning mappings and staging
+ * when the driver has no room (RECLAIM-60). */
+static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow *x) {
+  const rig_edge_alloc *mem = &b->alloc->mem;
+  if (rig_runs_on_host(d) || !mem->host || !d->drv->map) {
+    x->map = *mem; /* addressed as it is, or a peer's, mapped at open */
+    return RIG_OK;
+  }
+  rig_edge_error err = {0};
+  int r = d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err);
+  if (r == RIG_EDGE_NO_ROOM) {
+    rig__borrows_release(d, false);
+    rig__staging_release(d, false);
+    r = d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err);
+  }
+  if (r == RIG_EDGE_NO_ROOM)
+    return rig__fail(RIG_OUT_OF_MEMORY, d, b->alloc->bytes,
+                     "%s: no room to map %llu bytes: %s", d->name,
+                     (unsigned long long)b->alloc->bytes, err.message); /* RECLAIM-79 */
+  if (r != RIG_EDGE_OK) {
+    rig__lose(d, err.message);                                /* ERR-23 */
+    return rig__lost_error(d);
+  }
+  x->mapped = true;
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **out) {
+  rig_point need[2 * RIG__STAMPS + 1];
+  rig_status st = rig__may_lock("rig_buffer_borrow");
+  if (st || (st = rig__buffer_usable(b, "rig_buffer_borrow")))
+    return st;
+  if (!d || !out)
+    return rig__fail(RIG_INVALID, d, 0, "rig_buffer_borrow: %s is NULL", d ? "out" : "device");
+  if (rig__is_lost(d))
+    return rig__lost_error(d);                                /* LMEM-9 */
+  if ((st = may_borrow(d, b)))
+    return st;
+  if (rig__stamps_needed(b->alloc, true, need, 2 * RIG__STAMPS + 1) < 0)
+    return RIG_LOST;                                          /* LMEM-5 */
+  rig__move_collected(d);
+  struct rig__borrow *x = calloc(1, sizeof *x);
+  if (!x)
+    return rig__fail(RIG_OUT_OF_MEMORY, d, sizeof *x, "rig_buffer_borrow: out of memory");
+  if ((st = map_on(d, b, x))) {
+    free(x);
+    return st;
+  }
+  x->dev = rig_device_retain(d);
+  atomic_store(&x->refs, 1);
+  rig_buffer *v = rig__buffer_new(b->alloc, d, b->offset, b->length, b->access);
+  if (!v) {
+    rig__borrow_drop(x); /* the mapping goes back at the next move */
+    return rig__fail(RIG_OUT_OF_MEMORY, d, 0, "rig_buffer_borrow: out of memory");
+  }
+  v->borrow = x;
+  v->mem = &x->map;
+  atomic_fetch_add(&b->alloc->refs, 1);
+  *out = v;
+  return RIG_OK;
+}
+
+void rig__borrow_retain(rig__borrow *x) { atomic_fetch_add(&x->refs, 1); }
+
+/* The last buffer over a mapping is gone: it goes back once its device
+ * has run the work submitted until now (STAMP-17). Only queues. */
+void rig__borrow_drop(rig__borrow *x) {
+  if (atomic_fetch_sub(&x->refs, 1) > 1)
+    return;
+  rig_device *d = x->dev;
+  x->until = rig_point_make(d->slot, atomic_load(&d->submitted));
+  rig__borrow *head = atomic_load(&d->borrows);
+  do
+    x->next = head;
+  while (!atomic_compare_exchange_weak(&d->borrows, &head, x));
+}
+
+void rig__borrows_release(rig_device *d, bool all) {
+  rig__borrow *list = atomic_exchange(&d->borrows, NULL), *keep = NULL;
+  while (list) {
+    rig__borrow *x = list;
+    list = list->next;
+    if (!all && !d->stopped && !rig__point_reached(x->until, false)) {
+      x->next = keep;
+      keep = x;
+      continue;
+    }
+    rig_edge_error err = {0};
+    if (x->mapped && d->drv->unmap && !d->stopped)
+      (void)d->drv->unmap(d->h, &x->map, &err);
+    rig_device_release(x->dev);
+    free(x);
+  }
+  while (keep) { /* back on the list for a later call */
+    rig__borrow *x = keep;
+    keep = keep->next;
+    rig__borrow *head = atomic_load(&d->borrows);
+    do
+      x->next = head;
+    while (!atomic_compare_exchange_weak(&d->borrows, &head, x));
+  }
+}
