@@ -113,8 +113,3 @@ RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, si
   return RIG_OK;
 }
 
-RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern, uint32_t pattern_bytes) {
-  rig_point p;
-  rig_status st = rig_buffer_submit_fill(b, pattern, pattern_bytes, &p);
-  return st ? st : rig__point_wait(p);
-}

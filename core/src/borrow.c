@@ -64,6 +64,7 @@ static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow 
     return rig__lost_error(d);
   }
   x->mapped = true;
+  atomic_fetch_add(&d->borrow_mappings, 1);
   return RIG_OK;
 }
 
@@ -130,6 +131,8 @@ void rig__borrows_release(rig_device *d, bool all) {
     rig_edge_error err = {0};
     if (x->mapped && d->drv->unmap && !d->stopped)
       (void)d->drv->unmap(d->h, &x->map, &err);
+    if (x->mapped)
+      atomic_fetch_sub(&d->borrow_mappings, 1);
     rig_device_release(x->dev);
     free(x);
   }

@@ -137,7 +137,10 @@ static rig_status staged_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) 
   return st;
 }
 
-RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
+/* The copy of src into dst, run as submit_copy places it; host_value:
+ * whether a copy the host makes takes a host value (submit_copy, TL-3) or
+ * none (copy, STAMP-18). *out is RIG_POINT_NONE for the latter. */
+static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, rig_point *out) {
   rig_status st = check_copy(src, dst);
   if (st)
     return st;
@@ -150,23 +153,37 @@ RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_
     return staged_copy(src, dst, out);
   if (!r)
     return no_runner(src, dst, "rig_buffer_submit_copy");
+  rig__use uses[2] = {{src->alloc, false, false}, {dst->alloc, true, false}};
+  if (r->is_host && !host_value) { /* the host's own move: it waits, then copies */
+    for (int i = 0; i < 2; i++)
+      if ((st = rig__stamps_wait(uses[i].alloc, uses[i].write)))
+        return st;
+    memmove((char *)dst->alloc->mem.host + dst->offset,
+            (char *)src->alloc->mem.host + src->offset, src->length);
+    *out = RIG_POINT_NONE;
+    return RIG_OK;
+  }
   rig_edge_part part = {.kind = RIG_EDGE_PART_COPY,
                         .queue = r->facts.part_queue[RIG_EDGE_PART_COPY]};
   part.u.copy.src = range(src);
   part.u.copy.dst = range(dst);
   rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
-  rig__use uses[2] = {{src->alloc, false, false}, {dst->alloc, true, false}};
   return rig__timeline_submit(r, &work, uses, 2, NULL, 0, out);
 }
 
-RIG_API rig_status rig_buffer_copy(rig_buffer *src, rig_buffer *dst) {
-  rig_point p;
-  rig_status st = rig_buffer_submit_copy(src, dst, &p);
-  return st ? st : rig__point_wait(p);                        /* STAMP-11 */
+RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
+  return place_copy(src, dst, true, out);
 }
 
-RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
-                                          uint32_t pattern_bytes, rig_point *out) {
+RIG_API rig_status rig_buffer_copy(rig_buffer *src, rig_buffer *dst) {
+  rig_point p = RIG_POINT_NONE;
+  rig_status st = place_copy(src, dst, false, &p);
+  return st || !p ? st : rig__point_wait(p);                  /* STAMP-11 */
+}
+
+/* A fill of dst as submit_fill places it; host_value as for copies. */
+static rig_status place_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern_bytes,
+                             bool host_value, rig_point *out) {
   rig_status st = rig__may_lock("rig_buffer_fill");
   if (st || (st = rig__buffer_usable(dst, "rig_buffer_fill")))
     return st;
@@ -187,7 +204,26 @@ RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
   part.u.fill.dst = range(dst);
   part.u.fill.pattern = pattern;
   part.u.fill.pattern_bytes = pattern_bytes;
-  rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
   rig__use use = {dst->alloc, true, false};
+  if (r->is_host && !host_value) { /* the host's own write: no value (STAMP-2) */
+    if ((st = rig__stamps_wait(dst->alloc, true)))
+      return st;
+    rig_edge_error err;
+    (void)rig_edge_run_on_host(&part, &err);
+    *out = RIG_POINT_NONE;
+    return RIG_OK;
+  }
+  rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
   return rig__timeline_submit(r, &work, &use, 1, NULL, 0, out);
+}
+
+RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
+                                          uint32_t pattern_bytes, rig_point *out) {
+  return place_fill(dst, pattern, pattern_bytes, true, out);
+}
+
+RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern, uint32_t pattern_bytes) {
+  rig_point p = RIG_POINT_NONE;
+  rig_status st = place_fill(b, pattern, pattern_bytes, false, &p);
+  return st || !p ? st : rig__point_wait(p);
 }

@@ -102,6 +102,7 @@ struct rig_device {
   rig__mapping_t *mappings;       /* other devices' words its queue maps */
   rig__mapping_t *retired;        /* earlier devices' of a slot (OPEN-21) */
   _Atomic uint64_t queue_waits, host_waits, word_mappings; /* rig_device_stats */
+  _Atomic uint64_t borrow_mappings;
   _Atomic(void *) *_Atomic locals;  /* values per key (local.c) */
   bool locals_dropping, locals_dropped; /* local.c, under its lock */
   bool slot_pending;              /* stopped; leaves its slot when drained */

@@ -192,4 +192,5 @@ RIG_API void rig_device_stats(const rig_device *d, rig_stats *out) {
   out->queue_waits = d ? atomic_load(&d->queue_waits) : 0;
   out->host_waits = d ? atomic_load(&d->host_waits) : 0;
   out->word_mappings = d ? atomic_load(&d->word_mappings) : 0;
+  out->borrow_mappings = d ? atomic_load(&d->borrow_mappings) : 0;
 }

@@ -194,6 +194,7 @@ typedef struct rig_stats {
   uint64_t queue_waits;   /* points its queue waited for itself (SUBMIT-2) */
   uint64_t host_waits;    /* points its submits waited for on the host (SUBMIT-3) */
   uint64_t word_mappings; /* other devices' words its queue maps now (OPEN-20) */
+  uint64_t borrow_mappings; /* memory its driver maps for borrows now (STAMP-17) */
 } rig_stats;
 /* Writes d's counts into out. Lock-free. */
 RIG_API void rig_device_stats(const rig_device *d, rig_stats *out);
