@@ -25,15 +25,19 @@ struct rig__borrow {
   struct rig__borrow *next;     /* the device's retired borrows */
 };
 
-/* Whether d may borrow b's memory (MACH-22..25). */
+/* Whether d may borrow b's memory (MACH-22..25). A device that does not
+ * run on the host maps host memory only where it starts on a page, the
+ * host's and memory devices' included (MACH-23, MACH-25). */
 static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
   const rig_device *m = b->alloc->dev;
   const void *host = b->alloc->mem.host;
-  if (rig_reaches(d, m))
-    return RIG_OK;                                            /* MACH-22 */
+  bool paged = host && (uintptr_t)host % PAGE == 0;
   if (host && rig_runs_on_host(d))
     return RIG_OK;                                            /* MACH-24 */
-  if (host && rig_reaches(d, rig_host()) && (uintptr_t)host % PAGE == 0)
+  bool host_memory = host && (m->is_host || rig_runs_on_host(m) || m->drv != d->drv);
+  if (rig_reaches(d, m) && (!host_memory || paged))
+    return RIG_OK;                                            /* MACH-22 */
+  if (paged && rig_reaches(d, rig_host()))
     return RIG_OK;                                            /* MACH-23 */
   return rig__fail(RIG_INVALID, d, 0, "rig_buffer_borrow: %s does not map %s's memory%s",
                    d->name, m->name,
