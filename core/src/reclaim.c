@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -37,14 +38,54 @@ static void give_back(rig_device *d, rig__alloc *a) {
     d->drained = true;
 }
 
+/* The peak of the host's live buffers over the current and the previous
+ * epoch, an epoch being one second (docs/reclamation.md; RECLAIM-49). The
+ * host's mem_lock guards it. */
+#define EPOCH_NS 1000000000ull
+static struct {
+  uint64_t current, previous, start_ns;
+} host_peak;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Records live bytes of host buffers, starting a new epoch when one is
+ * over; returns the peak over this epoch and the last. mem_lock held. */
+static uint64_t host_peak_note(uint64_t live) {
+  uint64_t now = now_ns();
+  if (now - host_peak.start_ns > EPOCH_NS) {
+    host_peak.previous = host_peak.current;
+    host_peak.current = 0;
+    host_peak.start_ns = now;
+  }
+  if (live > host_peak.current)
+    host_peak.current = live;
+  return host_peak.current > host_peak.previous ? host_peak.current : host_peak.previous;
+}
+
+/* The host keeps collected buffers of 64 KiB or more: 32 MiB of them
+ * always, more while its kept and live buffers stay within the peak of its
+ * live buffers (RECLAIM-47..49). Its live bytes are the allocated ones not
+ * cached; once this buffer is kept, kept and live together are all that
+ * the host holds. */
+static bool host_keeps(rig_device *d, rig__alloc *a) {
+  if (a->charge < HOST_KEEP_MIN)
+    return false;
+  if (d->cached_bytes + a->charge <= HOST_KEEP_ALWAYS)
+    return true;
+  uint64_t held = atomic_load(&d->allocated);
+  return held <= host_peak_note(held - d->cached_bytes - a->charge);
+}
+
 static bool keeps(rig_device *d, rig__alloc *a) {
   if (d->stopped || atomic_load(&a->dead) || d->drv->io)
     return false;                                   /* RECLAIM-12, STOP-2 */
   if (atomic_load(&d->allocated) > atomic_load(&d->budget))
     return false;                                   /* RECLAIM-11 */
-  if (d->is_host)
-    return a->charge >= HOST_KEEP_MIN && d->cached_bytes + a->charge <= HOST_KEEP_ALWAYS;
-  return true;
+  return d->is_host ? host_keeps(d, a) : true;
 }
 
 /* Puts a collected allocation whose points are done in the cache or gives
@@ -165,6 +206,29 @@ static void reclaim_round(rig_device *d, int round) {
   rig__move_collected(d);
 }
 
+/* The collector hook a garbage-collected binding sets (ARCHITECTURE.md):
+ * rounds 2 and 3 run it, as the text runs the GC. It runs as a callback,
+ * inside a lock: it may release buffers, and may not call what locks. */
+static _Atomic(rig_collector) collector;
+static _Atomic(void *) collector_ctx;
+/* Allocations collected so far: round 3 runs the collector again only if
+ * one was since round 2 ran it, as only then can it find more (RECLAIM-58). */
+static _Atomic uint64_t collections;
+
+RIG_API void rig_set_collector(rig_collector hook, void *ctx) {
+  atomic_store(&collector_ctx, ctx);
+  atomic_store(&collector, hook);
+}
+
+static void collect(void) {
+  rig_collector hook = atomic_load(&collector);
+  if (!hook)
+    return;
+  rig__enter_callback();
+  hook(atomic_load(&collector_ctx));
+  rig__leave_callback();
+}
+
 static rig_status oom(rig_device *d, uint64_t n) {
   return rig__fail(RIG_OUT_OF_MEMORY, d, n, "%s: out of memory for %llu bytes",
                    d->name, (unsigned long long)n);   /* RECLAIM-77 */
@@ -178,7 +242,12 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
   int r = d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err);
   if (r == RIG_EDGE_OK) {
     mem->bytes = (mem->bytes + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* RECLAIM-25 */
-    atomic_fetch_add(&d->allocated, mem->bytes);
+    uint64_t held = atomic_fetch_add(&d->allocated, mem->bytes) + mem->bytes;
+    if (d->is_host && mem->bytes >= HOST_KEEP_MIN) {
+      rig__lock(&d->mem_lock);
+      host_peak_note(held - d->cached_bytes);
+      rig__unlock(&d->mem_lock);
+    }
   }
   return r;
 }
@@ -192,8 +261,13 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
   if (!d->is_host && bytes > atomic_load(&d->budget))
     return oom(d, n);                                 /* RECLAIM-51 */
   int r = try_allocate(d, bytes, kind, mem, &err);
+  uint64_t since = 0;
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
-    reclaim_round(d, round);
+    if (round == 2 || (round == 3 && atomic_load(&collections) != since)) {
+      since = atomic_load(&collections);
+      collect();                                      /* RECLAIM-57, RECLAIM-58 */
+    }
+    reclaim_round(d, round);                          /* RECLAIM-53..55 */
     r = try_allocate(d, bytes, kind, mem, &err);
   }
   if (r == RIG_EDGE_OK)
@@ -241,6 +315,7 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
 void rig__alloc_release(rig__alloc *a) {
   if (atomic_fetch_sub(&a->refs, 1) != 1)
     return;
+  atomic_fetch_add(&collections, 1);
   rig_device *d = a->dev;                             /* RECLAIM-2: collected */
   rig__alloc *head = atomic_load(&d->collected);
   do

@@ -232,6 +232,16 @@ typedef int (*rig_wait_hook)(void *ctx);
 /* Sets the process's wait hook (NULL: none). Lock-free. */
 RIG_API void rig_set_wait_hook(rig_wait_hook hook, void *ctx);
 
+/* The collector of a garbage-collected binding: it releases the handles its
+ * program no longer reaches. An allocation that its budget or driver
+ * refuses runs it in the second round of reclamation, and again in the
+ * third only if an allocation was collected since the second ran it
+ * (RECLAIM-57, RECLAIM-58). It runs inside a lock (DOM-12): it may release
+ * handles, and a call that may lock made from it is RIG_INVALID. */
+typedef void (*rig_collector)(void *ctx);
+/* Sets the process's collector hook (NULL: none). Lock-free. */
+RIG_API void rig_set_collector(rig_collector hook, void *ctx);
+
 /* ---- buffers --------------------------------------------------------------- */
 
 #define RIG_WORD 4 /* bytes of a word (WORD-10) */

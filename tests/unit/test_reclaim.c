@@ -1,0 +1,164 @@
+/* test_reclaim.c: the rounds of reclamation and the collector hook
+ * (RECLAIM-52..59), and the host's reuse cache (RECLAIM-47..49, 76). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rig/rig.h>
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+static void ok(rig_status st) {
+  if (st != RIG_OK)
+    fail_msg("%s: %s", rig_status_name(st), rig_last_error()->message);
+}
+
+/* What a garbage-collected binding's collector sees: buffers its program
+ * no longer reaches, released only when the collector runs. */
+static struct {
+  rig_buffer *garbage[8];
+  int n, calls;
+  rig_status inside; /* a may-lock call made from the hook */
+} gc;
+
+static void collector(void *ctx) {
+  gc.calls++;
+  rig_buffer *b = NULL;
+  gc.inside = rig_buffer_create(rig_host(), 16, &b); /* DOM-12: inside a lock */
+  rig_buffer_release(b);
+  for (int i = 0; i < gc.n; i++)
+    rig_buffer_release(gc.garbage[i]);
+  gc.n = 0;
+}
+
+static rig_device *budgeted(const char *name) {
+  rig_device *d;
+  ok(rig_memory_device(name, &d));
+  ok(rig_set_budget(d, MiB));
+  return d;
+}
+
+static void done(rig_device *d) {
+  ok(rig_close(d));
+  rig_device_release(d);
+}
+
+/* RECLAIM-52, RECLAIM-56, RECLAIM-57, GRECL-6: a budget refusal reclaims;
+ * the second round runs the collector, which finds the buffers the program
+ * let go, and the allocation then succeeds. */
+static void reclaim_52_57_round_2_runs_the_collector(void **state) {
+  rig_device *d = budgeted("rc-57");
+  memset(&gc, 0, sizeof gc);
+  for (int i = 0; i < 4; i++)
+    ok(rig_buffer_create(d, 256 * KiB, &gc.garbage[gc.n++]));
+  rig_set_collector(collector, NULL);
+  rig_buffer *b;
+  ok(rig_buffer_create(d, 256 * KiB, &b));
+  assert_int_equal(gc.calls, 1);
+  assert_int_equal(gc.inside, RIG_INVALID);
+  rig_set_collector(NULL, NULL);
+  rig_buffer_release(b);
+  done(d);
+}
+
+static void collector_of_one(void *ctx) {
+  gc.calls++;
+  if (gc.n > 0) /* a small unrelated buffer: something collected, not enough */
+    rig_buffer_release(gc.garbage[--gc.n]);
+}
+
+/* RECLAIM-58, RECLAIM-59, RECLAIM-77: the third round runs the collector
+ * again only if something was collected since the second ran it; after
+ * three rounds the allocation is Out_of_memory for its bytes. */
+static void reclaim_58_59_round_3_only_after_a_collection(void **state) {
+  rig_device *d = budgeted("rc-58");
+  rig_buffer *live[4], *b = NULL;
+  for (int i = 0; i < 4; i++)
+    ok(rig_buffer_create(d, 256 * KiB, &live[i]));
+  memset(&gc, 0, sizeof gc);
+  rig_set_collector(collector_of_one, NULL);
+  assert_int_equal(rig_buffer_create(d, 256 * KiB, &b), RIG_OUT_OF_MEMORY);
+  assert_int_equal(gc.calls, 1); /* nothing was collected: no third run */
+  assert_int_equal(rig_last_error()->bytes, 256 * KiB);
+  assert_ptr_equal(rig_last_error()->device, d);
+  memset(&gc, 0, sizeof gc);
+  ok(rig_buffer_create(rig_host(), 64, &gc.garbage[gc.n++]));
+  assert_int_equal(rig_buffer_create(d, 256 * KiB, &b), RIG_OUT_OF_MEMORY);
+  assert_int_equal(gc.calls, 2); /* the second run collected: a third */
+  assert_null(b);
+  rig_set_collector(NULL, NULL);
+  for (int i = 0; i < 4; i++)
+    rig_buffer_release(live[i]);
+  done(d);
+}
+
+/* RECLAIM-53, RECLAIM-54: each round gives back the cache and waits for
+ * the work that holds collected memory back. */
+static void reclaim_53_54_rounds_free_cache_and_wait(void **state) {
+  rig_device *d, *slow;
+  ok(rig_open("test:rc-54,delay_us=100000,budget=1048576", &slow));
+  d = slow;
+  rig_buffer *a, *b;
+  ok(rig_buffer_create(d, 512 * KiB, &a));
+  rig_point p;
+  ok(rig_buffer_submit_fill(a, 1, 1, &p)); /* holds a back after its release */
+  rig_buffer_release(a);
+  ok(rig_buffer_create(d, 768 * KiB, &b)); /* needs a's room: waits for p */
+  assert_true(rig_point_reached(p));
+  rig_buffer_release(b);
+  done(d);
+}
+
+/* RECLAIM-47, RECLAIM-48, RECLAIM-76: the host keeps collected buffers of
+ * 64 KiB or more, 32 MiB of them when its live buffers never peaked above
+ * that; smaller ones go back; free_cache gives them all back. */
+static void reclaim_47_48_76_host_keeps_32_mib(void **state) {
+  ok(rig_free_cache(rig_host()));
+  uint64_t base = rig_allocated(rig_host());
+  for (int i = 0; i < 48; i++) { /* one live at a time: the peak stays low */
+    rig_buffer *b;
+    ok(rig_buffer_create(rig_host(), MiB + (size_t)i * 4096, &b));
+    rig_buffer_release(b);
+  }
+  rig_buffer *small;
+  ok(rig_buffer_create(rig_host(), 1000, &small)); /* moves the host's memory */
+  uint64_t kept = rig_allocated(rig_host()) - base - 1000 - 112;
+  assert_true(kept <= 32 * MiB);
+  assert_true(kept >= 30 * MiB);
+  rig_buffer_release(small);
+  ok(rig_free_cache(rig_host()));                       /* RECLAIM-76 */
+  assert_int_equal(rig_allocated(rig_host()), base);
+}
+
+/* RECLAIM-49: beyond 32 MiB the host keeps collected buffers while its kept
+ * and live buffers stay within the recent peak of its live ones. */
+static void reclaim_49_host_keeps_within_its_peak(void **state) {
+  ok(rig_free_cache(rig_host()));
+  uint64_t base = rig_allocated(rig_host());
+  rig_buffer *b[48];
+  for (int i = 0; i < 48; i++)
+    ok(rig_buffer_create(rig_host(), MiB, &b[i]));
+  uint64_t peak = rig_allocated(rig_host()) - base;
+  for (int i = 0; i < 48; i++)
+    rig_buffer_release(b[i]);
+  ok(rig_buffer_create(rig_host(), MiB, &b[0])); /* moves, and reuses one */
+  assert_int_equal(rig_allocated(rig_host()) - base, peak); /* all 48 MiB kept */
+  rig_buffer_release(b[0]);
+  ok(rig_free_cache(rig_host()));
+  assert_int_equal(rig_allocated(rig_host()), base);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(reclaim_52_57_round_2_runs_the_collector),
+      cmocka_unit_test(reclaim_58_59_round_3_only_after_a_collection),
+      cmocka_unit_test(reclaim_53_54_rounds_free_cache_and_wait),
+      cmocka_unit_test(reclaim_47_48_76_host_keeps_32_mib),
+      cmocka_unit_test(reclaim_49_host_keeps_within_its_peak),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
