@@ -26,12 +26,18 @@ static unsigned bucket(uint64_t bytes) {
   return (unsigned)((bytes * 0x9E3779B97F4A7C15ull) >> 58); /* 64 buckets */
 }
 
+/* The device whose budget an allocation of kind on d counts in: the
+ * host's for Pinned memory (RECLAIM-26), else d's. */
+static rig_device *budget_of(rig_device *d, rig_kind kind) {
+  return kind == RIG_KIND_PINNED ? rig__host_device() : d;
+}
+
 /* Gives a's memory back to its driver; mem_lock held. */
 static void give_back(rig_device *d, rig__alloc *a) {
   rig_edge_error err = {0};
   if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
-  atomic_fetch_sub(&d->allocated, a->charge);
+  atomic_fetch_sub(&budget_of(d, a->kind)->allocated, a->charge);
   pthread_mutex_destroy(&a->lock);
   free(a);
   if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && d->stopped)
@@ -149,7 +155,7 @@ void rig__move_collected(rig_device *d) {
  * (RECLAIM-9, RECLAIM-69). */
 static void trim_locked(rig_device *d, uint64_t keep) {
   for (unsigned b = 0; b < 64; b++)
-    while (d->cache[b] && atomic_load(&d->allocated) > keep) {
+    while (d->cache[b] && (keep == 0 || atomic_load(&d->allocated) > keep)) {
       rig__alloc *a = d->cache[b];
       d->cache[b] = a->next;
       d->cached_bytes -= a->charge;
@@ -237,12 +243,13 @@ static rig_status oom(rig_device *d, uint64_t n) {
 /* Asks the driver for memory within the budget. */
 static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_alloc *mem,
                         rig_edge_error *err) {
-  if (atomic_load(&d->allocated) + bytes > atomic_load(&d->budget))
+  rig_device *b = budget_of(d, kind);
+  if (atomic_load(&b->allocated) + bytes > atomic_load(&b->budget))
     return RIG_EDGE_NO_ROOM;                          /* RECLAIM-52 */
   int r = d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err);
   if (r == RIG_EDGE_OK) {
     mem->bytes = (mem->bytes + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* RECLAIM-25 */
-    uint64_t held = atomic_fetch_add(&d->allocated, mem->bytes) + mem->bytes;
+    uint64_t held = atomic_fetch_add(&b->allocated, mem->bytes) + mem->bytes;
     if (d->is_host && mem->bytes >= HOST_KEEP_MIN) {
       rig__lock(&d->mem_lock);
       host_peak_note(held - d->cached_bytes);
@@ -258,8 +265,8 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
 static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind kind,
                            rig_edge_alloc *mem) {
   rig_edge_error err = {0};
-  if (!d->is_host && bytes > atomic_load(&d->budget))
-    return oom(d, n);                                 /* RECLAIM-51 */
+  if (!d->is_host && bytes > atomic_load(&budget_of(d, kind)->budget))
+    return oom(d, n);                                 /* RECLAIM-51, RECLAIM-78 */
   int r = try_allocate(d, bytes, kind, mem, &err);
   uint64_t since = 0;
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {

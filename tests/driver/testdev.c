@@ -419,12 +419,13 @@ static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
                        rig_edge_error *err) {
   testdev *t = h;
   void *p = NULL;
-  if (kind != RIG_EDGE_KIND_DEVICE)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: only its own memory");
+  if (kind == RIG_EDGE_KIND_MAPPED)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: no Mapped memory");
   if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: no %llu bytes", (unsigned long long)bytes);
   out->handle = p;
-  out->host = t->host ? p : NULL;
+  /* Pinned memory is host memory it maps: the host addresses it. */
+  out->host = t->host || kind == RIG_EDGE_KIND_PINNED ? p : NULL;
   out->address = (uint64_t)(uintptr_t)p;
   out->bytes = bytes;
   return RIG_EDGE_OK;

@@ -152,6 +152,31 @@ static void reclaim_49_host_keeps_within_its_peak(void **state) {
   assert_int_equal(rig_allocated(rig_host()), base);
 }
 
+/* RECLAIM-26, RECLAIM-78: Pinned memory counts in the host's budget; when
+ * that budget refuses it, Out_of_memory names the device it was for. */
+static void reclaim_26_78_pinned_counts_in_the_hosts_budget(void **state) {
+  rig_device *d;
+  ok(rig_open("test:rc-pinned", &d));
+  ok(rig_free_cache(rig_host()));
+  uint64_t host = rig_allocated(rig_host()), mine = rig_allocated(d);
+  rig_buffer *p, *q = NULL;
+  ok(rig_buffer_create_kind(d, 64 * KiB, RIG_KIND_PINNED, &p));
+  assert_int_equal(rig_buffer_kind(p), RIG_KIND_PINNED);
+  assert_non_null(rig_buffer_host_address(p));
+  assert_int_equal(rig_allocated(rig_host()), host + 64 * KiB);
+  assert_int_equal(rig_allocated(d), mine);
+  ok(rig_set_budget(rig_host(), host + 96 * KiB));
+  assert_int_equal(rig_buffer_create_kind(d, 64 * KiB, RIG_KIND_PINNED, &q), RIG_OUT_OF_MEMORY);
+  assert_ptr_equal(rig_last_error()->device, d);
+  assert_int_equal(rig_last_error()->bytes, 64 * KiB);
+  assert_null(q);
+  ok(rig_set_budget(rig_host(), INT64_MAX));
+  rig_buffer_release(p);
+  ok(rig_free_cache(d));
+  assert_int_equal(rig_allocated(rig_host()), host);
+  done(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reclaim_52_57_round_2_runs_the_collector),
@@ -159,6 +184,7 @@ int main(void) {
       cmocka_unit_test(reclaim_53_54_rounds_free_cache_and_wait),
       cmocka_unit_test(reclaim_47_48_76_host_keeps_32_mib),
       cmocka_unit_test(reclaim_49_host_keeps_within_its_peak),
+      cmocka_unit_test(reclaim_26_78_pinned_counts_in_the_hosts_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
