@@ -150,8 +150,10 @@ RIG_API rig_status rig_buffer_free(rig_buffer *b) {
   bool was = rig__buffer_is_dead(b) || atomic_exchange(&b->alloc->dead, true);
   if (was)
     return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_free: the buffer is dead");
-  /* The memory returns once its last record goes and its points are
-   * reached; dead, it skips the cache (RECLAIM-4). */
+  /* Collected now: its memory returns to the driver once its points are
+   * reached, skipping the cache, while the dead buffers keep their
+   * records (RECLAIM-4, LIFE-1). */
+  rig__alloc_free_early(b->alloc);
   return RIG_OK;
 }
 

@@ -164,6 +164,8 @@ typedef struct rig__alloc {
                                   a consume starts a new one (claim.c) */
   _Atomic uint32_t claims;     /* claims on the memory (PRE-24) */
   _Atomic uint64_t owner;      /* the thread holding it exclusive, or 0 */
+  bool early;                  /* collected by rig_buffer_free */
+  _Atomic bool memory_gone;    /* its memory went back; the record stays */
   rig_device *dev;             /* the device that holds the memory */
   rig_kind kind;
   uint64_t bytes;              /* what create asked, rounded to words */
@@ -194,6 +196,8 @@ RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kin
                                          rig__alloc **out);
 /* Drops one reference of an allocation: at the last it is collected. */
 RIG__HIDDEN void rig__alloc_release(rig__alloc *a);
+/* Collects a at rig_buffer_free, with buffers still over it (RECLAIM-4). */
+RIG__HIDDEN void rig__alloc_free_early(rig__alloc *a);
 /* Moves d's collected memory whose points are reached (RECLAIM-16). */
 RIG__HIDDEN void rig__move_collected(rig_device *d);
 RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off,

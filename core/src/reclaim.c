@@ -32,16 +32,25 @@ static rig_device *budget_of(rig_device *d, rig_kind kind) {
   return kind == RIG_KIND_PINNED ? rig__host_device() : d;
 }
 
-/* Gives a's memory back to its driver; mem_lock held. */
-static void give_back(rig_device *d, rig__alloc *a) {
+/* Gives a's memory back to its driver, keeping its record; mem_lock held. */
+static void give_back_memory(rig_device *d, rig__alloc *a) {
   rig_edge_error err = {0};
   if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
   atomic_fetch_sub(&budget_of(d, a->kind)->allocated, a->charge);
-  pthread_mutex_destroy(&a->lock);
-  free(a);
   if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && d->stopped)
     d->drained = true;
+}
+
+static void destroy_record(rig__alloc *a) {
+  pthread_mutex_destroy(&a->lock);
+  free(a);
+}
+
+/* Gives a's memory and record back; mem_lock held. */
+static void give_back(rig_device *d, rig__alloc *a) {
+  give_back_memory(d, a);
+  destroy_record(a);
 }
 
 /* The peak of the host's live buffers over the current and the previous
@@ -97,6 +106,12 @@ static bool keeps(rig_device *d, rig__alloc *a) {
 /* Puts a collected allocation whose points are done in the cache or gives
  * it back (RECLAIM-6, RECLAIM-11); mem_lock held. */
 static void place(rig_device *d, rig__alloc *a) {
+  if (a->early) { /* freed while buffers remain: only the memory goes (RECLAIM-4) */
+    give_back_memory(d, a);
+    atomic_store(&a->memory_gone, true);
+    rig__alloc_release(a);                          /* the free's hold */
+    return;
+  }
   if (!keeps(d, a)) {
     give_back(d, a);
     return;
@@ -314,6 +329,8 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
   atomic_store(&a->dead, false);
   atomic_store(&a->claims, 0);
   atomic_store(&a->owner, 0);
+  a->early = false;
+  atomic_store(&a->memory_gone, false);
   a->next = NULL;
   *out = a;
   return RIG_OK;
@@ -322,6 +339,10 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
 void rig__alloc_release(rig__alloc *a) {
   if (atomic_fetch_sub(&a->refs, 1) != 1)
     return;
+  if (atomic_load(&a->memory_gone)) { /* rig_buffer_free gave the memory back */
+    destroy_record(a);
+    return;
+  }
   atomic_fetch_add(&collections, 1);
   rig_device *d = a->dev;                             /* RECLAIM-2: collected */
   rig__alloc *head = atomic_load(&d->collected);
@@ -404,4 +425,18 @@ void rig__move_stopped(void) {
       p = &d->next_stopped;
   }
   pthread_mutex_unlock(&stopped_lock);
+}
+
+/* rig_buffer_free: the allocation is collected now, though buffers remain
+ * over it, holding one more reference of its own until its memory has gone
+ * back; the last buffer's release then frees its record (RECLAIM-4). */
+void rig__alloc_free_early(rig__alloc *a) {
+  atomic_fetch_add(&a->refs, 1);
+  a->early = true;
+  rig_device *d = a->dev;
+  rig__alloc *head = atomic_load(&d->collected);
+  do
+    a->next = head;
+  while (!atomic_compare_exchange_weak(&d->collected, &head, a));
+  rig__move_collected(d);
 }

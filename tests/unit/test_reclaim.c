@@ -177,6 +177,30 @@ static void reclaim_26_78_pinned_counts_in_the_hosts_budget(void **state) {
   done(d);
 }
 
+/* RECLAIM-4, LIFE-1, RECLAIM-30: only rig_buffer_free frees a live buffer:
+ * its memory returns once its work is done, though its buffers, dead, are
+ * still held; their release later frees only their records. */
+static void reclaim_4_life_1_free_returns_memory_early(void **state) {
+  rig_device *d;
+  ok(rig_open("test:rc-free,delay_us=100000", &d));
+  uint64_t base = rig_allocated(d);
+  rig_buffer *b, *v;
+  ok(rig_buffer_create(d, MiB, &b));
+  ok(rig_buffer_view(b, 0, 64, RIG_READ, &v));
+  rig_point p;
+  ok(rig_buffer_submit_fill(b, 1, 1, &p));
+  ok(rig_buffer_free(b));
+  assert_true(rig_buffer_dead(b) && rig_buffer_dead(v));
+  assert_int_equal(rig_allocated(d), base + MiB); /* its work still runs */
+  ok(rig_point_wait(p));
+  ok(rig_free_cache(d));                          /* a call that moves memory */
+  assert_int_equal(rig_allocated(d), base);       /* back, buffers still held */
+  rig_buffer_release(v);
+  rig_buffer_release(b);
+  assert_int_equal(rig_allocated(d), base);
+  done(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reclaim_52_57_round_2_runs_the_collector),
@@ -185,6 +209,7 @@ int main(void) {
       cmocka_unit_test(reclaim_47_48_76_host_keeps_32_mib),
       cmocka_unit_test(reclaim_49_host_keeps_within_its_peak),
       cmocka_unit_test(reclaim_26_78_pinned_counts_in_the_hosts_budget),
+      cmocka_unit_test(reclaim_4_life_1_free_returns_memory_early),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,7 +290,9 @@ RIG_API rig_buffer *rig_buffer_retain(rig_buffer *b);
  * calls (RECLAIM-2, 15). Never blocks; safe from any thread. NULL: nothing. */
 RIG_API void rig_buffer_release(rig_buffer *b);
 /* Frees b's allocation now: every buffer over it is dead from now on, and
- * the memory returns after its stamps' points (RECLAIM-4). Does not drop the
+ * the memory returns to its driver once its stamps' points are reached,
+ * inside the calls that move memory, whatever buffers remain (RECLAIM-4).
+ * An export's bytes are not to be used after it. Does not drop the
  * caller's reference. RIG_INVALID for a dead b. May lock. */
 RIG_API rig_status rig_buffer_free(rig_buffer *b);
 
