@@ -25,7 +25,7 @@ static rig_buffer *record(void) {
   return b ? b : malloc(sizeof *b);
 }
 
-static void unrecord(rig_buffer *b) {
+void rig__buffer_unrecord(rig_buffer *b) {
   rig_buffer *head = atomic_load(&returned);
   do
     b->next = head;
@@ -66,6 +66,24 @@ rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
   return RIG_OK;
 }
 
+/* A buffer from this thread's magazine, as new: empty stamps (RECLAIM-7)
+ * and no claim; its allocation's only reference is the record's. */
+static rig_buffer *reuse(rig_buffer *b, rig_device *d, size_t n) {
+  rig__alloc *a = b->alloc;
+  rig__stamps_clear(a);
+  atomic_store(&a->claims, 0);
+  atomic_store(&a->owner, 0);
+  atomic_store(&b->refs, 1);
+  b->dev = d;
+  b->offset = 0;
+  b->length = n;
+  b->access = RIG_READ_WRITE;
+  b->gen = atomic_load(&a->gen);
+  b->mem = &a->mem;
+  b->borrow = NULL;
+  return b;
+}
+
 static rig_status create(rig_device *d, size_t n, rig_kind kind, rig_buffer **out) {
   rig_status st = rig__may_lock("rig_buffer_create");
   if (st)
@@ -75,6 +93,11 @@ static rig_status create(rig_device *d, size_t n, rig_kind kind, rig_buffer **ou
                      d ? "out is NULL" : "device is NULL");
   if (n > INT64_MAX)
     return rig__fail(RIG_OUT_OF_MEMORY, d, n, "%s: out of memory for %zu bytes", d->name, n);
+  rig_buffer *hit = rig__is_lost(d) ? NULL : rig__mag_take(d, (n + RIG_WORD - 1) / RIG_WORD * RIG_WORD, kind);
+  if (hit) {
+    *out = reuse(hit, d, n);
+    return RIG_OK;
+  }
   rig__alloc *a;
   st = rig__alloc_create(d, n, kind, &a);
   if (st != RIG_OK)
@@ -133,9 +156,11 @@ RIG_API rig_buffer *rig_buffer_retain(rig_buffer *b) {
 RIG_API void rig_buffer_release(rig_buffer *b) {
   if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
     return;
+  if (rig__mag_put(b))
+    return; /* queued, record and all, for this thread's next create */
   rig__alloc *a = b->alloc;
   rig__borrow *x = b->borrow;
-  unrecord(b);
+  rig__buffer_unrecord(b);
   if (x)
     rig__borrow_drop(x);
   rig__alloc_release(a);

@@ -191,6 +191,19 @@ struct rig_buffer {
   struct rig_buffer *next;     /* the free pool */
 };
 
+/* Returns a buffer record to the pool (buffer.c). */
+RIG__HIDDEN void rig__buffer_unrecord(rig_buffer *b);
+/* Counts a collection, for the collector's third round (reclaim.c). */
+RIG__HIDDEN void rig__note_collection(void);
+/* This thread's magazine (magazine.c): queues b at its last release,
+ * allocation and all, where the cache would keep it; false otherwise. */
+RIG__HIDDEN bool rig__mag_put(rig_buffer *b);
+/* A queued buffer of d of exactly bytes and kind whose points are done. */
+RIG__HIDDEN rig_buffer *rig__mag_take(rig_device *d, uint64_t bytes, rig_kind kind);
+/* Gives d's queued buffers back as collected memory: this thread's, or
+ * every thread's (NULL d: every device's). */
+RIG__HIDDEN void rig__mags_drain_mine(const rig_device *d);
+RIG__HIDDEN void rig__mags_drain(const rig_device *d);
 /* Creates an allocation of n bytes on d (reclaim.c). */
 RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind,
                                          rig__alloc **out);

@@ -10,7 +10,8 @@
 
 #include "internal.h"
 
-static _Thread_local int held;
+/* initial-exec: a load, not a call to __tls_get_addr, on every call of rig's */
+static _Thread_local int held __attribute__((tls_model("initial-exec")));
 
 void rig__lock(pthread_mutex_t *m) {
   pthread_mutex_lock(m);

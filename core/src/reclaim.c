@@ -179,6 +179,7 @@ static void trim_locked(rig_device *d, uint64_t keep) {
 }
 
 void rig__return_all(rig_device *d) {
+  rig__mags_drain(d);
   rig__staging_release(d, true);
   rig__borrows_release(d, true);                      /* STOP-3 */
   rig__lock(&d->mem_lock);
@@ -192,6 +193,7 @@ void rig__return_all(rig_device *d) {
 /* Takes an exact fit from the cache, with empty stamps (RECLAIM-7). */
 static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
   rig__alloc *a = NULL;
+  rig__mags_drain_mine(d);
   before_move(d);
   rig__lock(&d->mem_lock);
   move_locked(d);
@@ -210,6 +212,7 @@ static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
 /* One round of reclamation (RECLAIM-53, 54): gives back the cache, waits
  * for the work that holds collected memory back, and moves it. */
 static void reclaim_round(rig_device *d, int round) {
+  rig__mags_drain(d);
   if (round >= 2)
     rig__staging_release(d, false);                   /* RECLAIM-55 */
   rig__lock(&d->mem_lock);
@@ -239,6 +242,12 @@ static _Atomic uint64_t collections;
 RIG_API void rig_set_collector(rig_collector hook, void *ctx) {
   atomic_store(&collector_ctx, ctx);
   atomic_store(&collector, hook);
+}
+
+/* Counted only while a collector is set: only its third round reads it. */
+void rig__note_collection(void) {
+  if (atomic_load_explicit(&collector, memory_order_relaxed))
+    atomic_fetch_add_explicit(&collections, 1, memory_order_relaxed);
 }
 
 static void collect(void) {
@@ -303,8 +312,10 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
 }
 
 rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__alloc **out) {
-  if (rig__is_lost(d))
+  if (rig__is_lost(d)) {
+    rig__move_collected(d);                           /* RECLAIM-16, RECLAIM-18 */
     return rig__lost_error(d);
+  }
   uint64_t bytes = (n + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* WORD-6 */
   rig__alloc *a = from_cache(d, bytes, kind);
   if (!a) {
@@ -343,7 +354,7 @@ void rig__alloc_release(rig__alloc *a) {
     destroy_record(a);
     return;
   }
-  atomic_fetch_add(&collections, 1);
+  rig__note_collection();
   rig_device *d = a->dev;                             /* RECLAIM-2: collected */
   rig__alloc *head = atomic_load(&d->collected);
   do
@@ -366,6 +377,7 @@ RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
     return rig__fail(RIG_INVALID, d, 0, "rig_set_budget: %s",
                      d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
   atomic_store(&d->budget, n);
+  rig__mags_drain(d);
   rig__staging_release(d, false);                     /* RECLAIM-10 */
   rig__lock(&d->mem_lock);
   move_locked(d);
@@ -381,6 +393,7 @@ RIG_API rig_status rig_free_cache(rig_device *d) {
     return st;
   if (!d)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_free_cache: device is NULL");
+  rig__mags_drain(d);
   before_move(d);
   rig__staging_release(d, false);                     /* RECLAIM-72 */
   rig__lock(&d->mem_lock);
