@@ -337,7 +337,7 @@ static void run_stop(rig_device *d) {
     rig_edge_error err = {0};
     if (d->drv->stop)
       (void)d->drv->stop(d->h, &err); /* a fault escaping a stop is dropped (STOP-16) */
-    d->stopped = true;
+    __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
   }
   rig__unlock(&d->submit_lock);
   rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
@@ -490,7 +490,8 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   while ((e = settle(name, &st))) {
     if (!rig__is_lost(e->dev))
       return reuse(e, t, name, out);
-    if (atomic_load(&e->dev->stopping))              /* OPEN-5 */
+    if (atomic_load(&e->dev->stopping) && !__atomic_load_n(&e->dev->stopped, __ATOMIC_ACQUIRE))
+      /* OPEN-5: another call runs the stop now */
       return rig__fail(RIG_UNAVAILABLE, e->dev, 0,
                        "%s: the stop of its lost device has not returned", name);
     retire_lost(e);                                  /* OPEN-3 */
