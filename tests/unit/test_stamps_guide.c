@@ -254,6 +254,151 @@ static void reclaim_60_63_79_mapping_refused(void **state) {
   rig_device_release(d);
 }
 
+/* The guide's program up to its launch on a slow d whose third submit
+ * faults: H written by the host, X copied to d (d:1, reached), the launch
+ * (d:2, not reached when d is lost). */
+struct lossy {
+  rig_device *d;
+  rig_buffer *host, *x, *lo, *hi;
+  rig_point launch;
+  rig_submission *dbl;
+};
+
+static void run_until_loss(struct lossy *t, const char *name, bool borrow) {
+  static float a[N];
+  for (int i = 0; i < N; i++)
+    a[i] = 65535.f;
+  t->d = open_gpu(name);
+  ok(rig_buffer_create(rig_host(), BYTES, &t->host));
+  ok(rig_buffer_put(t->host, 0, a, BYTES));
+  ok(rig_buffer_create(t->d, BYTES, &t->x));
+  rig_buffer *hb = NULL;
+  if (borrow)
+    ok(rig_buffer_borrow(t->d, t->host, &hb));
+  ok(rig_buffer_copy(borrow ? hb : t->host, t->x));          /* d:1, reached */
+  if (hb)
+    rig_buffer_release(hb);
+  t->dbl = launch_double(t->d);
+  rig_run *run;
+  ok(rig_buffer_view(t->x, 0, BYTES / 2, RIG_READ_WRITE, &t->lo));
+  ok(rig_buffer_view(t->x, BYTES / 2, BYTES / 2, RIG_READ_WRITE, &t->hi));
+  ok(rig_submission_take(t->dbl, &run));
+  rig_buffer *bufs[2] = {t->lo, t->hi};
+  ok(rig_submit(run, bufs, 2, NULL, 0, &t->launch));          /* d:2, slow */
+}
+
+static void lossy_done(struct lossy *t) {
+  rig_submission_release(t->dbl);
+  rig_buffer_release(t->lo);
+  rig_buffer_release(t->hi);
+  rig_buffer_release(t->x);
+  rig_buffer_release(t->host);
+  ok(rig_close(t->d));
+  rig_device_release(t->d);
+}
+
+struct readback {
+  float first;
+};
+static void read_first(void *bytes, size_t n, void *ctx) {
+  ((struct readback *)ctx)->first = ((float *)bytes)[0];
+}
+
+static void keep_nothing(rig_claim *c, rig_buffer *b, void *ctx) { *(bool *)ctx = true; }
+
+/* STAMP-19..24: d lost after the launch was submitted, with d:1 reached and
+ * d:2 not. */
+static void stamp_19_24_lost_after_the_launch(void **state) {
+  struct lossy t;
+  run_until_loss(&t, "test:stamps-lost-a,host=0,delay_us=300000,fault_nth=3", false);
+  rig_buffer *extra;
+  ok(rig_buffer_create(t.d, 64, &extra));
+  rig_point p;
+  assert_int_equal(rig_buffer_submit_fill(extra, 0, 1, &p), RIG_LOST); /* the loss */
+  rig_buffer_release(extra);
+  assert_int_equal(rig_point_wait(t.launch), RIG_LOST);                /* STAMP-19 */
+  assert_non_null(strstr(rig_last_error()->message, "lost: injected fault"));
+  assert_int_equal(rig_buffer_copy(t.x, t.host), RIG_LOST);            /* STAMP-20 */
+  float f = 0;
+  ok(rig_buffer_get(t.host, 0, &f, 4));                                /* STAMP-21 */
+  assert_true(f == 65535.f);
+  struct readback r = {0};
+  ok(rig_buffer_read(t.host, read_first, &r));                         /* STAMP-22 */
+  assert_true(r.first == 65535.f);
+  ok(rig_buffer_put(t.host, 0, &f, 4));                                /* STAMP-23 */
+  bool ran = false;
+  ok(rig_claim_with(t.host, keep_nothing, &ran));
+  assert_true(ran);
+  assert_int_equal(rig_buffer_get(t.x, 0, &f, 4), RIG_LOST);           /* STAMP-24 */
+  assert_int_equal(rig_buffer_fill(t.x, 0, 1), RIG_LOST);
+  rig_device *d = rig_device_retain(t.d);
+  lossy_done(&t);
+  ok(rig_free_cache(d));
+  assert_int_equal(rig_allocated(d), 0); /* X returned once d stopped */
+  rig_device_release(d);
+}
+
+/* STAMP-25: lost during the copy back: the copy raises Lost before the
+ * host moves any byte into H, which keeps the values the host wrote. */
+static void stamp_25_lost_during_the_copy_back(void **state) {
+  struct lossy t;
+  run_until_loss(&t, "test:stamps-lost-b,host=0,delay_us=100000,fault_nth=3", false);
+  assert_int_equal(rig_buffer_copy(t.x, t.host), RIG_LOST); /* its d:3 faults */
+  float f = 0;
+  ok(rig_buffer_get(t.host, 0, &f, 4));
+  assert_true(f == 65535.f);
+  lossy_done(&t);
+}
+
+/* STAMP-26, STAMP-27: had the copy back named a borrow of H, H's last
+ * write would be d:3, never reached: every read and write of H raises Lost
+ * for good; an export made before reads whatever is there, unchecked. */
+static void stamp_26_27_lost_copy_back_through_a_borrow(void **state) {
+  struct lossy t;
+  run_until_loss(&t, "test:stamps-lost-c,host=0,delay_us=100000,fault_nth=3", true);
+  void *exported;
+  ok(rig_buffer_export(t.host, &exported));
+  rig_buffer *hb;
+  ok(rig_buffer_borrow(t.d, t.host, &hb));
+  assert_int_equal(rig_buffer_copy(t.x, hb), RIG_LOST); /* d:3 refused: H's write */
+  rig_buffer_release(hb);
+  float f = 0;
+  assert_int_equal(rig_buffer_get(t.host, 0, &f, 4), RIG_LOST);
+  assert_int_equal(rig_buffer_put(t.host, 0, &f, 4), RIG_LOST);
+  float seen = ((volatile float *)exported)[0];                       /* STAMP-27 */
+  assert_true(seen == seen); /* a float: old, the lost work's, or a mix */
+  rig_buffer_release(t.host); /* the export's reference */
+  rig_buffer_retain(t.host);
+  ok(rig_close(t.d));
+  assert_int_equal(rig_buffer_get(t.host, 0, &f, 4), RIG_LOST); /* for good */
+  lossy_done(&t);
+}
+
+/* STAMP-28, LMEM-13, LMEM-14: memory the lost device only read, with that
+ * read unreached, still serves reads, and raises Lost for the uses that
+ * depend on every point until the device has stopped. */
+static void stamp_28_memory_only_read_by_the_lost_device(void **state) {
+  rig_device *d = open_gpu("test:stamps-lost-d,host=0,delay_us=300000,fault_nth=2");
+  rig_buffer *host, *hb, *x;
+  ok(rig_buffer_create(rig_host(), BYTES, &host));
+  ok(rig_buffer_fill(host, 7, 1));
+  ok(rig_buffer_create(d, BYTES, &x));
+  ok(rig_buffer_borrow(d, host, &hb));
+  rig_point p;
+  ok(rig_buffer_submit_copy(hb, x, &p));         /* d reads H, slowly */
+  assert_int_equal(rig_buffer_fill(x, 0, 1), RIG_LOST); /* the second submit faults */
+  uint8_t byte = 0;
+  ok(rig_buffer_get(host, 0, &byte, 1));         /* a read: still served */
+  assert_int_equal(byte, 7);
+  assert_int_equal(rig_buffer_put(host, 0, &byte, 1), RIG_LOST); /* depends on every point */
+  rig_buffer_release(hb);
+  ok(rig_close(d));                              /* stopped: the read counts as done */
+  ok(rig_buffer_put(host, 0, &byte, 1));
+  rig_buffer_release(x);
+  rig_buffer_release(host);
+  rig_device_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(stamp_1_14_the_table_through_staging),
@@ -261,6 +406,10 @@ int main(void) {
       cmocka_unit_test(stamp_18_host_addressed_device),
       cmocka_unit_test(mach_22_25_what_a_borrow_maps),
       cmocka_unit_test(reclaim_60_63_79_mapping_refused),
+      cmocka_unit_test(stamp_19_24_lost_after_the_launch),
+      cmocka_unit_test(stamp_25_lost_during_the_copy_back),
+      cmocka_unit_test(stamp_26_27_lost_copy_back_through_a_borrow),
+      cmocka_unit_test(stamp_28_memory_only_read_by_the_lost_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
