@@ -3,16 +3,17 @@
  * The host reads and writes in place the memory it addresses, once the
  * points the access follows are reached: every device's last write for a
  * read, every use for a write. The host's own writes take no value and add
- * no point (STAMP-2). Memory the host does not address passes through
- * staging memory, which the memory issue brings; until then such a blit is
- * RIG_INVALID with a message that says so.
+ * no point (STAMP-2). The blits of memory the host does not address pass
+ * through staging memory, with the device's copy engine between it and the
+ * memory (HACC-6, copy.c); read, write and export of it are RIG_INVALID
+ * (HACC-4, docs/decisions.md).
  */
 #include <string.h>
 
 #include "internal.h"
 
-/* Checks b and waits for what an access must follow; returns its bytes. */
-static rig_status prepare(rig_buffer *b, bool write, const char *fn, unsigned char **out) {
+/* Checks that b admits the access. */
+static rig_status check(rig_buffer *b, bool write, const char *fn) {
   rig_status st = rig__may_lock(fn);
   if (st)
     return st;
@@ -20,6 +21,14 @@ static rig_status prepare(rig_buffer *b, bool write, const char *fn, unsigned ch
     return st;
   if (write && b->access != RIG_READ_WRITE)
     return rig__fail(RIG_INVALID, b->dev, 0, "%s: the buffer admits only reads", fn);
+  return RIG_OK;
+}
+
+/* Checks b and waits for what an access must follow; returns its bytes. */
+static rig_status prepare(rig_buffer *b, bool write, const char *fn, unsigned char **out) {
+  rig_status st = check(b, write, fn);
+  if (st)
+    return st;
   if (!b->alloc->mem.host)
     return rig__fail(RIG_INVALID, b->dev, 0,
                      "%s: the host does not address %s's memory", fn, b->alloc->dev->name);
@@ -89,11 +98,29 @@ RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes) {
   return RIG_OK;
 }
 
+/* A blit of memory the host does not address, through staging (HACC-6):
+ * a get is a read of b by the device's copy engine into staging, which the
+ * host copies out once it is done; a put, the host's copy into staging and
+ * the engine's write of b, waited for (HACC-5). */
+static rig_status staged(rig_buffer *b, size_t off, void *dst, const void *src, size_t n,
+                         bool write, const char *fn) {
+  rig_point p;
+  rig_status st = check(b, write, fn);
+  if (st || n == 0)
+    return st;
+  if (!write)
+    return rig__stage_out(b, off, n, dst, &p);
+  st = rig__stage_in(src, b, off, n, &p);
+  return st ? st : rig__point_wait(p);
+}
+
 RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t off, void *dst, size_t n) {
   unsigned char *p;
   if (!dst && n)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_get: dst is NULL");
   rig_status st = b ? in_range(b, off, n, "rig_buffer_get") : RIG_OK;
+  if (!st && b && !b->alloc->mem.host)
+    return staged(b, off, dst, NULL, n, false, "rig_buffer_get");
   if (st || (st = prepare(b, false, "rig_buffer_get", &p)))
     return st;
   if (n) /* dst may be NULL for n = 0, and memcpy's may not be (C11 7.1.4) */
@@ -106,6 +133,8 @@ RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, si
   if (!src && n)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_put: src is NULL");
   rig_status st = b ? in_range(b, off, n, "rig_buffer_put") : RIG_OK;
+  if (!st && b && !b->alloc->mem.host)
+    return staged(b, off, NULL, src, n, true, "rig_buffer_put");
   if (st || (st = prepare(b, true, "rig_buffer_put", &p)))
     return st;
   if (n) /* src may be NULL for n = 0, as in rig_buffer_get */

@@ -137,11 +137,25 @@ static rig_status staged_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) 
   return st;
 }
 
+/* A copy that raises Lost still moves the collected memory of the devices
+ * it involves (RECLAIM-16, RECLAIM-18): those of the buffers it has, the
+ * other one maybe NULL or dead. The moves keep the Lost it reports. */
+static rig_status moved_then_lost(rig_buffer *src, rig_buffer *dst) {
+  rig_error lost = *rig_last_error();
+  if (src && !rig__buffer_is_dead(src))
+    rig__move_collected(src->alloc->dev);
+  if (dst && !rig__buffer_is_dead(dst))
+    rig__move_collected(dst->alloc->dev);
+  return rig__fail(lost.status, lost.device, lost.bytes, "%s", lost.message);
+}
+
 /* The copy of src into dst, run as submit_copy places it; host_value:
  * whether a copy the host makes takes a host value (submit_copy, TL-3) or
  * none (copy, STAMP-18). *out is RIG_POINT_NONE for the latter. */
 static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, rig_point *out) {
   rig_status st = check_copy(src, dst);
+  if (st == RIG_LOST)
+    return moved_then_lost(src, dst);                         /* RECLAIM-18 */
   if (st)
     return st;
   if (!out)
