@@ -635,3 +635,22 @@ void rig__device_drained(rig_device *d) {
   }
   pthread_mutex_unlock(&registry);
 }
+
+/* Moves the collected memory of every open device, as a round of
+ * reclamation does (RECLAIM-19): at most 64 devices a call, taken with a
+ * reference each so that none goes while its memory moves. */
+void rig__move_everywhere(void) {
+  rig_device *list[64];
+  size_t n = 0;
+  pthread_mutex_lock(&registry);
+  for (unsigned b = 0; b < NAME_BUCKETS && n < 64; b++)
+    for (name_entry *e = names[b]; e && n < 64; e = e->next)
+      if (e->dev && !e->opening)
+        list[n++] = rig_device_retain(e->dev);
+  pthread_mutex_unlock(&registry);
+  rig__move_collected(rig__host_device());
+  for (size_t i = 0; i < n; i++) {
+    rig__move_collected(list[i]);
+    rig_device_release(list[i]);
+  }
+}

@@ -211,6 +211,8 @@ RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kin
 RIG__HIDDEN void rig__alloc_release(rig__alloc *a);
 /* Collects a at rig_buffer_free, with buffers still over it (RECLAIM-4). */
 RIG__HIDDEN void rig__alloc_free_early(rig__alloc *a);
+/* Moves every open device's collected memory (RECLAIM-19). */
+RIG__HIDDEN void rig__move_everywhere(void);
 /* Moves d's collected memory whose points are reached (RECLAIM-16). */
 RIG__HIDDEN void rig__move_collected(rig_device *d);
 RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off,

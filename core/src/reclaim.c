@@ -227,7 +227,7 @@ static void reclaim_round(rig_device *d, int round) {
   rig__unlock(&d->mem_lock);
   if (wait)
     (void)rig__point_wait(wait);
-  rig__move_collected(d);
+  rig__move_everywhere();                             /* RECLAIM-19 */
 }
 
 /* The collector hook a garbage-collected binding sets (ARCHITECTURE.md):
