@@ -72,6 +72,7 @@ struct rig__plugin;
 struct rig__alloc;
 typedef struct rig__staging rig__staging;
 typedef struct rig__borrow rig__borrow;
+typedef struct rig__kept rig__kept;
 typedef struct rig__mapping rig__mapping_t;
 
 struct rig_device {
@@ -118,6 +119,7 @@ struct rig_device {
   _Atomic uint64_t live_allocs;   /* allocations not yet returned */
   rig__staging *staging;          /* host memory it maps for copies (staging.c) */
   _Atomic(rig__borrow *) borrows; /* mappings of borrows gone, to give back */
+  _Atomic(rig__kept *) kept;      /* values of released submissions (keep.c) */
   bool drained;                   /* stopped, and the last one came back */
   struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
 };
@@ -246,6 +248,12 @@ RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
+
+/* ---- kept values (keep.c) ---- */
+/* Queues a released submission's kept value on d. */
+RIG__HIDDEN rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release);
+/* Lets go of d's kept values whose work is done; all: at d's stop. */
+RIG__HIDDEN void rig__keep_release(rig_device *d, bool all);
 
 /* ---- borrows (borrow.c) ---- */
 RIG__HIDDEN void rig__borrow_retain(rig__borrow *x);

@@ -156,6 +156,7 @@ static void before_move(rig_device *d) {
   rig__move_stopped();
   rig__mappings_release(d, false);
   rig__borrows_release(d, false);                     /* STAMP-17, STOP-4 */
+  rig__keep_release(d, false);                        /* RECLAIM-17 */
 }
 
 void rig__move_collected(rig_device *d) {
@@ -180,6 +181,7 @@ static void trim_locked(rig_device *d, uint64_t keep) {
 
 void rig__return_all(rig_device *d) {
   rig__mags_drain(d);
+  rig__keep_release(d, true);                         /* STOP-2 */
   rig__staging_release(d, true);
   rig__borrows_release(d, true);                      /* STOP-3 */
   rig__lock(&d->mem_lock);

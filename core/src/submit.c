@@ -29,6 +29,8 @@ struct rig_submission {
   rig_part *parts;
   uint32_t nparts, nslots;
   uint32_t *words;               /* the words of words parts */
+  void *keep;                    /* rig_submission_keep */
+  rig_keep_release keep_release;
   uint8_t *slot_writes;          /* per slot: written by a part */
   pthread_mutex_t lock;          /* the run pool */
   rig_run *free_runs;
@@ -200,9 +202,20 @@ RIG_API rig_submission *rig_submission_retain(rig_submission *s) {
   return s;
 }
 
+RIG_API rig_status rig_submission_keep(rig_submission *s, void *value, rig_keep_release release) {
+  if (!s)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_submission_keep: submission is NULL");
+  s->keep = value;
+  s->keep_release = release;
+  return RIG_OK;
+}
+
 RIG_API void rig_submission_release(rig_submission *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
     return;
+  if ((s->keep || s->keep_release) &&
+      rig__keep_queue(s->dev, s->keep, s->keep_release) != RIG_OK && s->keep_release)
+    s->keep_release(s->keep); /* no memory to queue it: let it go now */
   for (rig_run *r = s->all_runs, *next; r; r = next) {
     next = r->next_all;
     free(r->parts);

@@ -201,6 +201,55 @@ static void reclaim_4_life_1_free_returns_memory_early(void **state) {
   done(d);
 }
 
+static int kept_released;
+static void release_kept(void *value) { kept_released += *(int *)value; }
+
+/* RECLAIM-17, RECLAIM-18, RUN-8, STOP-2: a released submission's kept value
+ * goes once the work on its device until the first memory move after the
+ * release is done, in a later move; on a lost device, at its stop. */
+static void reclaim_17_kept_values_go_after_the_work(void **state) {
+  rig_device *d;
+  ok(rig_open("test:rc-keep,delay_us=150000", &d));
+  rig_buffer *b, *c;
+  ok(rig_buffer_create(d, 64, &b));
+  rig_part part = rig_part_fill(0, 1, 1);
+  rig_submission *s;
+  rig_run *run;
+  rig_point p;
+  static int one = 1;
+  ok(rig_submission_make(d, &part, 1, &s));
+  ok(rig_submission_keep(s, &one, release_kept));
+  ok(rig_submission_take(s, &run));
+  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  kept_released = 0;
+  rig_submission_release(s);
+  ok(rig_buffer_create(d, 32, &c)); /* the first move: notes p's value */
+  assert_int_equal(kept_released, 0); /* p's work still runs */
+  ok(rig_point_wait(p));
+  ok(rig_free_cache(d));            /* a later move: the value goes */
+  assert_int_equal(kept_released, 1);
+  rig_buffer_release(c);
+  rig_buffer_release(b);
+  done(d);
+
+  /* A lost device keeps it until its stop. */
+  ok(rig_open("test:rc-keep-lost,delay_us=150000,fault_nth=2", &d));
+  ok(rig_buffer_create(d, 64, &b));
+  ok(rig_submission_make(d, &part, 1, &s));
+  ok(rig_submission_keep(s, &one, release_kept));
+  ok(rig_submission_take(s, &run));
+  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  rig_submission_release(s);
+  kept_released = 0;
+  assert_int_equal(rig_buffer_fill(b, 2, 1), RIG_LOST); /* the loss */
+  ok(rig_free_cache(d));
+  assert_int_equal(kept_released, 0);
+  rig_buffer_release(b);
+  ok(rig_close(d));                                     /* its stop */
+  assert_int_equal(kept_released, 1);
+  rig_device_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reclaim_52_57_round_2_runs_the_collector),
@@ -210,6 +259,7 @@ int main(void) {
       cmocka_unit_test(reclaim_49_host_keeps_within_its_peak),
       cmocka_unit_test(reclaim_26_78_pinned_counts_in_the_hosts_budget),
       cmocka_unit_test(reclaim_4_life_1_free_returns_memory_early),
+      cmocka_unit_test(reclaim_17_kept_values_go_after_the_work),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -479,6 +479,13 @@ static inline rig_part rig_part_unordered(rig_part p) {
  * size). The submission copies parts. May lock; allocates. */
 RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, size_t n,
                                        rig_submission **out);
+/* Lets release(value) run once s is released and the work submitted on its
+ * device until the first call that moves that device's memory afterwards
+ * is done, inside a later such call (RECLAIM-17, RUN-8); on a lost device,
+ * at its stop (STOP-2). It runs inside a lock (DOM-12). A second keep
+ * replaces the first, whose value is never released. Lock-free. */
+typedef void (*rig_keep_release)(void *value);
+RIG_API rig_status rig_submission_keep(rig_submission *s, void *value, rig_keep_release release);
 RIG_API rig_submission *rig_submission_retain(rig_submission *s);
 /* Drops a reference; its memory returns after its last submit's work
  * (RUN-8). Lock-free. */

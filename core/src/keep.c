@@ -1,0 +1,69 @@
+/* keep.c: the values collected submissions keep (Submission.make's keep;
+ * RECLAIM-17, RECLAIM-18, RECLAIM-58, RUN-8, STOP-2).
+ *
+ * A submission may keep a value, such as the workspace its work reads,
+ * until it is released and the work on its device is done. Its release
+ * only queues the value on the device. The first call that moves the
+ * device's memory afterwards notes the device's last submitted value, and
+ * a later such call, once that value is reached, lets the value go through
+ * its release function. A lost device's kept values go at its stop. The
+ * release function runs as a callback, inside a lock (DOM-12).
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct rig__kept {
+  void *value;
+  rig_keep_release release;
+  uint64_t after;            /* 0 until a move noted the value to wait for */
+  struct rig__kept *next;
+};
+
+rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release) {
+  rig__kept *k = malloc(sizeof *k);
+  if (!k)
+    return RIG_OUT_OF_MEMORY;
+  *k = (rig__kept){value, release, 0, NULL};
+  rig__kept *head = atomic_load(&d->kept);
+  do
+    k->next = head;
+  while (!atomic_compare_exchange_weak(&d->kept, &head, k));
+  return RIG_OK;
+}
+
+static void let_go(rig__kept *k) {
+  rig__enter_callback();
+  if (k->release)
+    k->release(k->value);
+  rig__leave_callback();
+  rig__note_collection(); /* memory may have become collectable (RECLAIM-58) */
+  free(k);
+}
+
+void rig__keep_release(rig_device *d, bool all) {
+  rig__kept *list = atomic_exchange(&d->kept, NULL), *wait = NULL;
+  if (!list)
+    return;
+  uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->submitted);
+  while (list) {
+    rig__kept *k = list;
+    list = list->next;
+    if (!k->after)
+      k->after = submitted ? submitted : 1;          /* RECLAIM-17 */
+    if (all || (!rig__is_lost(d) && reached >= k->after)) {
+      let_go(k);
+      continue;
+    }
+    k->next = wait;
+    wait = k;
+  }
+  while (wait) { /* back for a later move */
+    rig__kept *k = wait;
+    wait = wait->next;
+    rig__kept *head = atomic_load(&d->kept);
+    do
+      k->next = head;
+    while (!atomic_compare_exchange_weak(&d->kept, &head, k));
+  }
+}
