@@ -213,6 +213,8 @@ RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kin
 RIG__HIDDEN void rig__alloc_release(rig__alloc *a);
 /* Collects a at rig_buffer_free, with buffers still over it (RECLAIM-4). */
 RIG__HIDDEN void rig__alloc_free_early(rig__alloc *a);
+/* Runs round (1..3) of reclamation on d's budget (RECLAIM-53..55). */
+RIG__HIDDEN void rig__reclaim_round(rig_device *d, int round);
 /* Moves every open device's collected memory (RECLAIM-19). */
 RIG__HIDDEN void rig__move_everywhere(void);
 /* Moves d's collected memory whose points are reached (RECLAIM-16). */

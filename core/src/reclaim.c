@@ -455,3 +455,5 @@ void rig__alloc_free_early(rig__alloc *a) {
   while (!atomic_compare_exchange_weak(&d->collected, &head, a));
   rig__move_collected(d);
 }
+
+void rig__reclaim_round(rig_device *d, int round) { reclaim_round(d, round); }

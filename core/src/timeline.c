@@ -45,15 +45,51 @@ static void stamp(rig_device *d, const rig__use *uses, size_t nuses, const rig__
 
 /* Asks the driver for room, waiting one value at a time without the lock
  * (SUBMIT-4). Returns with the submit lock held. */
-static void lock_with_room(rig_device *d, const rig_edge_work *work) {
+/* The bytes work takes on a driver's queues, for its grow. */
+static uint64_t work_bytes(const rig_edge_work *work) {
+  return (uint64_t)work->nparts * sizeof(rig_edge_part) +
+         (uint64_t)work->nwaits * sizeof(rig_edge_wait);
+}
+
+/* Grows d's queues for work that exceeds them even when idle
+ * (SUBMIT-19); a driver with no memory for it reclaims as an allocation
+ * does, against d's budget and the host's (RECLAIM-64, SUBMIT-28). Called
+ * without the submit lock. */
+static rig_status grow(rig_device *d, const rig_edge_work *work) {
+  rig_edge_error err = {0};
+  if (!d->drv->grow)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submit: the work exceeds %s's queues",
+                     d->name);                                   /* VALID-21 */
+  int r = d->drv->grow(d->h, work_bytes(work), &err);
+  for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
+    rig__reclaim_round(d, round);
+    rig__reclaim_round(rig__host_device(), round);
+    r = d->drv->grow(d->h, work_bytes(work), &err);
+  }
+  if (r == RIG_EDGE_OK)
+    return RIG_OK;
+  if (r == RIG_EDGE_NO_ROOM)
+    return rig__fail(RIG_OUT_OF_MEMORY, d, work_bytes(work),
+                     "%s: no memory to grow its queues: %s", d->name, err.message);
+  rig__lose(d, err.message);
+  return rig__lost_error(d);
+}
+
+/* Takes the submit lock with room for work: waits one value at a time
+ * without the lock (SUBMIT-4, SUBMIT-16), and grows queues that an idle
+ * device still has no room in. */
+static rig_status lock_with_room(rig_device *d, const rig_edge_work *work) {
   for (;;) {
     rig__lock(&d->submit_lock);
     bool room = true;
     if (!d->drv->room || d->drv->room(d->h, work, &room) != RIG_EDGE_OK || room)
-      return;
-    uint64_t next = rig__read_signaled(d) + 1;
+      return RIG_OK;
+    uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->submitted);
     rig__unlock(&d->submit_lock);
-    (void)rig__point_wait(rig_point_make(d->slot, next));
+    rig_status st = reached >= submitted ? grow(d, work)
+                                         : rig__point_wait(rig_point_make(d->slot, reached + 1));
+    if (st != RIG_OK)
+      return st;
   }
 }
 
@@ -62,15 +98,16 @@ static void lock_with_room(rig_device *d, const rig_edge_work *work) {
  * without the lock, first. */
 static rig_status lock_for(rig_device *d, rig_edge_work *work, rig__waits *w) {
   for (;;) {
-    lock_with_room(d, work);
+    rig_status st = lock_with_room(d, work);
+    if (st != RIG_OK)
+      return st;
     int failed = rig__waits_to_queue(w, d, work);
     if (failed < 0)
       return RIG_OK;
     rig_point p = w->points[failed];
     rig__unlock(&d->submit_lock);
     atomic_fetch_add(&d->host_waits, 1);
-    rig_status st = rig__point_wait(p);
-    if (st != RIG_OK)
+    if ((st = rig__point_wait(p)) != RIG_OK)
       return st;
     drop_point(w, (uint32_t)failed);
   }

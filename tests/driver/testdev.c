@@ -22,6 +22,9 @@
  *                (MAY_BLOCK, DOM-5)
  *   map_limit=N  it maps at most N bytes of host memory at once (borrows,
  *                staging); past it, map has no room (RECLAIM-60..63)
+ *   parts=N      its queues hold N parts at first (1024 at most); more
+ *                parts need grow, which allows up to grow_limit=N parts
+ *                (1024), past which it has no memory (SUBMIT-19, RECLAIM-64)
  *   queues=1|2   with 2, copies run on a second queue, on a worker of their
  *                own, concurrently with fills and words but where core's
  *                follows order them (ORDER-3..7)
@@ -58,6 +61,7 @@ typedef struct testdev {
   uint64_t budget;
   uint32_t commit_k, stop_ms, block_ms;
   uint64_t map_limit, mapped;
+  uint32_t capacity, grow_limit;   /* parts its queues hold, and may hold */
   uint64_t fault_at, fault_nth, submits;
   uint64_t committed;              /* the workers run values up to it */
   uint32_t nqueues;
@@ -87,6 +91,7 @@ static void parse(testdev *t, const char *args) {
   t->host = true;
   t->budget = UINT64_C(1) << 30;
   t->nqueues = 1;
+  t->capacity = t->grow_limit = RING_PARTS;
   for (const char *p = strchr(args, ','); p; p = strchr(p + 1, ',')) {
     if (strncmp(p + 1, "delay_us=", 9) == 0)
       t->delay_us = (uint32_t)strtoul(p + 10, NULL, 10);
@@ -104,6 +109,10 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "parts=", 6) == 0)
+      t->capacity = (uint32_t)strtoul(p + 7, NULL, 10);
+    else if (strncmp(p + 1, "grow_limit=", 11) == 0)
+      t->grow_limit = (uint32_t)strtoul(p + 12, NULL, 10);
     else if (strncmp(p + 1, "map_limit=", 10) == 0)
       t->map_limit = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "block_ms=", 9) == 0)
@@ -368,8 +377,22 @@ static const void *td_capability(void *h, const char *key) {
 static int td_room(void *h, const rig_edge_work *w, bool *out) {
   testdev *t = h;
   pthread_mutex_lock(&t->lock);
-  *out = t->head - t->tail < RING && t->part_head + w->nparts - t->part_tail <= RING_PARTS &&
+  *out = t->head - t->tail < RING && t->part_head + w->nparts - t->part_tail <= t->capacity &&
          t->wait_head + w->nwaits - t->wait_tail <= RING_WAITS;
+  pthread_mutex_unlock(&t->lock);
+  return RIG_EDGE_OK;
+}
+
+/* Grows the queues to hold the parts of bytes of work, up to grow_limit. */
+static int td_grow(void *h, uint64_t bytes, rig_edge_error *err) {
+  testdev *t = h;
+  uint64_t parts = bytes / sizeof(rig_edge_part) + 1;
+  if (parts > t->grow_limit || parts > RING_PARTS)
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: cannot hold %llu parts",
+                         (unsigned long long)parts);
+  pthread_mutex_lock(&t->lock);
+  if (parts > t->capacity)
+    t->capacity = (uint32_t)parts;
   pthread_mutex_unlock(&t->lock);
   return RIG_EDGE_OK;
 }
@@ -451,6 +474,7 @@ static const rig_edge_driver test_driver = {
     .unmap_word = td_unmap_word,
     .room = td_room,
     .submit = td_submit,
+    .grow = td_grow,
     .commit = td_commit,
     .allocate = td_allocate,
     .release = td_release,

@@ -250,6 +250,73 @@ static void reclaim_17_kept_values_go_after_the_work(void **state) {
   rig_device_release(d);
 }
 
+/* SUBMIT-4, SUBMIT-16: a submit that finds no room on the queues waits for
+ * the device to reach one more value and asks again. */
+static void submit_4_16_waits_for_room(void **state) {
+  rig_device *d;
+  ok(rig_open("test:rc-room,parts=2,delay_us=50000", &d));
+  rig_buffer *b[3];
+  rig_point p[3];
+  for (int i = 0; i < 3; i++)
+    ok(rig_buffer_create(d, 64, &b[i]));
+  ok(rig_buffer_submit_fill(b[0], 1, 1, &p[0]));
+  ok(rig_buffer_submit_fill(b[1], 2, 1, &p[1]));
+  ok(rig_buffer_submit_fill(b[2], 3, 1, &p[2])); /* two parts in flight: it waited */
+  assert_true(rig_point_reached(p[0]));
+  ok(rig_point_wait(p[2]));
+  for (int i = 0; i < 3; i++)
+    rig_buffer_release(b[i]);
+  done(d);
+}
+
+static rig_status submit_fills(rig_device *d, rig_buffer *b, rig_point *p) {
+  rig_part parts[4];
+  for (int i = 0; i < 4; i++)
+    parts[i] = rig_part_fill(0, (uint32_t)i + 1, 1);
+  rig_submission *s;
+  rig_run *run;
+  ok(rig_submission_make(d, parts, 4, &s));
+  ok(rig_submission_take(s, &run));
+  rig_status st = rig_submit(run, &b, 1, NULL, 0, p);
+  rig_submission_release(s);
+  return st;
+}
+
+/* SUBMIT-19: work larger than the queues grows them first. */
+static void submit_19_work_larger_than_the_queues_grows_them(void **state) {
+  rig_device *d;
+  ok(rig_open("test:rc-grow,parts=2,grow_limit=8", &d));
+  rig_buffer *b;
+  rig_point p;
+  ok(rig_buffer_create(d, 64, &b));
+  ok(submit_fills(d, b, &p));
+  ok(rig_point_wait(p));
+  uint8_t byte;
+  ok(rig_buffer_get(b, 0, &byte, 1));
+  assert_int_equal(byte, 4); /* the last part ran last */
+  rig_buffer_release(b);
+  done(d);
+}
+
+/* SUBMIT-28, RECLAIM-64: a growth the driver has no memory for reclaims,
+ * then is Out_of_memory; the device is not lost and takes no value. */
+static void submit_28_reclaim_64_growth_without_memory(void **state) {
+  rig_device *d;
+  ok(rig_open("test:rc-nogrow,parts=2,grow_limit=2", &d));
+  rig_buffer *b;
+  rig_point p = RIG_POINT_NONE;
+  ok(rig_buffer_create(d, 64, &b));
+  uint64_t submitted = rig_submitted(d);
+  assert_int_equal(submit_fills(d, b, &p), RIG_OUT_OF_MEMORY);
+  assert_ptr_equal(rig_last_error()->device, d);
+  assert_int_equal(p, RIG_POINT_NONE);
+  assert_int_equal(rig_submitted(d), submitted);
+  assert_null(rig_lost(d));
+  ok(rig_buffer_fill(b, 9, 1)); /* one part fits: the device serves on */
+  rig_buffer_release(b);
+  done(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reclaim_52_57_round_2_runs_the_collector),
@@ -260,6 +327,9 @@ int main(void) {
       cmocka_unit_test(reclaim_26_78_pinned_counts_in_the_hosts_budget),
       cmocka_unit_test(reclaim_4_life_1_free_returns_memory_early),
       cmocka_unit_test(reclaim_17_kept_values_go_after_the_work),
+      cmocka_unit_test(submit_4_16_waits_for_room),
+      cmocka_unit_test(submit_19_work_larger_than_the_queues_grows_them),
+      cmocka_unit_test(submit_28_reclaim_64_growth_without_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
