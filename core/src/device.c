@@ -231,6 +231,7 @@ static rig_device *record_new(void) {
   d->slot = slot; /* stays until the new record takes a slot: see device_of */
   pthread_mutex_init(&d->submit_lock, NULL);
   pthread_mutex_init(&d->mem_lock, NULL);
+  pthread_mutex_init(&d->hang_lock, NULL);
   atomic_store(&d->refs, 1);
   return d;
 }

@@ -115,6 +115,7 @@ static void host_init(void) {
   atomic_store(&host.refs, 1);
   pthread_mutex_init(&host.submit_lock, NULL);
   pthread_mutex_init(&host.mem_lock, NULL);
+  pthread_mutex_init(&host.hang_lock, NULL);
   rig_edge_error err = {0};
   host_driver.open("", &host.h, &err);
   host.facts.size = sizeof host.facts;

@@ -120,6 +120,8 @@ struct rig_device {
   rig__staging *staging;          /* host memory it maps for copies (staging.c) */
   _Atomic(rig__borrow *) borrows; /* mappings of borrows gone, to give back */
   _Atomic(rig__kept *) kept;      /* values of released submissions (keep.c) */
+  pthread_mutex_t hang_lock;      /* the hang clock (hang.c) */
+  uint64_t hang_value, hang_since;
   bool drained;                   /* stopped, and the last one came back */
   struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
 };
@@ -250,6 +252,14 @@ RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
+
+/* ---- hangs and spreading losses (hang.c) ---- */
+/* A wait's look at d: its hang clock, and its queue's waits on lost
+ * devices (HANG-2, LOSS-6). */
+RIG__HIDDEN void rig__watch(rig_device *d);
+/* Whether d's queue waits, in work not yet reached, for a point a lost
+ * device never reached; writes that device's name (waits.c). */
+RIG__HIDDEN bool rig__waits_on_lost(rig_device *d, char *who, size_t n);
 
 /* ---- kept values (keep.c) ---- */
 /* Queues a released submission's kept value on d. */

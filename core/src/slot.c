@@ -190,8 +190,10 @@ rig_status rig__point_wait(rig_point p) {
       st = rig__lost_error(d);                 /* LMEM-11 */
     else if (rig__interrupted())
       st = rig__fail(RIG_INTERRUPTED, d, 0, "wait interrupted"); /* DOM-10 */
-    else
+    else {
       wait_slice(d, v);
+      rig__watch(d);                           /* HANG-2, LOSS-6 */
+    }
   }
   rig_device_release(d);
   return st;

@@ -16,6 +16,7 @@
  * stop (OPEN-21..23). A mapping holds a reference to the device whose word
  * it maps, so that the word outlives it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -25,6 +26,7 @@ struct rig__mapping {
   rig_device *dev;               /* whose word; a reference */
   void *mapping;                 /* the driver's */
   uint64_t last_use;             /* the last value that waited through it */
+  uint64_t waited;               /* the highest value of dev it waited for */
   struct rig__mapping *next;
 };
 
@@ -165,8 +167,12 @@ int rig__waits_to_queue(rig__waits *w, rig_device *d, rig_edge_work *work) {
 }
 
 void rig__waits_used(rig__waits *w, rig_device *d, uint64_t value) {
-  for (uint32_t i = 0; i < w->n; i++)
+  for (uint32_t i = 0; i < w->n; i++) {
     w->maps[i]->last_use = value;
+    uint64_t v = rig_point_value(w->points[i]);
+    if (v > w->maps[i]->waited)
+      w->maps[i]->waited = v;
+  }
   atomic_fetch_add(&d->queue_waits, w->n);                 /* SUBMIT-2 */
 }
 
@@ -193,4 +199,18 @@ RIG_API void rig_device_stats(const rig_device *d, rig_stats *out) {
   out->host_waits = d ? atomic_load(&d->host_waits) : 0;
   out->word_mappings = d ? atomic_load(&d->word_mappings) : 0;
   out->borrow_mappings = d ? atomic_load(&d->borrow_mappings) : 0;
+}
+
+bool rig__waits_on_lost(rig_device *d, char *who, size_t n) {
+  bool found = false;
+  if (!d->mappings || pthread_mutex_trylock(&d->submit_lock) != 0)
+    return false; /* a submit under way: the next slice looks again */
+  uint64_t reached = rig__read_signaled(d);
+  for (rig__mapping *m = d->mappings; m && !found; m = m->next)
+    if (rig__is_lost(m->dev) && m->waited > m->dev->lost_at && m->last_use > reached) {
+      snprintf(who, n, "%s", m->dev->name);
+      found = true;
+    }
+  pthread_mutex_unlock(&d->submit_lock);
+  return found;
 }

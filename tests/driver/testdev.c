@@ -25,6 +25,9 @@
  *   parts=N      its queues hold N parts at first (1024 at most); more
  *                parts need grow, which allows up to grow_limit=N parts
  *                (1024), past which it has no memory (SUBMIT-19, RECLAIM-64)
+ *   hang_ms=N    its facts state a hang bound of N ms (HANG-1)
+ *   hang_nth=N   its N-th piece of work never finishes: the device stands
+ *                still until its stop (HANG-6)
  *   queues=1|2   with 2, copies run on a second queue, on a worker of their
  *                own, concurrently with fills and words but where core's
  *                follows order them (ORDER-3..7)
@@ -62,6 +65,9 @@ typedef struct testdev {
   uint32_t commit_k, stop_ms, block_ms;
   uint64_t map_limit, mapped;
   uint32_t capacity, grow_limit;   /* parts its queues hold, and may hold */
+  uint32_t hang_ms;
+  uint64_t hang_nth;
+  _Atomic uint64_t started;        /* pieces of work begun, for hang_nth */
   uint64_t fault_at, fault_nth, submits;
   uint64_t committed;              /* the workers run values up to it */
   uint32_t nqueues;
@@ -83,7 +89,7 @@ typedef struct testdev {
   uint64_t head, tail;             /* items: [tail, head) queued */
   uint64_t part_head, part_tail;   /* ring positions of parts */
   uint64_t wait_head, wait_tail;
-  bool stopping;
+  _Atomic bool stopping;
 } testdev;
 
 static void parse(testdev *t, const char *args) {
@@ -109,6 +115,10 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "hang_ms=", 8) == 0)
+      t->hang_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "hang_nth=", 9) == 0)
+      t->hang_nth = strtoull(p + 10, NULL, 10);
     else if (strncmp(p + 1, "parts=", 6) == 0)
       t->capacity = (uint32_t)strtoul(p + 7, NULL, 10);
     else if (strncmp(p + 1, "grow_limit=", 11) == 0)
@@ -187,11 +197,18 @@ static void run_item(testdev *t, const item *it, uint64_t index, uint32_t q) {
   /* Device order: the work of a value follows every lower value's, on
    * every queue (ORDER-2), so the queues meet between pieces of work. */
   while (rig_edge_word_wait(t->word, it->value - 1, 100) != RIG_EDGE_OK)
-    ;
+    if (t->stopping)
+      return;
+  if (q == 0 && t->hang_nth && atomic_fetch_add(&t->started, 1) + 1 == t->hang_nth)
+    while (!t->stopping) /* stands still until its stop */
+      sleep_us(1000);
+  if (t->stopping && t->hang_nth)
+    return;
   for (uint32_t i = 0; i < it->nwaits; i++) {
     const rig_edge_wait *w = &t->waits_ring[(it->first_wait + i) % RING_WAITS];
     while (rig_edge_word_wait(w->mapping, w->value, 100) != RIG_EDGE_OK)
-      ;
+      if (t->stopping)
+        return; /* a stop ends work that waits for a word never written */
   }
   bool slept = false;
   for (uint32_t i = 0; i < it->nparts; i++) {
@@ -296,6 +313,7 @@ static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
   f->part_queue[RIG_EDGE_PART_WORDS] = 0; /* recorded in the trace, else ignored */
   f->commit_k = t->commit_k ? t->commit_k : 1;
+  f->hang_ms = t->hang_ms;
   return RIG_EDGE_OK;
 }
 

@@ -12,6 +12,8 @@
  */
 #include <rig/rig.h>
 
+#include "util.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,15 +29,7 @@
 #include <string.h>
 
 /* ASan and TSan own malloc: counting through glibc's is not possible there. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-#ifndef UNDER_ASAN
+#if !defined(UNDER_ASAN) && !defined(UNDER_TSAN)
 
 /* ---- the counting allocator ---------------------------------------------- */
 
@@ -325,7 +319,7 @@ int main(void) {
   return cmocka_run_group_tests(tests, setup, teardown);
 }
 
-#else /* UNDER_ASAN */
+#else /* UNDER_ASAN or UNDER_TSAN */
 
 int main(void) {
   printf("skip: AddressSanitizer owns malloc, so this test cannot count its calls\n");

@@ -39,29 +39,15 @@
 
 #include <rig/rig.h>
 
+#include "util.h"
+
 /* ---- helpers ------------------------------------------------------------ */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
-}
-
-/* The wait hook ends a blocking call once the test's deadline passed. */
-static _Atomic double deadline;
-static int past_deadline(void *ctx) {
-  (void)ctx;
-  return now_s() > atomic_load(&deadline);
-}
+/* Each test's setup: its blocking calls end 60 s from its start, through
+ * the wait hook, which tests that set another hook put back. */
 static int arm(void **state) {
   (void)state;
-  atomic_store(&deadline, now_s() + 60.0);
+  arm_deadline(60.0);
   rig_set_wait_hook(past_deadline, NULL);
   return 0;
 }
@@ -77,34 +63,10 @@ static bool wait_flag(atomic_bool *f, double secs) {
   return true;
 }
 
-static void check_ok(rig_status st, const char *what) {
-  if (st != RIG_OK)
-    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_last_error()->message);
-  assert_int_equal(st, RIG_OK);
-}
-
-static rig_device *open_ok(const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_open(name, &d), name);
-  assert_non_null(d);
-  return d;
-}
-
-static rig_buffer *create_ok(rig_device *d, size_t n) {
-  rig_buffer *b = NULL;
-  check_ok(rig_buffer_create(d, n, &b), "rig_buffer_create");
-  return b;
-}
-
 static rig_buffer *filled(rig_device *d, size_t n, uint8_t byte) {
   rig_buffer *b = create_ok(d, n);
   check_ok(rig_buffer_fill(b, byte, 1), "rig_buffer_fill");
   return b;
-}
-
-static void close_release(rig_device *d) {
-  check_ok(rig_close(d), "rig_close");
-  rig_device_release(d);
 }
 
 /* Whether every byte of b, read through rig, is byte. */

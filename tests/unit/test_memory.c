@@ -30,13 +30,10 @@
 
 #include <rig/rig.h>
 
+#include "util.h"
+
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
-
-static void ok(rig_status st) {
-  if (st != RIG_OK)
-    fail_msg("%s: %s", rig_status_name(st), rig_last_error()->message);
-}
 
 static rig_device *open_dev(const char *name) {
   rig_device *d;

@@ -43,64 +43,16 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
+#include "util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
-}
-
-static _Atomic double deadline;
-static int past_deadline(void *ctx) {
-  (void)ctx;
-  return now_s() > atomic_load(&deadline);
-}
+/* Each test's setup: its blocking calls end 30 s from its start. */
 static int arm(void **state) {
   (void)state;
-  atomic_store(&deadline, now_s() + 30.0);
+  arm_deadline(30.0);
   return 0;
 }
-
-static void check_ok(rig_status st, const char *what) {
-  if (st != RIG_OK)
-    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_last_error()->message);
-  assert_int_equal(st, RIG_OK);
-}
-
-static rig_device *open_ok(const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_open(name, &d), name);
-  assert_non_null(d);
-  return d;
-}
-
-static rig_buffer *create_ok(rig_device *d, size_t n) {
-  rig_buffer *b = NULL;
-  check_ok(rig_buffer_create(d, n, &b), "rig_buffer_create");
-  return b;
-}
-
-static void close_release(rig_device *d) {
-  check_ok(rig_close(d), "rig_close");
-  rig_device_release(d);
-}
-
-static uint32_t slot_of(const rig_device *d) { return rig_point_slot(rig_device_point(d, 0)); }
 
 /* Whether p's device is d (PROP-4), dropping the reference it gives. */
 static bool point_names(rig_point p, const rig_device *d) {
@@ -109,16 +61,6 @@ static bool point_names(rig_point p, const rig_device *d) {
   if (got)
     rig_device_release(got);
   return same;
-}
-
-/* See test_timeline.c: the next open takes the slot a device opened and
- * closed with nothing submitted gave back, with the same start. */
-static uint64_t probe_start(void) {
-  rig_device *p = NULL;
-  check_ok(rig_memory_device("open-loss-probe", &p), "probe");
-  uint64_t s = rig_submitted(p);
-  close_release(p);
-  return s;
 }
 
 /* ---- "ctl": a static driver the test steers ---------------------------------- */
@@ -374,7 +316,7 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
  * that the second submit checks no point of the first. */
 static void open_26_dropped_points_after_slot_reuse(void **state) {
   (void)state;
-  uint64_t s = probe_start();
+  uint64_t s = probe_start("open-loss-probe");
   char name[96];
   snprintf(name, sizeof name, "test:o26,fault_at=%llu,commit_k=1000000",
            (unsigned long long)(s + 2));

@@ -25,6 +25,8 @@
 
 #include <rig/rig.h>
 
+#include "util.h"
+
 /* Slots any test of this process has seen taken (host's included). */
 
 /* rig_signaled's value, asserting it answered (TL-19). */
@@ -35,14 +37,6 @@ static uint64_t signaled_of(rig_device *d) {
 }
 
 static bool used[RIG_SLOTS + 1];
-
-static uint32_t slot_of(const rig_device *d) { return rig_point_slot(rig_device_point(d, 0)); }
-
-static void check_ok(rig_status st, const char *what) {
-  if (st != RIG_OK)
-    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_last_error()->message);
-  assert_int_equal(st, RIG_OK);
-}
 
 /* Opens name, which must not be open yet, and records its slot. *fresh
  * says whether the slot was never used before in this process. */
@@ -67,17 +61,6 @@ static rig_point fill_n(rig_device *d, int times) {
     check_ok(rig_buffer_submit_fill(b, (uint32_t)i, 4, &p), "rig_buffer_submit_fill");
   rig_buffer_release(b);
   return p;
-}
-
-static void close_release(rig_device *d) {
-  check_ok(rig_close(d), "rig_close");
-  rig_device_release(d);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- OPEN-9: 16 bits of slot, 47 of value ------------------------------ */

@@ -18,13 +18,10 @@
 
 #include <rig/rig.h>
 
+#include "util.h"
+
 #define N 16384 /* floats: H is 64 KiB, so it starts on a page (MACH-23) */
 #define BYTES (4 * N)
-
-static void ok(rig_status st) {
-  if (st != RIG_OK)
-    fail_msg("%s: %s", rig_status_name(st), rig_last_error()->message);
-}
 
 static rig_device *open_gpu(const char *name) {
   rig_device *d;

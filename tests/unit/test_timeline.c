@@ -40,60 +40,21 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
+#include "util.h"
+
 /* ---- helpers ------------------------------------------------------------ */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
-}
-
-/* The wait hook ends a blocking call once the test's deadline passed. */
-static _Atomic double deadline;
-static int past_deadline(void *ctx) {
-  (void)ctx;
-  return now_s() > atomic_load(&deadline);
-}
+/* Each test's setup: its blocking calls end 30 s from its start. */
 static int arm(void **state) {
   (void)state;
-  atomic_store(&deadline, now_s() + 30.0);
+  arm_deadline(30.0);
   return 0;
-}
-
-static void check_ok(rig_status st, const char *what) {
-  if (st != RIG_OK)
-    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_last_error()->message);
-  assert_int_equal(st, RIG_OK);
-}
-
-static rig_device *open_ok(const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_open(name, &d), name);
-  assert_non_null(d);
-  return d;
-}
-
-static rig_buffer *create_ok(rig_device *d, size_t n) {
-  rig_buffer *b = NULL;
-  check_ok(rig_buffer_create(d, n, &b), "rig_buffer_create");
-  return b;
 }
 
 static uint64_t signaled_of(rig_device *d) {
   uint64_t v = UINT64_MAX;
   check_ok(rig_signaled(d, &v), "rig_signaled");
   return v;
-}
-
-static void close_release(rig_device *d) {
-  check_ok(rig_close(d), "rig_close");
-  rig_device_release(d);
 }
 
 /* Polls rig_signaled (which commits nothing) until it reports at least v
@@ -115,18 +76,6 @@ static bool bytes_are(const volatile unsigned char *p, size_t n, unsigned char c
     if (p[i] != c)
       return false;
   return true;
-}
-
-/* Where the timeline of the next device opened will start: a memory
- * device opened and closed with nothing submitted gives its slot back with
- * its start value, and the next open takes the most recently freed slot.
- * The tests that need an absolute value (fault_at) check that it held. */
-static uint64_t probe_start(void) {
-  rig_device *p = NULL;
-  check_ok(rig_memory_device("timeline-probe", &p), "probe");
-  uint64_t s = rig_submitted(p);
-  close_release(p);
-  return s;
 }
 
 /* The start of test-device timelines must stay far below the commit_k the
@@ -474,7 +423,7 @@ static void tl_21_lmem_11_signaled_past_the_loss(void **state) {
   (void)state;
   bool checked = false;
   for (int attempt = 0; attempt < 3 && !checked; attempt++) {
-    uint64_t s = probe_start();
+    uint64_t s = probe_start("timeline-probe");
     char name[96];
     snprintf(name, sizeof name, "test:tl21-%d,fault_at=%llu,delay_us=150000", attempt,
              (unsigned long long)(s + 3));

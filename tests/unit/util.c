@@ -1,0 +1,103 @@
+/* util.c: the helpers the unit tests share (util.h). */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <time.h>
+
+/* ---- time -------------------------------------------------------------- */
+
+/* Monotonic, so that a clock step cannot move a test's deadlines. */
+double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleeps again for what is left after a signal, so that polls wait as long
+ * as they say. */
+void sleep_ms(unsigned ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}
+
+/* ---- the deadline of blocking calls ------------------------------------ */
+
+/* Read by past_deadline from whatever thread blocks in rig. */
+static _Atomic double deadline;
+
+/* Each test arms its own deadline (in its setup), so that one that hangs
+ * cannot use up the time of the next. */
+void arm_deadline(double secs) { atomic_store(&deadline, now_s() + secs); }
+
+/* The wait hook ends a blocking call once the test's deadline passed: the
+ * call then returns RIG_INTERRUPTED, which fails an assertion instead of
+ * hanging the test. */
+int past_deadline(void *ctx) {
+  (void)ctx;
+  return now_s() > atomic_load(&deadline);
+}
+
+/* ---- calls that must succeed ------------------------------------------- */
+
+/* Prints what failed and rig's message before the assertion, which shows
+ * only the status's number. */
+void check_ok(rig_status st, const char *what) {
+  if (st != RIG_OK)
+    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_last_error()->message);
+  assert_int_equal(st, RIG_OK);
+}
+
+/* The short form, for tests whose calls need no name: the status's name
+ * and rig's message say enough. */
+void ok(rig_status st) {
+  if (st != RIG_OK)
+    fail_msg("%s: %s", rig_status_name(st), rig_last_error()->message);
+}
+
+/* Names the device in the message, as most tests open several. */
+rig_device *open_ok(const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_open(name, &d), name);
+  assert_non_null(d);
+  return d;
+}
+
+/* Buffers are made in nearly every test; a failure says which call. */
+rig_buffer *create_ok(rig_device *d, size_t n) {
+  rig_buffer *b = NULL;
+  check_ok(rig_buffer_create(d, n, &b), "rig_buffer_create");
+  return b;
+}
+
+/* Closes before releasing, so that the close's status is checked and the
+ * device's slot and memory come back before the next test. */
+void close_release(rig_device *d) {
+  check_ok(rig_close(d), "rig_close");
+  rig_device_release(d);
+}
+
+/* ---- slots and timelines ----------------------------------------------- */
+
+/* Read from d's point at value 0, which carries the slot (OPEN-9). */
+uint32_t slot_of(const rig_device *d) { return rig_point_slot(rig_device_point(d, 0)); }
+
+/* A memory device opened and closed with nothing submitted gives its slot
+ * back with its start value, and the next open takes the most recently
+ * freed slot. Tests that need an absolute value (a test device's fault_at)
+ * learn it here, and check that it held. */
+uint64_t probe_start(const char *name) {
+  rig_device *p = NULL;
+  check_ok(rig_memory_device(name, &p), "probe");
+  uint64_t s = rig_submitted(p);
+  close_release(p);
+  return s;
+}
