@@ -133,7 +133,7 @@ void rig__borrows_release(rig_device *d, bool all) {
       continue;
     }
     rig_edge_error err = {0};
-    if (x->mapped && d->drv->unmap && !d->stopped)
+    if (x->mapped && d->drv->unmap && !d->stopped && !d->forked)
       (void)d->drv->unmap(d->h, &x->map, &err);
     if (x->mapped)
       atomic_fetch_sub(&d->borrow_mappings, 1);

@@ -124,8 +124,8 @@ static rig_status read_value(rig_device *d, uint64_t *out) {
  * never inside a lock, and for a lost device with a word of its own only
  * once its stop has returned (TL-22, TL-23). */
 static bool may_read(const rig_device *d) {
-  if (rig__inside_lock())
-    return false;
+  if (rig__inside_lock() || d->forked)
+    return false; /* a child of fork never calls the parent's driver (STOP-20) */
   return !rig__is_lost(d) || !has(d, RIG_EDGE_OWN_WORD) || d->stopped;
 }
 
@@ -206,7 +206,7 @@ RIG_API void rig_device_release(rig_device *d) {
 }
 
 void rig__device_free(rig_device *d) {
-  if (d->drv && d->drv->destroy && d->h)
+  if (d->drv && d->drv->destroy && d->h && !d->forked)
     d->drv->destroy(d->h);
   free(d->name);
   d->name = NULL;
@@ -336,7 +336,7 @@ static void run_stop(rig_device *d) {
   rig__lock(&d->submit_lock);
   if (!d->stopped) {
     rig_edge_error err = {0};
-    if (d->drv->stop)
+    if (d->drv->stop && !d->forked) /* the parent's to stop (STOP-20) */
       (void)d->drv->stop(d->h, &err); /* a fault escaping a stop is dropped (STOP-16) */
     __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
   }
@@ -654,4 +654,14 @@ void rig__move_everywhere(void) {
     rig__move_collected(list[i]);
     rig_device_release(list[i]);
   }
+}
+
+void rig__registry_lock(void) { pthread_mutex_lock(&registry); }
+void rig__registry_unlock(void) { pthread_mutex_unlock(&registry); }
+
+void rig__registry_each(void (*fn)(rig_device *)) {
+  for (unsigned b = 0; b < NAME_BUCKETS; b++)
+    for (name_entry *e = names[b]; e; e = e->next)
+      if (e->dev)
+        fn(e->dev);
 }

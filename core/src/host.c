@@ -123,6 +123,7 @@ static void host_init(void) {
   host.iset = strncmp(host.facts.arch, "arm64", 5) == 0 ? "arm64" : "x86_64";
   atomic_store(&host.budget, host.facts.budget);
   rig__slot_take_first(&host);
+  rig__fork_handlers();                                       /* STOP-18 */
   host_driver.bind_word(host.h, &host.word, &err);
 }
 

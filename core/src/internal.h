@@ -107,6 +107,8 @@ struct rig_device {
   _Atomic(void *) *_Atomic locals;  /* values per key (local.c) */
   bool locals_dropping, locals_dropped; /* local.c, under its lock */
   bool slot_pending;              /* stopped; leaves its slot when drained */
+  bool forked;                    /* inherited by a child of fork: its driver
+                                     is never called again (fork.c) */
 
   /* memory (reclaim.c) */
   pthread_mutex_t mem_lock;
@@ -143,6 +145,13 @@ RIG__HIDDEN void rig__return_all(rig_device *d);
  * (RECLAIM-21) until it is drained. */
 RIG__HIDDEN void rig__stopped_add(rig_device *d);
 RIG__HIDDEN void rig__move_stopped(void);
+/* fork (fork.c, device.c): the handlers, and the registry they hold. */
+RIG__HIDDEN void rig__fork_handlers(void);
+RIG__HIDDEN void rig__fork_release_kept(void);
+RIG__HIDDEN void rig__registry_lock(void);
+RIG__HIDDEN void rig__registry_unlock(void);
+/* Calls fn on every device in the name table; the registry held. */
+RIG__HIDDEN void rig__registry_each(void (*fn)(rig_device *));
 /* Drops d's values per key once its stop returned (LOCAL-5). */
 RIG__HIDDEN void rig__locals_drop(rig_device *d);
 /* Returns a device record to the pool once unreferenced. */

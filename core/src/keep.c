@@ -51,7 +51,7 @@ void rig__keep_release(rig_device *d, bool all) {
     list = list->next;
     if (!k->after)
       k->after = submitted ? submitted : 1;          /* RECLAIM-17 */
-    if (all || (!rig__is_lost(d) && reached >= k->after)) {
+    if (all || d->forked || (!rig__is_lost(d) && reached >= k->after)) { /* STOP-21 */
       let_go(k);
       continue;
     }

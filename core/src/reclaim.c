@@ -35,7 +35,9 @@ static rig_device *budget_of(rig_device *d, rig_kind kind) {
 /* Gives a's memory back to its driver, keeping its record; mem_lock held. */
 static void give_back_memory(rig_device *d, rig__alloc *a) {
   rig_edge_error err = {0};
-  if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
+  if (d->forked)
+    ; /* the parent's memory: a child of fork leaves it (STOP-20) */
+  else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
   atomic_fetch_sub(&budget_of(d, a->kind)->allocated, a->charge);
   if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && d->stopped)
@@ -157,6 +159,7 @@ static void before_move(rig_device *d) {
   rig__mappings_release(d, false);
   rig__borrows_release(d, false);                     /* STAMP-17, STOP-4 */
   rig__keep_release(d, false);                        /* RECLAIM-17 */
+  rig__fork_release_kept();                           /* STOP-21 */
 }
 
 void rig__move_collected(rig_device *d) {

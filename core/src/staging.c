@@ -43,7 +43,7 @@ static void release_locked(rig_device *g, bool all) {
     }
     *p = s->next;
     rig_edge_error err = {0};
-    if (g->drv->unmap && !g->stopped)
+    if (g->drv->unmap && !g->stopped && !g->forked)
       (void)g->drv->unmap(g->h, &s->map, &err);
     free(s->host);
     atomic_fetch_sub(&host->allocated, s->bytes);

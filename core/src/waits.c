@@ -111,7 +111,7 @@ static void release_passed(rig_device *d) {
     rig__mapping *m = *p;
     if (m->last_use <= reached || d->stopped) {
       *p = m->next;
-      if (d->drv->unmap_word)
+      if (d->drv->unmap_word && !d->forked)
         d->drv->unmap_word(d->h, m->mapping);
       rig_device_release(m->dev);
       free(m);

@@ -1,0 +1,58 @@
+/* fork.c: a child of fork (LOSS-9, STOP-18..26, ERR-34).
+ *
+ * In the child, every driver's device inherited from the parent is lost
+ * with "forked", unless it was lost before, and its points count as never
+ * reached: its queues and memory are the parent's, and a child that touched
+ * them through the driver could corrupt the parent's work. The child never
+ * calls those devices' drivers again: their stops, memory releases and
+ * mappings are skipped, and their memory is left for the parent
+ * (STOP-20). A value a submission on such a device keeps goes at the
+ * child's next move of memory, without waiting for the work (STOP-21).
+ * Devices the child opens are its own (STOP-26).
+ *
+ * The handlers run around fork with the registry held, so that the child
+ * finds the name table whole; the child sets each device's reason
+ * directly, since a lock another parent thread held at the fork stays
+ * held in the child.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+static void prepare(void) { rig__registry_lock(); }
+static void parent(void) { rig__registry_unlock(); }
+
+/* The inherited devices, whose kept values the child's moves let go. */
+#define MAX_FORKED 256
+static rig_device *inherited[MAX_FORKED];
+static _Atomic unsigned ninherited;
+
+static void forked(rig_device *d) {
+  d->forked = true;                                        /* STOP-20 */
+  unsigned n = atomic_load(&ninherited);
+  if (n < MAX_FORKED) {
+    inherited[n] = rig_device_retain(d);
+    atomic_store(&ninherited, n + 1);
+  }
+  if (rig__is_lost(d))
+    return;                                                /* STOP-18: its own reason */
+  snprintf(d->lost_buf, sizeof d->lost_buf, "forked");     /* ERR-34 */
+  d->lost_at = d->start;                                   /* STOP-19 */
+  atomic_store(&d->lost, d->lost_buf);
+}
+
+static void child(void) {
+  rig__registry_each(forked);
+  rig__registry_unlock();
+}
+
+void rig__fork_handlers(void) { pthread_atfork(prepare, parent, child); }
+
+/* A move of memory in a child of fork lets go of the values that
+ * submissions on inherited devices keep, without waiting for their work
+ * (STOP-21). */
+void rig__fork_release_kept(void) {
+  unsigned n = atomic_load(&ninherited);
+  for (unsigned i = 0; i < n; i++)
+    rig__keep_release(inherited[i], true);
+}

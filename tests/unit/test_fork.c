@@ -1,0 +1,85 @@
+/* test_fork.c: a child of fork (LOSS-9, STOP-18..22, STOP-26, ERR-34), with
+ * a real fork(): the child checks and exits with the number of the first
+ * check that failed, and the parent asserts it exited 0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <rig/rig.h>
+
+#include "util.h"
+
+#define CHECK(n, cond)                                                             \
+  do {                                                                             \
+    if (!(cond))                                                                   \
+      _exit(n);                                                                    \
+  } while (0)
+
+static int kept;
+static void release_kept(void *value) { kept++; }
+
+/* LOSS-9, STOP-18, STOP-19, STOP-20, STOP-21, STOP-22, STOP-26, ERR-34. */
+static void stop_18_26_a_child_of_fork(void **state) {
+  rig_device *m = open_ok("memory:fork-m"), *t = open_ok("test:fork-t,fault_nth=1");
+  rig_buffer *bm = create_ok(m, 64), *bh = create_ok(rig_host(), 64), *bt = create_ok(t, 64);
+  rig_point pm, ph;
+  check_ok(rig_buffer_submit_fill(bm, 1, 1, &pm), "fill m");
+  check_ok(rig_buffer_submit_fill(bh, 2, 1, &ph), "fill host");
+  assert_int_equal(rig_buffer_fill(bt, 3, 1), RIG_LOST); /* t lost before the fork */
+  const char *t_why = rig_lost(t);
+  rig_part part = rig_part_fill(0, 4, 1);
+  rig_submission *s;
+  check_ok(rig_submission_make(m, &part, 1, &s), "make");
+  check_ok(rig_submission_keep(s, &kept, release_kept), "keep");
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    CHECK(10, rig_lost(m) && strcmp(rig_lost(m), "forked") == 0);    /* STOP-18, ERR-34 */
+    CHECK(11, rig_lost(t) && strcmp(rig_lost(t), t_why) == 0);      /* its own reason */
+    CHECK(12, rig_lost(rig_host()) == NULL);
+    CHECK(13, !rig_point_reached(pm));                              /* STOP-19 */
+    CHECK(14, rig_point_wait(pm) == RIG_LOST);
+    uint8_t byte = 0;
+    CHECK(15, rig_buffer_get(bm, 0, &byte, 1) == RIG_LOST);         /* LOSS-9 */
+    CHECK(16, rig_buffer_get(bh, 0, &byte, 1) == RIG_OK && byte == 2); /* STOP-22 */
+    CHECK(17, rig_point_reached(ph));
+    rig_submission_release(s);
+    rig_buffer *any;
+    CHECK(18, rig_buffer_create(rig_host(), 16, &any) == RIG_OK);   /* a move: STOP-21 */
+    CHECK(19, kept == 1);
+    rig_buffer_release(any);
+    CHECK(20, rig_close(m) == RIG_OK);                              /* STOP-20 */
+    rig_device *again = NULL;
+    CHECK(21, rig_open("memory:fork-m", &again) == RIG_OK);         /* STOP-26 */
+    CHECK(22, again != m && rig_lost(again) == NULL);
+    rig_buffer *fresh;
+    CHECK(23, rig_buffer_create(again, 64, &fresh) == RIG_OK);
+    CHECK(24, rig_buffer_fill(fresh, 5, 1) == RIG_OK);
+    CHECK(25, rig_buffer_get(fresh, 0, &byte, 1) == RIG_OK && byte == 5);
+    _exit(0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_null(rig_lost(m)); /* the parent's devices live on */
+  check_ok(rig_point_wait(pm), "wait in the parent");
+  rig_submission_release(s);
+  rig_buffer_release(bm);
+  rig_buffer_release(bh);
+  rig_buffer_release(bt);
+  close_release(m);
+  close_release(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(stop_18_26_a_child_of_fork),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
