@@ -53,11 +53,11 @@ static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow 
     return RIG_OK;
   }
   rig_edge_error err = {0};
-  int r = d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err);
+  int r = RIG__DRIVER(d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err));
   if (r == RIG_EDGE_NO_ROOM) {
     rig__borrows_release(d, false);
     rig__staging_release(d, false);
-    r = d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err);
+    r = RIG__DRIVER(d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err));
   }
   if (r == RIG_EDGE_NO_ROOM)
     return rig__fail(RIG_OUT_OF_MEMORY, d, b->alloc->bytes,
@@ -134,7 +134,7 @@ void rig__borrows_release(rig_device *d, bool all) {
     }
     rig_edge_error err = {0};
     if (x->mapped && d->drv->unmap && !d->stopped && !d->forked)
-      (void)d->drv->unmap(d->h, &x->map, &err);
+      (void)RIG__DRIVER(d->drv->unmap(d->h, &x->map, &err));
     if (x->mapped)
       atomic_fetch_sub(&d->borrow_mappings, 1);
     rig_device_release(x->dev);

@@ -298,7 +298,7 @@ static rig_status read_facts(const char *name, const rig_edge_driver *t, void *h
   rig_edge_error err = {0};
   memset(f, 0, sizeof *f);
   f->size = sizeof *f;
-  if (t->facts(h, f, &err) != RIG_EDGE_OK)
+  if (RIG__DRIVER(t->facts(h, f, &err)) != RIG_EDGE_OK)
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: %s", name, err.message);
   f->arch[sizeof f->arch - 1] = 0;
   return check_facts(name, t, f);
@@ -337,7 +337,7 @@ static void run_stop(rig_device *d) {
   if (!d->stopped) {
     rig_edge_error err = {0};
     if (d->drv->stop && !d->forked) /* the parent's to stop (STOP-20) */
-      (void)d->drv->stop(d->h, &err); /* a fault escaping a stop is dropped (STOP-16) */
+      (void)RIG__DRIVER(d->drv->stop(d->h, &err)); /* a fault escaping it is dropped (STOP-16) */
     __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
   }
   rig__unlock(&d->submit_lock);
@@ -349,7 +349,7 @@ static void run_stop(rig_device *d) {
 static void discard_handle(const rig_edge_driver *t, void *h) {
   rig_edge_error err = {0};
   if (t->stop)
-    (void)t->stop(h, &err);
+    (void)RIG__DRIVER(t->stop(h, &err));
   if (t->destroy)
     t->destroy(h);
 }
@@ -379,7 +379,7 @@ static rig_status bind_word(rig_device *d) {
   rig_edge_error err = {0};
   if ((d->facts.flags & RIG_EDGE_OWN_WORD) || !d->drv->bind_word)
     return RIG_OK;
-  if (d->drv->bind_word(d->h, &d->word, &err) != RIG_EDGE_OK)
+  if (RIG__DRIVER(d->drv->bind_word(d->h, &d->word, &err)) != RIG_EDGE_OK)
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: %s", d->name, err.message);
   return RIG_OK;
 }
@@ -390,7 +390,7 @@ static rig_status open_new(const char *name, const rig_edge_driver *t, const cha
                            rig_device **out) {
   void *h = NULL;
   rig_edge_error err = {0};
-  int r = t->open(args ? args : "", &h, &err);
+  int r = RIG__DRIVER(t->open(args ? args : "", &h, &err));
   if (r != RIG_EDGE_OK)
     return rig__fail(r == RIG_EDGE_UNSUPPORTED ? RIG_INVALID : RIG_UNAVAILABLE, NULL, 0,
                      "%s", err.message[0] ? err.message : "open failed"); /* OPEN-32 */

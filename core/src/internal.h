@@ -15,6 +15,7 @@
 #define RIG_CORE_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +44,28 @@ RIG__HIDDEN void rig__enter_callback(void);
 RIG__HIDDEN void rig__leave_callback(void);
 /* Whether the wait hook asks to stop; call at least every 200 ms. */
 RIG__HIDDEN bool rig__interrupted(void);
+
+/* ---- signals (signals.c) ---- */
+RIG__HIDDEN void rig__signals_block(sigset_t *old);
+RIG__HIDDEN void rig__signals_restore(const sigset_t *old);
+/* A call into a driver, with every signal but the fault ones blocked
+ * across it (ERR-9). */
+#define RIG__DRIVER(call)                                                        \
+  __extension__({                                                                \
+    sigset_t rig__old_;                                                          \
+    rig__signals_block(&rig__old_);                                              \
+    __auto_type rig__r_ = (call);                                                \
+    rig__signals_restore(&rig__old_);                                            \
+    rig__r_;                                                                     \
+  })
+/* Region-by-region reclamation's signal blocking (ERR-14, ERR-15). */
+typedef struct rig__batch {
+  sigset_t old;
+  unsigned regions;
+  bool on;
+} rig__batch;
+RIG__HIDDEN void rig__batch_step(rig__batch *b);
+RIG__HIDDEN void rig__batch_end(rig__batch *b);
 
 /* ---- slots and points (slot.c) ---- */
 typedef struct rig__slot {

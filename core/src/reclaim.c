@@ -33,12 +33,40 @@ static rig_device *budget_of(rig_device *d, rig_kind kind) {
 }
 
 /* Gives a's memory back to its driver, keeping its record; mem_lock held. */
+/* The batch of regions the calling thread gives back now: move_locked and
+ * trim_locked open and close it, so that signals stay blocked from the
+ * first region on and come back every 64 (ERR-14, ERR-15). */
+static _Thread_local rig__batch *batch;
+
+/* Opens one batch over a whole call's regions, unless one is open. */
+static bool regions_begin(rig__batch *b) {
+  if (batch)
+    return false;
+  *b = (rig__batch){.on = false};
+  batch = b;
+  return true;
+}
+
+static void regions_end(rig__batch *b, bool opened) {
+  if (!opened)
+    return;
+  rig__batch_end(b);
+  batch = NULL;
+}
+
 static void give_back_memory(rig_device *d, rig__alloc *a) {
   rig_edge_error err = {0};
+  sigset_t old;
+  if (batch)
+    rig__batch_step(batch);
+  else
+    rig__signals_block(&old);
   if (d->forked)
     ; /* the parent's memory: a child of fork leaves it (STOP-20) */
   else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
+  if (!batch)
+    rig__signals_restore(&old);
   atomic_fetch_sub(&budget_of(d, a->kind)->allocated, a->charge);
   if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && d->stopped)
     d->drained = true;
@@ -126,6 +154,9 @@ static void place(rig_device *d, rig__alloc *a) {
 
 /* Moves d's collected memory on; mem_lock held. */
 static void move_locked(rig_device *d) {
+  rig__batch regions = {.on = false};
+  rig__batch *outer = batch;
+  batch = outer ? outer : &regions;
   rig__alloc *in = atomic_exchange(&d->collected, NULL);
   while (in) {
     rig__alloc *a = in;
@@ -140,6 +171,10 @@ static void move_locked(rig_device *d) {
       place(d, a);
     } else
       p = &a->next;
+  }
+  if (!outer) {
+    rig__batch_end(&regions);
+    batch = NULL;
   }
 }
 
@@ -173,6 +208,9 @@ void rig__move_collected(rig_device *d) {
 /* Gives back cached memory until d holds at most keep bytes; mem_lock held
  * (RECLAIM-9, RECLAIM-69). */
 static void trim_locked(rig_device *d, uint64_t keep) {
+  rig__batch regions = {.on = false};
+  rig__batch *outer = batch;
+  batch = outer ? outer : &regions;
   for (unsigned b = 0; b < 64; b++)
     while (d->cache[b] && (keep == 0 || atomic_load(&d->allocated) > keep)) {
       rig__alloc *a = d->cache[b];
@@ -180,6 +218,10 @@ static void trim_locked(rig_device *d, uint64_t keep) {
       d->cached_bytes -= a->charge;
       give_back(d, a);
     }
+  if (!outer) {
+    rig__batch_end(&regions);
+    batch = NULL;
+  }
 }
 
 void rig__return_all(rig_device *d) {
@@ -275,7 +317,7 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
   rig_device *b = budget_of(d, kind);
   if (atomic_load(&b->allocated) + bytes > atomic_load(&b->budget))
     return RIG_EDGE_NO_ROOM;                          /* RECLAIM-52 */
-  int r = d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err);
+  int r = RIG__DRIVER(d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err));
   if (r == RIG_EDGE_OK) {
     mem->bytes = (mem->bytes + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* RECLAIM-25 */
     uint64_t held = atomic_fetch_add(&b->allocated, mem->bytes) + mem->bytes;
@@ -384,10 +426,13 @@ RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
   atomic_store(&d->budget, n);
   rig__mags_drain(d);
   rig__staging_release(d, false);                     /* RECLAIM-10 */
+  rig__batch regions;
+  bool opened = regions_begin(&regions);
   rig__lock(&d->mem_lock);
   move_locked(d);
   trim_locked(d, n);                                  /* RECLAIM-69, 70 */
   rig__unlock(&d->mem_lock);
+  regions_end(&regions, opened);
   after_move(d);
   return RIG_OK;
 }
@@ -401,10 +446,13 @@ RIG_API rig_status rig_free_cache(rig_device *d) {
   rig__mags_drain(d);
   before_move(d);
   rig__staging_release(d, false);                     /* RECLAIM-72 */
+  rig__batch regions;
+  bool opened = regions_begin(&regions);
   rig__lock(&d->mem_lock);
   move_locked(d);                                     /* RECLAIM-73 */
   trim_locked(d, 0);                                  /* RECLAIM-74, 76 */
   rig__unlock(&d->mem_lock);
+  regions_end(&regions, opened);
   after_move(d);
   return RIG_OK;
 }

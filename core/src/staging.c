@@ -44,7 +44,7 @@ static void release_locked(rig_device *g, bool all) {
     *p = s->next;
     rig_edge_error err = {0};
     if (g->drv->unmap && !g->stopped && !g->forked)
-      (void)g->drv->unmap(g->h, &s->map, &err);
+      (void)RIG__DRIVER(g->drv->unmap(g->h, &s->map, &err));
     free(s->host);
     atomic_fetch_sub(&host->allocated, s->bytes);
     free(s);
@@ -71,10 +71,11 @@ static rig__staging *make(rig_device *g, uint64_t n) {
   }
   s->bytes = bytes;
   rig_edge_error err = {0};
-  int r = g->drv->map ? g->drv->map(g->h, s->host, bytes, &s->map, &err) : RIG_EDGE_UNSUPPORTED;
+  int r = g->drv->map ? RIG__DRIVER(g->drv->map(g->h, s->host, bytes, &s->map, &err))
+                      : RIG_EDGE_UNSUPPORTED;
   if (r == RIG_EDGE_NO_ROOM) {
     rig__staging_release(g, false);                 /* RECLAIM-60 */
-    r = g->drv->map(g->h, s->host, bytes, &s->map, &err);
+    r = RIG__DRIVER(g->drv->map(g->h, s->host, bytes, &s->map, &err));
   }
   if (r != RIG_EDGE_OK) {
     free(s->host);

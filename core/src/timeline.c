@@ -60,11 +60,11 @@ static rig_status grow(rig_device *d, const rig_edge_work *work) {
   if (!d->drv->grow)
     return rig__fail(RIG_INVALID, d, 0, "rig_submit: the work exceeds %s's queues",
                      d->name);                                   /* VALID-21 */
-  int r = d->drv->grow(d->h, work_bytes(work), &err);
+  int r = RIG__DRIVER(d->drv->grow(d->h, work_bytes(work), &err));
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
     rig__reclaim_round(d, round);
     rig__reclaim_round(rig__host_device(), round);
-    r = d->drv->grow(d->h, work_bytes(work), &err);
+    r = RIG__DRIVER(d->drv->grow(d->h, work_bytes(work), &err));
   }
   if (r == RIG_EDGE_OK)
     return RIG_OK;
@@ -82,7 +82,7 @@ static rig_status lock_with_room(rig_device *d, const rig_edge_work *work) {
   for (;;) {
     rig__lock(&d->submit_lock);
     bool room = true;
-    if (!d->drv->room || d->drv->room(d->h, work, &room) != RIG_EDGE_OK || room)
+    if (!d->drv->room || RIG__DRIVER(d->drv->room(d->h, work, &room)) != RIG_EDGE_OK || room)
       return RIG_OK;
     uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->submitted);
     rig__unlock(&d->submit_lock);
@@ -135,7 +135,7 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   work->value = v;
   atomic_store(&d->submitted, v);
   rig_edge_error err = {0};
-  int r = d->drv->submit(d->h, work, &err);
+  int r = RIG__DRIVER(d->drv->submit(d->h, work, &err));
   rig_point p = rig_point_make(d->slot, v);
   rig__waits_used(&w, d, v);
   stamp(d, uses, nuses, &w, p);                        /* ORDER-18, ORDER-19 */
@@ -164,7 +164,7 @@ void rig__commit(rig_device *d, uint64_t v, bool block) {
   uint64_t upto = atomic_load(&d->submitted);
   if (atomic_load(&d->committed) < upto && !rig__is_lost(d)) {
     rig_edge_error err = {0};
-    if (d->drv->commit(d->h, upto, &err) == RIG_EDGE_OK)
+    if (RIG__DRIVER(d->drv->commit(d->h, upto, &err)) == RIG_EDGE_OK)
       atomic_store(&d->committed, upto);
     else
       rig__lose(d, err.message);                       /* LOSS-3 */

@@ -111,8 +111,12 @@ static void release_passed(rig_device *d) {
     rig__mapping *m = *p;
     if (m->last_use <= reached || d->stopped) {
       *p = m->next;
-      if (d->drv->unmap_word && !d->forked)
+      if (d->drv->unmap_word && !d->forked) {
+        sigset_t old;
+        rig__signals_block(&old);                        /* ERR-9 */
         d->drv->unmap_word(d->h, m->mapping);
+        rig__signals_restore(&old);
+      }
       rig_device_release(m->dev);
       free(m);
       atomic_fetch_sub(&d->word_mappings, 1);
@@ -138,7 +142,8 @@ static rig__mapping *mapping_for(rig_device *d, rig_device *o) {
   }
   rig_edge_error err = {0};
   void *map = NULL;
-  if (!(m = calloc(1, sizeof *m)) || d->drv->map_word(d->h, &o->word, &map, &err) != RIG_EDGE_OK) {
+  if (!(m = calloc(1, sizeof *m)) ||
+      RIG__DRIVER(d->drv->map_word(d->h, &o->word, &map, &err)) != RIG_EDGE_OK) {
     free(m);
     return NULL;
   }
