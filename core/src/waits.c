@@ -208,8 +208,8 @@ RIG_API void rig_device_stats(const rig_device *d, rig_stats *out) {
 
 bool rig__waits_on_lost(rig_device *d, char *who, size_t n) {
   bool found = false;
-  if (!d->mappings || pthread_mutex_trylock(&d->submit_lock) != 0)
-    return false; /* a submit under way: the next slice looks again */
+  if (!(d->facts.flags & RIG_EDGE_QUEUE_WAITS) || pthread_mutex_trylock(&d->submit_lock) != 0)
+    return false; /* no queue waits, or a submit under way: the next slice looks */
   uint64_t reached = rig__read_signaled(d);
   for (rig__mapping *m = d->mappings; m && !found; m = m->next)
     if (rig__is_lost(m->dev) && m->waited > m->dev->lost_at && m->last_use > reached) {
