@@ -338,9 +338,10 @@ static void run_stop(rig_device *d) {
     rig_edge_error err = {0};
     if (d->drv->stop && !d->forked) /* the parent's to stop (STOP-20) */
       (void)RIG__DRIVER(d->drv->stop(d->h, &err)); /* a fault escaping it is dropped (STOP-16) */
-    __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
+    d->stop_returned = true;
   }
   rig__unlock(&d->submit_lock);
+  rig__check_stopped(d);
   rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
   rig__locals_drop(d);                               /* LOCAL-5, LOCAL-6 */
 }
@@ -613,10 +614,32 @@ RIG_API rig_status rig_close(rig_device *d) {
 
 /* A device whose stop returned gives back its memory, then its slot once
  * nothing of it remains (OPEN-10..12, STOP-2), and the registry's reference. */
+bool rig__check_stopped(rig_device *d) {
+  if (__atomic_load_n(&d->stopped, __ATOMIC_ACQUIRE))
+    return true;
+  if (!d->stop_returned)
+    return false;
+  uint64_t reported = atomic_load(&d->signaled);
+  if (!d->forked && !d->is_host) { /* the word is read once more (STOP-6) */
+    uint64_t w = rig_edge_word_load(&d->word);
+    if (d->facts.flags & RIG_EDGE_OWN_WORD && d->drv->signaled) {
+      rig_edge_error err = {0};
+      if (d->drv->signaled(d->h, &w, &err) != RIG_EDGE_OK)
+        w = reported;
+    }
+    reported = w > reported ? w : reported;
+  }
+  if (reported < atomic_load(&d->taken))
+    return false;                                     /* STOP-5, STOP-7 */
+  __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
+  return true;
+}
+
 void rig__device_stopped(rig_device *d) {
-  rig__return_all(d);
+  if (rig__check_stopped(d))
+    rig__return_all(d);
   pthread_mutex_lock(&registry);
-  bool leave = atomic_load(&d->live_allocs) == 0 && rig__slot_of(d->slot) &&
+  bool leave = d->stopped && atomic_load(&d->live_allocs) == 0 && rig__slot_of(d->slot) &&
                rig__slot_of(d->slot)->taken && atomic_load(&rig__slot_of(d->slot)->dev) == d;
   if (leave)
     rig__slot_leave(d);
@@ -630,7 +653,7 @@ void rig__device_stopped(rig_device *d) {
 /* The last allocation of a stopped device came back: leave the slot. */
 void rig__device_drained(rig_device *d) {
   pthread_mutex_lock(&registry);
-  if (d->slot_pending && atomic_load(&d->live_allocs) == 0) {
+  if (d->slot_pending && d->stopped && atomic_load(&d->live_allocs) == 0) {
     d->slot_pending = false;
     rig__slot_leave(d);
   }

@@ -120,7 +120,10 @@ struct rig_device {
   _Atomic(const char *) lost;     /* reason, or NULL */
   uint64_t lost_at;               /* values after it are dropped */
   char lost_buf[RIG_MESSAGE_BYTES];
-  bool stopped;                   /* the driver's stop returned */
+  bool stopped;                   /* stop returned, and it reported the last
+                                     value its driver took (STOP-1) */
+  bool stop_returned;             /* the driver's stop returned */
+  _Atomic uint64_t taken;         /* the last value its driver took */
   _Atomic bool stopping;          /* a call runs, or ran, its stop */
   _Atomic uint64_t committed;     /* values released to the device (TL-7) */
   rig__mapping_t *mappings;       /* other devices' words its queue maps */
@@ -159,6 +162,9 @@ RIG__HIDDEN void rig__lose(rig_device *d, const char *why);
 /* The device's reached value, read from its word or driver where it may
  * be (TL-22, TL-23); else the last value read. */
 RIG__HIDDEN uint64_t rig__read_signaled(rig_device *d);
+/* Whether d has stopped: its stop returned and it reported the last value
+ * its driver took (STOP-1, STOP-6, STOP-7); reads its word. */
+RIG__HIDDEN bool rig__check_stopped(rig_device *d);
 /* A stopped device returns its memory and, once drained, its slot. */
 RIG__HIDDEN void rig__device_stopped(rig_device *d);
 RIG__HIDDEN void rig__device_drained(rig_device *d);

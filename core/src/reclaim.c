@@ -164,7 +164,8 @@ static void move_locked(rig_device *d) {
     a->next = d->waiting;
     d->waiting = a;
   }
-  for (rig__alloc **p = &d->waiting; *p;) {
+  bool held = rig__is_lost(d) && !d->stopped; /* STOP-2: until its stop */
+  for (rig__alloc **p = &d->waiting; *p && !held;) {
     rig__alloc *a = *p;
     if (d->stopped || rig__stamps_done(a)) {       /* RECLAIM-5 */
       *p = a->next;
@@ -211,7 +212,7 @@ static void trim_locked(rig_device *d, uint64_t keep) {
   rig__batch regions = {.on = false};
   rig__batch *outer = batch;
   batch = outer ? outer : &regions;
-  for (unsigned b = 0; b < 64; b++)
+  for (unsigned b = 0; b < 64 && (!rig__is_lost(d) || d->stopped); b++) /* STOP-2 */
     while (d->cache[b] && (keep == 0 || atomic_load(&d->allocated) > keep)) {
       rig__alloc *a = d->cache[b];
       d->cache[b] = a->next;
@@ -481,6 +482,10 @@ void rig__move_stopped(void) {
   pthread_mutex_lock(&stopped_lock);
   for (rig_device **p = &stopped_list; *p;) {
     rig_device *d = *p;
+    if (!rig__check_stopped(d)) { /* its last value not reported yet (STOP-7) */
+      p = &d->next_stopped;
+      continue;
+    }
     rig__return_all(d);
     if (atomic_load(&d->live_allocs) == 0) {
       *p = d->next_stopped;

@@ -143,6 +143,8 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
   else if (!d->drv->commit)
     atomic_store(&d->committed, v);                    /* its submit commits */
+  if (r == RIG_EDGE_OK)
+    atomic_store(&d->taken, v);
   rig__unlock(&d->submit_lock);
   if (r != RIG_EDGE_OK)
     return rig__lost_error(d);

@@ -28,6 +28,9 @@
  *   hang_ms=N    its facts state a hang bound of N ms (HANG-1)
  *   hang_nth=N   its N-th piece of work never finishes: the device stands
  *                still until its stop (HANG-6)
+ *   fault_commit=1  its commit fails with "commit refused" (LOSS-3)
+ *   silent_stop=1  its stop never reports the last value it took, as a
+ *                device that stays busy past its stop (STOP-5, STOP-7)
  *   queues=1|2   with 2, copies run on a second queue, on a worker of their
  *                own, concurrently with fills and words but where core's
  *                follows order them (ORDER-3..7)
@@ -66,6 +69,8 @@ typedef struct testdev {
   uint64_t map_limit, mapped;
   uint32_t capacity, grow_limit;   /* parts its queues hold, and may hold */
   uint32_t hang_ms;
+  bool silent_stop, fault_commit;
+  uint64_t last_taken;             /* the last value submit took */
   uint64_t hang_nth;
   _Atomic uint64_t started;        /* pieces of work begun, for hang_nth */
   uint64_t fault_at, fault_nth, submits;
@@ -115,6 +120,10 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "fault_commit=", 13) == 0)
+      t->fault_commit = p[14] == '1';
+    else if (strncmp(p + 1, "silent_stop=", 12) == 0)
+      t->silent_stop = p[13] == '1';
     else if (strncmp(p + 1, "hang_ms=", 8) == 0)
       t->hang_ms = (uint32_t)strtoul(p + 9, NULL, 10);
     else if (strncmp(p + 1, "hang_nth=", 9) == 0)
@@ -329,6 +338,10 @@ static int td_stop(void *h, rig_edge_error *err) {
     for (uint32_t q = 0; q < t->nqueues; q++)
       pthread_join(t->workers[q], NULL);
   t->running = false;
+  /* Its work has ended, run or not: it reports the last value it took, so
+   * that core counts it stopped (STOP-1). */
+  if (!t->silent_stop && t->word)
+    signal_value(t, t->last_taken);
   return RIG_EDGE_OK;
 }
 
@@ -438,6 +451,7 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   t->part_head += w->nparts;
   t->wait_head += w->nwaits;
   t->head++;
+  t->last_taken = w->value;
   /* Commits on its own once k values wait (TL-10). */
   if (!t->commit_k || w->value >= t->committed + t->commit_k)
     t->committed = w->value;
@@ -448,6 +462,8 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
 
 static int td_commit(void *h, uint64_t value, rig_edge_error *err) {
   testdev *t = h;
+  if (t->fault_commit)
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "commit refused");
   pthread_mutex_lock(&t->lock);
   if (value > t->committed)
     t->committed = value;
