@@ -64,7 +64,7 @@ static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow 
                      "%s: no room to map %llu bytes: %s", d->name,
                      (unsigned long long)b->alloc->bytes, err.message); /* RECLAIM-79 */
   if (r != RIG_EDGE_OK) {
-    rig__lose(d, err.message);                                /* ERR-23 */
+    rig__lose_for(d, r, err.message);                         /* ERR-23 */
     return rig__lost_error(d);
   }
   x->mapped = true;

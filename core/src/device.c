@@ -688,3 +688,12 @@ void rig__registry_each(void (*fn)(rig_device *)) {
       if (e->dev)
         fn(e->dev);
 }
+
+void rig__lose_for(rig_device *d, int result, const char *message) {
+  char why[RIG_MESSAGE_BYTES];
+  if (result == RIG_EDGE_HALF) /* ERR-29: the status's name and its message */
+    snprintf(why, sizeof why, "RIG_EDGE_HALF(\"%s\")", message);
+  else
+    snprintf(why, sizeof why, "%s", message);              /* ERR-28 */
+  rig__lose(d, why);
+}

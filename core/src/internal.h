@@ -157,6 +157,9 @@ struct rig_device {
 RIG__HIDDEN rig_device *rig__host_device(void);
 RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
 RIG__HIDDEN bool rig__is_lost(const rig_device *d);
+/* Loses d for a driver's failure: a fault with its message (ERR-28),
+ * a change left half done as RIG_EDGE_HALF("message") (ERR-23, ERR-29). */
+RIG__HIDDEN void rig__lose_for(rig_device *d, int result, const char *message);
 /* Loses d with why unless it is lost already (LOSS-10). */
 RIG__HIDDEN void rig__lose(rig_device *d, const char *why);
 /* The device's reached value, read from its word or driver where it may

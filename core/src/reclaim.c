@@ -355,7 +355,7 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
     return oom(d, n);                                 /* RECLAIM-59 */
   if (r == RIG_EDGE_UNSUPPORTED)
     return rig__fail(RIG_INVALID, d, 0, "%s: %s", d->name, err.message);
-  rig__lose(d, err.message);                          /* ERR-23, LOSS-1 */
+  rig__lose_for(d, r, err.message);                   /* ERR-23, LOSS-1 */
   return rig__lost_error(d);
 }
 

@@ -28,6 +28,7 @@
  *   hang_ms=N    its facts state a hang bound of N ms (HANG-1)
  *   hang_nth=N   its N-th piece of work never finishes: the device stands
  *                still until its stop (HANG-6)
+ *   half_alloc=N  its N-th allocation fails half-way: RIG_EDGE_HALF (ERR-23)
  *   fault_commit=1  its commit fails with "commit refused" (LOSS-3)
  *   silent_stop=1  its stop never reports the last value it took, as a
  *                device that stays busy past its stop (STOP-5, STOP-7)
@@ -70,6 +71,8 @@ typedef struct testdev {
   uint32_t capacity, grow_limit;   /* parts its queues hold, and may hold */
   uint32_t hang_ms;
   bool silent_stop, fault_commit;
+  uint64_t half_alloc;
+  _Atomic uint64_t allocs;
   uint64_t last_taken;             /* the last value submit took */
   uint64_t hang_nth;
   _Atomic uint64_t started;        /* pieces of work begun, for hang_nth */
@@ -120,6 +123,8 @@ static void parse(testdev *t, const char *args) {
       t->fault_nth = strtoull(p + 11, NULL, 10);
     else if (strncmp(p + 1, "stop_ms=", 8) == 0)
       t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
+    else if (strncmp(p + 1, "half_alloc=", 11) == 0)
+      t->half_alloc = strtoull(p + 12, NULL, 10);
     else if (strncmp(p + 1, "fault_commit=", 13) == 0)
       t->fault_commit = p[14] == '1';
     else if (strncmp(p + 1, "silent_stop=", 12) == 0)
@@ -478,6 +483,8 @@ static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
   void *p = NULL;
   if (kind == RIG_EDGE_KIND_MAPPED)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: no Mapped memory");
+  if (t->half_alloc && atomic_fetch_add(&t->allocs, 1) + 1 == t->half_alloc)
+    return rig_edge_fail(err, RIG_EDGE_HALF, "page table half written");
   if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: no %llu bytes", (unsigned long long)bytes);
   out->handle = p;

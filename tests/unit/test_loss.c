@@ -205,6 +205,23 @@ static void stop_1_5_7_never_reporting_keeps_memory(void **state) {
   rig_device_release(d);
 }
 
+/* ERR-22, ERR-23, ERR-24, ERR-29, ERR-26: a driver that fails half-way
+ * through an allocation, a change of the memory its work uses, loses its
+ * device with the failure's name and text; an allocation refused for room
+ * loses nothing. */
+static void err_22_23_29_an_allocation_failed_half_way(void **state) {
+  rig_device *d = open_ok("test:lr-half,half_alloc=2,budget=65536");
+  rig_buffer *a, *b = NULL;
+  check_ok(rig_buffer_create(d, 64, &a), "first allocation");
+  assert_int_equal(rig_buffer_create(d, 1 << 20, &b), RIG_OUT_OF_MEMORY); /* ERR-26 */
+  assert_null(rig_lost(d));
+  assert_int_equal(rig_buffer_create(d, 64, &b), RIG_LOST);               /* ERR-23 */
+  assert_null(b);
+  assert_string_equal(rig_lost(d), "RIG_EDGE_HALF(\"page table half written\")"); /* ERR-29 */
+  rig_buffer_release(a);
+  close_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hang_1_2_3_6_7_a_wait_finds_the_hang),
@@ -214,6 +231,7 @@ int main(void) {
       cmocka_unit_test(loss_3_a_failed_commit),
       cmocka_unit_test(stop_8_11_the_owed_stop),
       cmocka_unit_test(stop_1_5_7_never_reporting_keeps_memory),
+      cmocka_unit_test(err_22_23_29_an_allocation_failed_half_way),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
