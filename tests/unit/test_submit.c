@@ -1,0 +1,134 @@
+/* test_submit.c: submit's rules that the conformance suite does not name
+ * (SUBMIT-15, 22..24, 26, 29, 30, VALID-6, VALID-15). */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rig/rig.h>
+
+#include "util.h"
+
+static rig_submission *fill_submission(rig_device *d) {
+  rig_part part = rig_part_fill(0, 7, 1);
+  rig_submission *s;
+  check_ok(rig_submission_make(d, &part, 1, &s), "make");
+  return s;
+}
+
+/* SUBMIT-15, SUBMIT-24: a run that holds no bytes is used without being
+ * taken; on host, a submit's work is done when it returns. */
+static void submit_15_24_a_free_run_and_the_hosts_work(void **state) {
+  rig_submission *s = fill_submission(rig_host());
+  rig_buffer *b = create_ok(rig_host(), 64);
+  rig_run *run;
+  rig_point p;
+  check_ok(rig_submission_take(s, &run), "take");
+  check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "submit");
+  assert_true(rig_point_reached(p));                   /* SUBMIT-24 */
+  check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "free run"); /* SUBMIT-15 */
+  uint8_t byte;
+  check_ok(rig_buffer_get(b, 0, &byte, 1), "get");
+  assert_int_equal(byte, 7);
+  rig_submission_release(s);
+  rig_buffer_release(b);
+}
+
+struct racer {
+  rig_submission *s;
+  _Atomic(rig_run *) run;
+  rig_buffer *b;
+  rig_status st;
+  rig_point p;
+};
+
+/* Takes a run of the submission and submits it: the run is this thread's. */
+static void *submit_in_thread(void *arg) {
+  struct racer *r = arg;
+  rig_run *run;
+  r->st = rig_submission_take(r->s, &run);
+  atomic_store(&r->run, run);
+  if (r->st == RIG_OK)
+    r->st = rig_submit(run, &r->b, 1, NULL, 0, &r->p);
+  return NULL;
+}
+
+/* SUBMIT-26: while one submit of a run is under way, another is refused. */
+static void submit_26_another_submit_of_the_run_under_way(void **state) {
+  rig_device *d = open_ok("test:sub-26,block_ms=300");
+  rig_submission *s = fill_submission(d);
+  rig_buffer *b = create_ok(d, 64);
+  struct racer r = {s, NULL, b, RIG_INVALID, 0};
+  uint64_t before = rig_submitted(d);
+  pthread_t t;
+  pthread_create(&t, NULL, submit_in_thread, &r);
+  while (rig_submitted(d) == before) /* its submit is inside the driver */
+    sched_yield();
+  rig_point p = RIG_POINT_NONE;
+  assert_int_equal(rig_submit(atomic_load(&r.run), &b, 1, NULL, 0, &p), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "under way"));
+  assert_int_equal(p, RIG_POINT_NONE);
+  pthread_join(t, NULL);
+  check_ok(r.st, "the first submit");
+  check_ok(rig_point_wait(r.p), "wait");
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(d);
+}
+
+/* SUBMIT-22, SUBMIT-23, SUBMIT-29, SUBMIT-30: once a value is assigned, the
+ * driver takes the work or the device is lost: a refused submit is Lost,
+ * and its point still stamps the memory; later submits are Lost too. */
+static void submit_22_23_29_30_refused_work(void **state) {
+  rig_device *d = open_ok("test:sub-30,fault_nth=1");
+  rig_submission *s = fill_submission(d);
+  rig_buffer *b = create_ok(d, 64);
+  rig_run *run;
+  rig_point p = RIG_POINT_NONE, w;
+  check_ok(rig_submission_take(s, &run), "take");
+  assert_int_equal(rig_submit(run, &b, 1, NULL, 0, &p), RIG_LOST);    /* SUBMIT-30 */
+  assert_non_null(rig_lost(d));                                        /* SUBMIT-22 */
+  rig_buffer_stamps(b, d, &w, NULL);
+  assert_int_equal(rig_point_value(w), rig_submitted(d));              /* SUBMIT-23 */
+  check_ok(rig_submission_take(s, &run), "take again");
+  assert_int_equal(rig_submit(run, &b, 1, NULL, 0, &p), RIG_LOST);    /* SUBMIT-29 */
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(d);
+}
+
+/* VALID-6, VALID-15: a submit's buffers are on its device, or where its
+ * copies and fills may reach them: a buffer of a device it does not reach
+ * is refused, and nothing changes. */
+static void valid_6_15_buffers_on_the_device(void **state) {
+  rig_device *m = open_ok("memory:sub-valid"), *t = open_ok("test:sub-valid,host=0");
+  rig_submission *s = fill_submission(m);
+  rig_buffer *far = create_ok(t, 64);
+  rig_run *run;
+  rig_point p = RIG_POINT_NONE;
+  uint64_t before = rig_submitted(m);
+  check_ok(rig_submission_take(s, &run), "take");
+  assert_int_equal(rig_submit(run, &far, 1, NULL, 0, &p), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "does not reach"));
+  assert_int_equal(rig_submitted(m), before);
+  assert_int_equal(p, RIG_POINT_NONE);
+  rig_submission_release(s);
+  rig_buffer_release(far);
+  close_release(m);
+  close_release(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(submit_15_24_a_free_run_and_the_hosts_work),
+      cmocka_unit_test(submit_26_another_submit_of_the_run_under_way),
+      cmocka_unit_test(submit_22_23_29_30_refused_work),
+      cmocka_unit_test(valid_6_15_buffers_on_the_device),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
