@@ -44,6 +44,31 @@ static rig_submission *launch_double(rig_device *d) {
   return s;
 }
 
+/* The stand-in launch of `double` on x: a copy of its first half onto its
+ * second, through views, so that it reads and writes X as the launch does. */
+typedef struct launched {
+  rig_submission *dbl;
+  rig_buffer *lo, *hi;
+  rig_point point;
+} launched;
+
+static launched launch_on(rig_device *d, rig_buffer *x) {
+  launched l = {launch_double(d), NULL, NULL, RIG_POINT_NONE};
+  rig_run *run;
+  ok(rig_buffer_view(x, 0, BYTES / 2, RIG_READ_WRITE, &l.lo));
+  ok(rig_buffer_view(x, BYTES / 2, BYTES / 2, RIG_READ_WRITE, &l.hi));
+  ok(rig_submission_take(l.dbl, &run));
+  rig_buffer *bufs[2] = {l.lo, l.hi};
+  ok(rig_submit(run, bufs, 2, NULL, 0, &l.point));
+  return l;
+}
+
+static void launched_release(launched *l) {
+  rig_submission_release(l->dbl);
+  rig_buffer_release(l->lo);
+  rig_buffer_release(l->hi);
+}
+
 /* STAMP-1..14: the quick start on d, both copies through staging. */
 static void stamp_1_14_the_table_through_staging(void **state) {
   rig_device *d = open_gpu("test:stamps-gpu,host=0,delay_us=2000");
@@ -52,7 +77,7 @@ static void stamp_1_14_the_table_through_staging(void **state) {
   static float a[N];
   for (int i = 0; i < N; i++)
     a[i] = i == 0 ? 65535.f : (float)i;
-  rig_buffer *host, *x, *lo, *hi;
+  rig_buffer *host, *x;
   ok(rig_buffer_create(rig_host(), BYTES, &host));            /* STAMP-3 */
   ok(rig_buffer_put(host, 0, a, BYTES));                      /* STAMP-2: no value */
   assert_int_equal(rig_submitted(d), s);
@@ -72,14 +97,8 @@ static void stamp_1_14_the_table_through_staging(void **state) {
                    before.queue_waits + before.host_waits);   /* STAMP-8 */
   cell(host, d, 0, 0);
   cell(x, d, s + 1, s + 1);
-  rig_submission *dbl = launch_double(d);                     /* STAMP-6, STAMP-9 */
-  rig_run *run;
-  rig_point launch;
-  ok(rig_buffer_view(x, 0, BYTES / 2, RIG_READ_WRITE, &lo));
-  ok(rig_buffer_view(x, BYTES / 2, BYTES / 2, RIG_READ_WRITE, &hi));
-  ok(rig_submission_take(dbl, &run));
-  rig_buffer *bufs[2] = {lo, hi};
-  ok(rig_submit(run, bufs, 2, NULL, 0, &launch));
+  launched l = launch_on(d, x);                               /* STAMP-6, STAMP-9 */
+  rig_point launch = l.point;
   assert_int_equal(rig_point_value(launch), s + 2);
   cell(host, d, 0, 0);
   cell(x, d, s + 2, s + 2);
@@ -94,9 +113,7 @@ static void stamp_1_14_the_table_through_staging(void **state) {
   ok(rig_buffer_get(host, 0, back, BYTES));
   assert_true(back[0] == 65535.f);
   assert_true(back[N / 2] == a[0]); /* the stand-in copied the first half */
-  rig_submission_release(dbl);
-  rig_buffer_release(lo);
-  rig_buffer_release(hi);
+  launched_release(&l);
   uint64_t allocated = rig_allocated(d);
   rig_buffer_release(x);                                      /* STAMP-13 */
   rig_buffer *again;
@@ -161,29 +178,20 @@ static void stamp_15_17_the_table_through_a_borrow(void **state) {
 static void stamp_18_host_addressed_device(void **state) {
   rig_device *d = open_gpu("test:stamps-metal,host=1,delay_us=2000");
   uint64_t s = rig_submitted(d), hs = rig_submitted(rig_host());
-  rig_buffer *host, *x, *lo, *hi;
+  rig_buffer *host, *x;
   ok(rig_buffer_create(rig_host(), BYTES, &host));
   ok(rig_buffer_create(d, BYTES, &x));
   ok(rig_buffer_copy(host, x));
   assert_int_equal(rig_submitted(d), s);
   assert_int_equal(rig_submitted(rig_host()), hs);
-  rig_submission *dbl = launch_double(d);
-  rig_run *run;
-  rig_point launch;
-  ok(rig_buffer_view(x, 0, BYTES / 2, RIG_READ_WRITE, &lo));
-  ok(rig_buffer_view(x, BYTES / 2, BYTES / 2, RIG_READ_WRITE, &hi));
-  ok(rig_submission_take(dbl, &run));
-  rig_buffer *bufs[2] = {lo, hi};
-  ok(rig_submit(run, bufs, 2, NULL, 0, &launch));
-  assert_int_equal(rig_point_value(launch), s + 1);
+  launched l = launch_on(d, x);
+  assert_int_equal(rig_point_value(l.point), s + 1);
   ok(rig_buffer_copy(x, host)); /* follows the launch, takes no value */
   assert_int_equal(rig_submitted(d), s + 1);
   assert_int_equal(rig_submitted(rig_host()), hs);
   cell(x, d, s + 1, s + 1);
   cell(host, d, 0, 0);
-  rig_submission_release(dbl);
-  rig_buffer_release(lo);
-  rig_buffer_release(hi);
+  launched_release(&l);
   rig_buffer_release(x);
   rig_buffer_release(host);
   ok(rig_close(d));
@@ -256,9 +264,9 @@ static void reclaim_60_63_79_mapping_refused(void **state) {
  * (d:2, not reached when d is lost). */
 struct lossy {
   rig_device *d;
-  rig_buffer *host, *x, *lo, *hi;
+  rig_buffer *host, *x;
+  launched l;
   rig_point launch;
-  rig_submission *dbl;
 };
 
 static void run_until_loss(struct lossy *t, const char *name, bool borrow) {
@@ -275,19 +283,12 @@ static void run_until_loss(struct lossy *t, const char *name, bool borrow) {
   ok(rig_buffer_copy(borrow ? hb : t->host, t->x));          /* d:1, reached */
   if (hb)
     rig_buffer_release(hb);
-  t->dbl = launch_double(t->d);
-  rig_run *run;
-  ok(rig_buffer_view(t->x, 0, BYTES / 2, RIG_READ_WRITE, &t->lo));
-  ok(rig_buffer_view(t->x, BYTES / 2, BYTES / 2, RIG_READ_WRITE, &t->hi));
-  ok(rig_submission_take(t->dbl, &run));
-  rig_buffer *bufs[2] = {t->lo, t->hi};
-  ok(rig_submit(run, bufs, 2, NULL, 0, &t->launch));          /* d:2, slow */
+  t->l = launch_on(t->d, t->x);                               /* d:2, slow */
+  t->launch = t->l.point;
 }
 
 static void lossy_done(struct lossy *t) {
-  rig_submission_release(t->dbl);
-  rig_buffer_release(t->lo);
-  rig_buffer_release(t->hi);
+  launched_release(&t->l);
   rig_buffer_release(t->x);
   rig_buffer_release(t->host);
   ok(rig_close(t->d));
