@@ -156,8 +156,6 @@ RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value) {
 
 /* ---- loss ---- */
 
-bool rig__is_lost(const rig_device *d) { return atomic_load(&d->lost) != NULL; }
-
 RIG_API const char *rig_lost(const rig_device *d) { return d ? atomic_load(&d->lost) : NULL; }
 
 void rig__lose(rig_device *d, const char *why) {
@@ -170,6 +168,7 @@ void rig__lose(rig_device *d, const char *why) {
                      ? rig_edge_word_load(&d->word)
                      : atomic_load(&d->signaled);    /* LOSS-15 */
     snprintf(d->lost_buf, sizeof d->lost_buf, "%s", why && *why ? why : "fault");
+    atomic_store(&d->mag_ok, false);
     atomic_store(&d->lost, d->lost_buf);             /* LOSS-10 */
   }
   pthread_mutex_unlock(&losing);
@@ -371,6 +370,7 @@ static rig_status make_device(const char *name, const rig_edge_driver *t, void *
   d->facts = *f;
   d->iset = iset_of(d->facts.arch);
   atomic_store(&d->budget, f->budget);
+  atomic_store(&d->mag_ok, t->io == NULL); /* RECLAIM-12: io memory is never kept */
   *out = d;
   return RIG_OK;
 }
@@ -631,6 +631,7 @@ bool rig__check_stopped(rig_device *d) {
   }
   if (reported < atomic_load(&d->taken))
     return false;                                     /* STOP-5, STOP-7 */
+  atomic_store(&d->mag_ok, false);
   __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
   return true;
 }

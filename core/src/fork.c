@@ -38,6 +38,7 @@ static void forked(rig_device *d) {
     return;                                                /* STOP-18: its own reason */
   snprintf(d->lost_buf, sizeof d->lost_buf, "forked");     /* ERR-34 */
   d->lost_at = d->start;                                   /* STOP-19 */
+  atomic_store(&d->mag_ok, false);
   atomic_store(&d->lost, d->lost_buf);
 }
 

@@ -112,6 +112,7 @@ static void host_init(void) {
   host.is_host = true;
   host.name = "CPU";                                          /* DEV-3 */
   host.drv = &host_driver;
+  atomic_store(&host.mag_ok, true);
   atomic_store(&host.refs, 1);
   pthread_mutex_init(&host.submit_lock, NULL);
   pthread_mutex_init(&host.mem_lock, NULL);

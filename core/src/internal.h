@@ -38,7 +38,11 @@ RIG__HIDDEN void rig__unlock(pthread_mutex_t *m);
 RIG__HIDDEN bool rig__inside_lock(void);
 /* RIG_INVALID when called inside a lock (DOM-14); every may-lock call
  * starts with it. */
-RIG__HIDDEN rig_status rig__may_lock(const char *fn);
+RIG__HIDDEN extern _Thread_local int rig__held __attribute__((tls_model("initial-exec")));
+RIG__HIDDEN rig_status rig__inside_lock_fail(const char *fn);
+static inline rig_status rig__may_lock(const char *fn) {
+  return __builtin_expect(rig__held == 0, 1) ? RIG_OK : rig__inside_lock_fail(fn);
+}
 /* Run by a driver callback or hook: counts as holding a lock (DOM-12). */
 RIG__HIDDEN void rig__enter_callback(void);
 RIG__HIDDEN void rig__leave_callback(void);
@@ -109,6 +113,9 @@ struct rig_device {
   char *name;
   const char *iset;
   bool is_host;
+  /* Its memory may wait in magazines: not io, not lost, not stopped.
+   * Cleared once, by a loss or a stop. */
+  _Atomic bool mag_ok;
 
   /* timeline (timeline.c) */
   pthread_mutex_t submit_lock;
@@ -156,7 +163,9 @@ struct rig_device {
 
 RIG__HIDDEN rig_device *rig__host_device(void);
 RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
-RIG__HIDDEN bool rig__is_lost(const rig_device *d);
+static inline bool rig__is_lost(const rig_device *d) {
+  return atomic_load_explicit(&d->lost, memory_order_acquire) != NULL;
+}
 /* Loses d for a driver's failure: a fault with its message (ERR-28),
  * a change left half done as RIG_EDGE_HALF("message") (ERR-23, ERR-29). */
 RIG__HIDDEN void rig__lose_for(rig_device *d, int result, const char *message);
@@ -197,6 +206,8 @@ RIG__HIDDEN rig_status rig__check_table(const rig_edge_driver *t, const char *wh
 
 /* ---- allocations and buffers (buffer.c, stamps.c, reclaim.c) ---- */
 #define RIG__STAMPS 4
+/* Host memory smaller than this goes back to malloc at once (RECLAIM-47). */
+#define RIG__HOST_KEEP_MIN (64u * 1024u)
 typedef struct rig__stamp {
   uint64_t write;   /* point of the last write by this entry's device, or 0 */
   uint64_t use;     /* point of the last use */
@@ -221,6 +232,10 @@ typedef struct rig__alloc {
   rig_point unordered[RIG__STAMPS]; /* last unordered use per device, beside
                                        the stamps: reclamation waits for it
                                        (RECLAIM-5), nothing follows it */
+  bool stamped;                /* a point was stored since the last clear */
+  bool keepable;               /* may wait in a magazine: its device's own
+                                  kind, not io, not small host memory, not
+                                  freed early (magazine.c) */
   struct rig__alloc *next;     /* collected / waiting / cache lists */
 } rig__alloc;
 
@@ -239,13 +254,13 @@ struct rig_buffer {
 /* Returns a buffer record to the pool (buffer.c). */
 RIG__HIDDEN void rig__buffer_unrecord(rig_buffer *b);
 /* Counts a collection, for the collector's third round (reclaim.c). */
-RIG__HIDDEN void rig__note_collection(void);
-/* This thread's magazine (magazine.c): queues b at its last release,
- * allocation and all, where the cache would keep it; false otherwise. */
-RIG__HIDDEN bool rig__mag_put(rig_buffer *b);
-/* A queued buffer of d of exactly bytes and kind whose points are done. */
-RIG__HIDDEN rig_buffer *rig__mag_take(rig_device *d, uint64_t bytes, rig_kind kind);
-/* Gives d's queued buffers back as collected memory: this thread's, or
+RIG__HIDDEN extern _Atomic bool rig__collecting; /* a collector is set */
+RIG__HIDDEN void rig__count_collection(void);
+static inline void rig__note_collection(void) {
+  if (atomic_load_explicit(&rig__collecting, memory_order_relaxed))
+    rig__count_collection();
+}
+/* Each thread's magazine (magazine.c; its fast path, magazine.h). Gives d's queued buffers back as collected memory: this thread's, or
  * every thread's (NULL d: every device's). */
 RIG__HIDDEN void rig__mags_drain_mine(const rig_device *d);
 RIG__HIDDEN void rig__mags_drain(const rig_device *d);
@@ -291,6 +306,9 @@ RIG__HIDDEN void rig__stamps_add_unordered(rig__alloc *a, rig_point p);
 RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 /* Empties a's stamps, for memory reused from the cache. */
 RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
+/* Whether a holds no point at all, read without its lock: for memory
+ * that no other thread can reach (a magazine's). */
+static inline bool rig__stamps_empty(const rig__alloc *a) { return !a->stamped; }
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
 

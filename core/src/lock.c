@@ -11,7 +11,8 @@
 #include "internal.h"
 
 /* initial-exec: a load, not a call to __tls_get_addr, on every call of rig's */
-static _Thread_local int held __attribute__((tls_model("initial-exec")));
+_Thread_local int rig__held __attribute__((tls_model("initial-exec")));
+#define held rig__held
 
 void rig__lock(pthread_mutex_t *m) {
   pthread_mutex_lock(m);
@@ -28,9 +29,7 @@ bool rig__inside_lock(void) { return held != 0; }
 void rig__enter_callback(void) { held++; }
 void rig__leave_callback(void) { held--; }
 
-rig_status rig__may_lock(const char *fn) {
-  if (held == 0)
-    return RIG_OK;
+rig_status rig__inside_lock_fail(const char *fn) {
   return rig__fail(RIG_INVALID, NULL, 0, "%s: called inside a lock", fn);
 }
 

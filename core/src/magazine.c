@@ -11,57 +11,90 @@
  * stop, first drains every thread's magazine of that device into the
  * device's collected memory; a thread's own slow create drains its own.
  *
- * A magazine's busy flag is taken by its thread, and by a drainer from
+ * A magazine's busy flag is held by its thread, and by a drainer from
  * another thread, for a handful of loads and stores: never while waiting.
+ * Its thread takes it with a plain store and no locked instruction, so that
+ * a cache hit costs less than malloc+free (bench/create.c): drainers are
+ * rare and pay instead, with one membarrier(2) that orders every thread's
+ * store of its flag before the drainer reads it (an asymmetric Dekker
+ * handshake, as userspace RCU does). Where membarrier is refused, and under
+ * ThreadSanitizer, which does not model it, the owner exchanges the flag.
  */
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
-
-#define MAG 16
-#define HOST_KEEP_MIN (64u * 1024u)
-
-typedef struct rig__mag {
-  _Atomic int busy;
-  uint32_t n;
-  rig_buffer *b[MAG];           /* each the only record of its allocation */
-  struct rig__mag *next;
-} rig__mag;
+#include "magazine.h"
 
 static pthread_mutex_t mags_lock = PTHREAD_MUTEX_INITIALIZER;
 static rig__mag *mags;
 static pthread_key_t key;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static _Thread_local rig__mag *mine __attribute__((tls_model("initial-exec")));
+_Thread_local rig__mag *rig__mine __attribute__((tls_model("initial-exec")));
+#define mine rig__mine
+bool rig__mag_asym;
+#define asym rig__mag_asym
 
-static void enter(rig__mag *m) {
+static void decide_asym(void) {
+#if !defined(__SANITIZE_THREAD__)
+  asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+}
+
+void rig__mag_enter(rig__mag *m) {
   while (atomic_exchange_explicit(&m->busy, 1, memory_order_acquire))
     sched_yield();
 }
+#define enter rig__mag_enter
+#define leave rig__mag_leave
+#define enter_own rig__mag_enter_own
 
-static void leave(rig__mag *m) { atomic_store_explicit(&m->busy, 0, memory_order_release); }
+/* A drainer from another thread: announces itself, makes every thread's
+ * flag visible, then waits out an owner that entered first. */
+static void enter_other(rig__mag *m) {
+  if (!asym) {
+    enter(m);
+    return;
+  }
+  atomic_store(&m->drain, 1);
+  syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  enter(m);
+}
+
+static void leave_other(rig__mag *m) {
+  leave(m);
+  if (asym)
+    atomic_store_explicit(&m->drain, 0, memory_order_release);
+}
 
 /* Gives entry i of m back as collected memory; m entered. */
 static void give_up(rig__mag *m, uint32_t i) {
   rig_buffer *b = m->b[i];
-  m->b[i] = m->b[--m->n];
+  uint32_t n = atomic_load_explicit(&m->n, memory_order_relaxed) - 1;
+  m->b[i] = m->b[n];
+  m->dev[i] = m->dev[n];
+  m->size[i] = m->size[n];
+  atomic_store_explicit(&m->n, n, memory_order_relaxed);
   rig__buffer_unrecord(b);
   rig__alloc_release(b->alloc);
 }
 
-static void drain(rig__mag *m, const rig_device *d) {
-  enter(m);
-  for (uint32_t i = m->n; i-- > 0;)
-    if (!d || m->b[i]->alloc->dev == d)
+static void give_up_all(rig__mag *m, const rig_device *d) {
+  for (uint32_t i = atomic_load_explicit(&m->n, memory_order_relaxed); i-- > 0;)
+    if (!d || m->dev[i] == d)
       give_up(m, i);
-  leave(m);
 }
 
-/* A thread's end gives its magazine back. */
+/* A thread's end gives its magazine back, once no drainer holds it. */
 static void at_exit(void *p) {
   rig__mag *m = p;
-  drain(m, NULL);
+  while (!enter_own(m))
+    sched_yield();
+  give_up_all(m, NULL);
+  leave(m);
   pthread_mutex_lock(&mags_lock);
   for (rig__mag **q = &mags; *q; q = &(*q)->next)
     if (*q == m) {
@@ -72,11 +105,13 @@ static void at_exit(void *p) {
   free(m);
 }
 
-static void make_key(void) { pthread_key_create(&key, at_exit); }
+static void make_key(void) {
+  decide_asym();
+  pthread_key_create(&key, at_exit);
+}
 
-static rig__mag *magazine(void) {
-  if (mine)
-    return mine;
+/* The slow half of the fast path's magazine lookup: a thread's first. */
+rig__mag *rig__mag_new(void) {
   pthread_once(&once, make_key);
   rig__mag *m = calloc(1, sizeof *m);
   if (!m || pthread_setspecific(key, m) != 0) {
@@ -90,68 +125,59 @@ static rig__mag *magazine(void) {
   return mine = m;
 }
 
-/* Whether the collected allocation of b may wait in a magazine: memory the
- * cache would keep (RECLAIM-11, RECLAIM-12, RECLAIM-47). */
-static bool eligible(const rig_buffer *b) {
-  const rig__alloc *a = b->alloc;
-  const rig_device *d = a->dev;
-  if (b->borrow || a->early || atomic_load(&a->dead) || d->stopped || rig__is_lost(d) ||
-      d->drv->io || a->kind != RIG_KIND_DEVICE)
-    return false;
-  if (d->is_host && a->charge < HOST_KEEP_MIN)
-    return false;
-  return atomic_load(&d->allocated) <= atomic_load(&d->budget);
-}
-
-bool rig__mag_put(rig_buffer *b) {
-  rig__mag *m;
-  if (atomic_load(&b->alloc->refs) != 1 || !eligible(b) || !(m = magazine()))
-    return false;
-  enter(m);
-  bool room = m->n < MAG;
-  if (room)
-    m->b[m->n++] = b;
-  leave(m);
-  if (room)
-    rig__note_collection();
-  return room;
-}
-
-/* Whether a's points are all reached or dropped, without its lock when it
- * has none, as memory no device used has (RECLAIM-5). */
+/* Whether a's points are all reached or dropped (RECLAIM-5), without its
+ * lock when it has none, as memory no device used has; its stamps are then
+ * cleared (RECLAIM-7). No thread but the magazine's reaches a, so its
+ * stamps hold still. */
 static bool done(rig__alloc *a) {
-  for (int i = 0; i < RIG__STAMPS; i++)
-    if (__atomic_load_n(&a->stamps[i].use, __ATOMIC_ACQUIRE) || a->unordered[i])
-      return rig__stamps_done(a);
+  if (rig__stamps_empty(a))
+    return true;
+  if (!rig__stamps_done(a))
+    return false;
+  rig__stamps_clear(a);
   return true;
 }
 
-rig_buffer *rig__mag_take(rig_device *d, uint64_t bytes, rig_kind kind) {
-  rig__mag *m = mine;
-  rig_buffer *b = NULL;
-  if (!m || !m->n)
-    return NULL;
-  enter(m);
-  for (uint32_t i = m->n; i-- > 0;) {
-    rig__alloc *a = m->b[i]->alloc;
-    if (a->dev == d && a->bytes == bytes && a->kind == kind && done(a)) {
-      b = m->b[i];
-      m->b[i] = m->b[--m->n];
-      break;
+/* Every entry, newest first; m entered. */
+rig_buffer *rig__mag_scan(rig__mag *m, const rig_device *d, uint64_t want) {
+  uint32_t n = atomic_load_explicit(&m->n, memory_order_relaxed);
+  for (uint32_t i = n; i-- > 0;) {
+    if (m->dev[i] == d && m->size[i] == want && done(m->b[i]->alloc)) {
+      rig_buffer *b = m->b[i];
+      m->b[i] = m->b[n - 1];
+      m->dev[i] = m->dev[n - 1];
+      m->size[i] = m->size[n - 1];
+      atomic_store_explicit(&m->n, n - 1, memory_order_relaxed);
+      return b;
     }
   }
-  leave(m);
-  return b;
+  return NULL;
 }
 
+/* A drainer that another drainer holds off leaves the magazine: that one
+ * gives it back. */
 void rig__mags_drain_mine(const rig_device *d) {
-  if (mine && mine->n)
-    drain(mine, d);
+  rig__mag *m = mine;
+  if (!m || !atomic_load_explicit(&m->n, memory_order_relaxed) || !enter_own(m))
+    return;
+  give_up_all(m, d);
+  leave(m);
 }
 
+/* A magazine seen empty is skipped: a buffer queued in it meanwhile was
+ * released after this drain, as far as any caller can tell. */
 void rig__mags_drain(const rig_device *d) {
   pthread_mutex_lock(&mags_lock);
-  for (rig__mag *m = mags; m; m = m->next)
-    drain(m, d);
+  for (rig__mag *m = mags; m; m = m->next) {
+    if (!atomic_load_explicit(&m->n, memory_order_relaxed))
+      continue;
+    if (m == mine) {
+      rig__mags_drain_mine(d);
+      continue;
+    }
+    enter_other(m);
+    give_up_all(m, d);
+    leave_other(m);
+  }
   pthread_mutex_unlock(&mags_lock);
 }

@@ -287,16 +287,16 @@ static _Atomic(void *) collector_ctx;
  * one was since round 2 ran it, as only then can it find more (RECLAIM-58). */
 static _Atomic uint64_t collections;
 
+_Atomic bool rig__collecting;
+
 RIG_API void rig_set_collector(rig_collector hook, void *ctx) {
   atomic_store(&collector_ctx, ctx);
   atomic_store(&collector, hook);
+  atomic_store(&rig__collecting, hook != NULL);
 }
 
 /* Counted only while a collector is set: only its third round reads it. */
-void rig__note_collection(void) {
-  if (atomic_load_explicit(&collector, memory_order_relaxed))
-    atomic_fetch_add_explicit(&collections, 1, memory_order_relaxed);
-}
+void rig__count_collection(void) { atomic_fetch_add_explicit(&collections, 1, memory_order_relaxed); }
 
 static void collect(void) {
   rig_collector hook = atomic_load(&collector);
@@ -384,6 +384,8 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
     atomic_fetch_add(&d->live_allocs, 1);
   }
   rig__stamps_clear(a);
+  a->keepable = kind == RIG_KIND_DEVICE && !d->drv->io &&
+                !(d->is_host && a->charge < RIG__HOST_KEEP_MIN); /* RECLAIM-11, 12, 47 */
   atomic_store(&a->refs, 1);
   atomic_store(&a->dead, false);
   atomic_store(&a->claims, 0);
@@ -504,6 +506,7 @@ void rig__move_stopped(void) {
 void rig__alloc_free_early(rig__alloc *a) {
   atomic_fetch_add(&a->refs, 1);
   a->early = true;
+  a->keepable = false;
   rig_device *d = a->dev;
   rig__alloc *head = atomic_load(&d->collected);
   do

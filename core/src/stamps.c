@@ -70,6 +70,7 @@ void rig__stamps_add(rig__alloc *a, rig_point p, bool write, const rig_point *wa
   }
   bool same = e->use && rig_point_slot(e->use) == rig_point_slot(p);
   set(e, write ? p : same ? e->write : 0, p);
+  a->stamped = true;
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -96,6 +97,7 @@ void rig__stamps_add_unordered(rig__alloc *a, rig_point p) {
     pthread_mutex_lock(&a->lock);
   }
   *u = p;
+  a->stamped = true;
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -149,6 +151,7 @@ bool rig__stamps_done(rig__alloc *a) {
 void rig__stamps_clear(rig__alloc *a) {
   memset(a->stamps, 0, sizeof a->stamps);             /* RECLAIM-7 */
   memset(a->unordered, 0, sizeof a->unordered);
+  a->stamped = false;
 }
 
 rig_status rig__stamps_wait(rig__alloc *a, bool write) {
