@@ -13,6 +13,10 @@
 int rig_bench_create(FILE *out);
 /* Host <-> memory-device copy of 256 MiB vs memcpy. */
 int rig_bench_copy(FILE *out);
+/* P8: 1 GiB from a file in the page cache into a host buffer and into a
+ * memory-device buffer through an io device, vs a read(2) loop into
+ * malloc'd memory. */
+int rig_bench_io(FILE *out);
 /* An ordered ping-pong of 64 B copies between two devices, through the
  * stamps only (test <-> test, memory <-> test), vs a condition variable
  * hand-off of memcpy between two threads; per round trip. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rig/rig.h>
 
@@ -33,7 +34,7 @@ static void facts(rig_device *d) {
 
 /* The drivers rig knows of, and the name `rig info` opens for each. */
 static const char *const known[][2] = {
-    {"memory", "memory:info"}, {"io", "io:"},       {"vulkan", "vulkan:0"},
+    {"memory", "memory:info"}, {"vulkan", "vulkan:0"},
     {"cuda", "cuda:0"},        {"amdgpu", "amdgpu:0"},
 };
 
@@ -59,12 +60,38 @@ static void try_driver(const char *driver, const char *name) {
   rig_device_release(d);
 }
 
+/* A file under $TMPDIR that the io library serves: rig info's and rig
+ * demo's scratch. */
+static rig_status open_scratch(char *path, size_t n, rig_device **out) {
+  const char *t = getenv("TMPDIR");
+  snprintf(path, n, "%s/rig-scratch-%d", t && *t ? t : "/tmp", (int)getpid());
+  rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE};
+  return rig_open_io(&o, out);
+}
+
+/* The io library, through an io device it opens over a scratch file. */
+static void try_io(void) {
+  char path[256];
+  rig_device *d;
+  if (open_scratch(path, sizeof path, &d) != RIG_OK) {
+    const char *m = rig_last_error()->message;
+    printf("  %-8s does not open (%s): %s\n", "io", why_not(m), m);
+    return;
+  }
+  printf("  io devices (files, opened with rig_open_io):\n");
+  facts(d);
+  rig_close(d);
+  rig_device_release(d);
+  unlink(path);
+}
+
 static int info(void) {
   printf("host\n");
   facts(rig_host());
   printf("drivers\n");
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     try_driver(known[i][0], known[i][1]);
+  try_io();
   return 0;
 }
 
@@ -99,6 +126,32 @@ static void twice(void *bytes, size_t n, void *ctx) {
     }                                                                       \
   } while (0)
 
+/* The io step: the host's floats go into a file through an io device,
+ * and come back from the file into d's memory. */
+static int demo_io(rig_device *d, rig_buffer *host) {
+  char path[256];
+  rig_device *io;
+  rig_buffer *f, *y;
+  rig_point p;
+  size_t n = rig_buffer_length(host);
+  CHECK(open_scratch(path, sizeof path, &io));
+  CHECK(rig_buffer_create(io, n, &f));
+  CHECK(rig_buffer_copy(host, f));
+  show("copy host -> file (io device)", 0);
+  CHECK(rig_buffer_create(d, n, &y));
+  CHECK(rig_buffer_submit_copy(f, y, &p));
+  show("copy file -> y on the device", p);
+  float first[4];
+  CHECK(rig_buffer_get(y, 0, first, sizeof first));
+  printf("  y reads %g %g %g %g from %s\n", first[0], first[1], first[2], first[3], path);
+  rig_buffer_release(y);
+  rig_buffer_release(f);
+  CHECK(rig_close(io));
+  rig_device_release(io);
+  unlink(path);
+  return first[1] != 2.f;
+}
+
 /* The quick start: copy floats to the device, double them, copy back. */
 static int demo(void) {
   enum { N = 1024 };
@@ -132,6 +185,7 @@ static int demo(void) {
     bad += out[i] != 2 * in[i];
   printf("  host reads %g %g %g ... %g: %s\n", out[0], out[1], out[2], out[N - 1],
          bad ? "WRONG" : "each float doubled");
+  bad += demo_io(d, host);
   rig_buffer_release(x);
   rig_buffer_release(host);
   CHECK(rig_close(d));
@@ -141,7 +195,7 @@ static int demo(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench [stress]\n");
+  fprintf(stderr, "usage: rig info | demo | bench [stress | io]\n");
   return 2;
 }
 
@@ -154,8 +208,11 @@ int main(int argc, char **argv) {
     return demo();
   /* The stress run takes a while: only on request. */
   if (strcmp(argv[1], "bench") == 0 && argc == 3)
-    return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout) : usage();
+    return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout)
+           : strcmp(argv[2], "io") == 0   ? rig_bench_io(stdout)
+                                          : usage();
   if (strcmp(argv[1], "bench") == 0)
-    return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_pingpong(stdout);
+    return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_io(stdout) |
+           rig_bench_pingpong(stdout);
   return usage();
 }

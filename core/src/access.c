@@ -93,6 +93,10 @@ RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes) {
   rig_status st = prepare(b, b && b->access == RIG_READ_WRITE, "rig_buffer_export", &p);
   if (st)
     return st;
+  /* The bytes go out for good, for reads and writes alike: an export, of a
+   * Read buffer too, depends on every point (LMEM-5). */
+  if (b->access != RIG_READ_WRITE && rig__stamps_wait(b->alloc, true) != RIG_OK)
+    return rig_last_error()->status;
   rig_buffer_retain(b);                                            /* HACC-3 */
   *out_bytes = p;
   return RIG_OK;
@@ -108,6 +112,8 @@ static rig_status staged(rig_buffer *b, size_t off, void *dst, const void *src, 
   rig_status st = check(b, write, fn);
   if (st || n == 0)
     return st;
+  if (rig__io_memory(b)) /* the io library's own read and write */
+    return write ? rig__io_put(b, off, src, n) : rig__io_get(b, off, dst, n);
   if (!write)
     return rig__stage_out(b, off, n, dst, &p);
   st = rig__stage_in(src, b, off, n, &p);

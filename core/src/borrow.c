@@ -21,6 +21,8 @@ struct rig__borrow {
   rig_device *dev;              /* the borrowing device */
   rig_edge_alloc map;
   bool mapped;                  /* by the driver: to unmap */
+  void *pages;                  /* an io device's pages it maps (MACH-23) */
+  rig_device *io;               /* ... and that device, retained */
   rig_point until;              /* given back once reached */
   struct rig__borrow *next;     /* the device's retired borrows */
 };
@@ -30,6 +32,13 @@ struct rig__borrow {
  * host's and memory devices' included (MACH-23, MACH-25). */
 static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
   const rig_device *m = b->alloc->dev;
+  if (m->drv->io) { /* through Io.pages, where d reaches host (MACH-19, MACH-23) */
+    if (m->drv->io->pages && rig_reaches(d, rig_host()) && b->alloc->mem.address % PAGE == 0)
+      return RIG_OK;
+    return rig__fail(RIG_INVALID, d, 0,
+                     "rig_buffer_borrow: %s maps no io memory of %s%s", d->name, m->name,
+                     rig_reaches(d, rig_host()) ? " that starts off a page" : "");
+  }
   const void *host = b->alloc->mem.host;
   bool paged = host && (uintptr_t)host % PAGE == 0;
   if (host && rig_runs_on_host(d))
@@ -44,10 +53,51 @@ static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
                    host && rig_reaches(d, rig_host()) ? " that starts off a page" : "");
 }
 
+static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_alloc *mem,
+                           struct rig__borrow *x);
+
 /* Maps b's allocation on d: one round of returning mappings and staging
  * when the driver has no room (RECLAIM-60). */
+/* An io allocation's pages: its memory as host memory, for the borrow's
+ * life (Io.pages). */
+static rig_status pages_of(const rig_buffer *b, struct rig__borrow *x, rig_edge_alloc *as) {
+  rig_device *m = b->alloc->dev;
+  rig_edge_error err = {0};
+  if (RIG__DRIVER(m->drv->io->pages(m->h, b->alloc->mem.address, b->alloc->bytes, &x->pages,
+                                    &err)) != RIG_EDGE_OK)
+    return rig__fail(RIG_IO, m, b->alloc->bytes, "%s: %s", m->name, err.message); /* ERR-26 */
+  x->io = rig_device_retain(m);
+  *as = (rig_edge_alloc){.host = x->pages, .bytes = b->alloc->bytes};
+  return RIG_OK;
+}
+
+static void unpages(struct rig__borrow *x) {
+  rig_edge_error err = {0};
+  if (!x->pages)
+    return;
+  if (!x->io->forked)
+    (void)RIG__DRIVER(x->io->drv->io->unpages(x->io->h, x->pages, x->map.bytes, &err));
+  rig_device_release(x->io);
+  x->pages = NULL;
+}
+
 static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow *x) {
+  rig_edge_alloc pages;
   const rig_edge_alloc *mem = &b->alloc->mem;
+  if (b->alloc->dev->drv->io) {
+    rig_status st = pages_of(b, x, &pages);
+    if (st)
+      return st;
+    mem = &pages;
+  }
+  rig_status st = map_host(d, b, mem, x);
+  if (st)
+    unpages(x);
+  return st;
+}
+
+static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_alloc *mem,
+                           struct rig__borrow *x) {
   if (rig_runs_on_host(d) || !mem->host || !d->drv->map) {
     x->map = *mem; /* addressed as it is, or a peer's, mapped at open */
     return RIG_OK;
@@ -79,8 +129,10 @@ RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **
     return st;
   if (!d || !out)
     return rig__fail(RIG_INVALID, d, 0, "rig_buffer_borrow: %s is NULL", d ? "out" : "device");
-  if (rig__is_lost(d))
+  if (rig__is_lost(d)) {
+    rig__move_collected(d); /* its mappings, once it stopped (STOP-4) */
     return rig__lost_error(d);                                /* LMEM-9 */
+  }
   if ((st = may_borrow(d, b)))
     return st;
   if (rig__stamps_needed(b->alloc, true, need, 2 * RIG__STAMPS + 1) < 0)
@@ -137,6 +189,7 @@ void rig__borrows_release(rig_device *d, bool all) {
       (void)RIG__DRIVER(d->drv->unmap(d->h, &x->map, &err));
     if (x->mapped)
       atomic_fetch_sub(&d->borrow_mappings, 1);
+    unpages(x);
     rig_device_release(x->dev);
     free(x);
   }

@@ -136,6 +136,33 @@ RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind
   return create(d, n, kind, out);
 }
 
+RIG_API rig_status rig_buffer_of_io(rig_device *d, uint64_t offset, size_t length,
+                                    rig_buffer **out) {
+  rig_status st = rig__may_lock("rig_buffer_of_io");
+  if (st)
+    return st;
+  if (!d || !out || !d->drv->io)
+    return rig__fail(RIG_INVALID, d, 0, "rig_buffer_of_io: %s",
+                     !d ? "device is NULL" : !out ? "out is NULL" : "not an io device");
+  if (offset > INT64_MAX || length > INT64_MAX - offset)
+    return rig__fail(RIG_INVALID, d, 0, "rig_buffer_of_io: [%llu, +%zu) is past 2^63",
+                     (unsigned long long)offset, length);
+  rig__move_collected(d);                                         /* RECLAIM-16 */
+  if (rig__is_lost(d))
+    return rig__lost_error(d);
+  rig__alloc *a;
+  if ((st = rig__alloc_adopt(d, offset, length, &a)) != RIG_OK)
+    return st;
+  rig_buffer *b = rig__buffer_new(a, d, 0, length, RIG_READ_WRITE);
+  if (!b) {
+    rig__alloc_release(a);
+    return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0,
+                     "rig_buffer_of_io: no memory for a buffer record");
+  }
+  *out = b;
+  return RIG_OK;
+}
+
 RIG_API rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
                                    rig_access access, rig_buffer **out) {
   if (!b || !out)

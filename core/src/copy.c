@@ -70,8 +70,8 @@ static rig_status no_runner(const rig_buffer *a, const rig_buffer *b, const char
 
 /* The device step of a staged copy: g's copy engine between b's bytes
  * [off, off+n) and the staging s, toward b (in) or out of it. */
-static rig_status stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging *s, bool in,
-                             rig_point *out) {
+rig_status rig__stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging *s, bool in,
+                           rig_point *out) {
   rig_device *g = b->alloc->dev;
   rig_edge_part part = {.kind = RIG_EDGE_PART_COPY, .queue = g->facts.part_queue[RIG_EDGE_PART_COPY]};
   rig_edge_range dev = {&b->alloc->mem, b->offset + off, n};
@@ -90,7 +90,7 @@ rig_status rig__stage_in(const void *src, rig_buffer *b, uint64_t off, uint64_t 
   if (!s)
     return rig_last_error()->status;
   memcpy(rig__staging_host(s), src, n);              /* the host's move: no value */
-  rig_status st = stage_step(b, off, n, s, true, out);
+  rig_status st = rig__stage_step(b, off, n, s, true, out);
   rig__staging_put(g, s, st == RIG_OK ? *out : 0);
   return st;
 }
@@ -100,12 +100,14 @@ rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst, ri
   rig__staging *s = rig__staging_take(g, n);
   if (!s)
     return rig_last_error()->status;
-  rig_status st = stage_step(b, off, n, s, false, out);
+  rig_status st = rig__stage_step(b, off, n, s, false, out);
   if (st == RIG_OK)
     st = rig__point_wait(*out);                      /* STAMP-10 */
   if (st == RIG_OK)
     memcpy(dst, rig__staging_host(s), n);
-  rig__staging_put(g, s, 0);
+  /* An interrupted wait leaves the step to run: the staging stays its own
+   * until the step's point (ERR-7). */
+  rig__staging_put(g, s, st == RIG_INTERRUPTED ? *out : 0);
   return st;
 }
 
@@ -162,6 +164,8 @@ static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, 
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_submit_copy: out is NULL");
   rig__move_collected(src->alloc->dev);                       /* RECLAIM-16 */
   rig__move_collected(dst->alloc->dev);
+  if (rig__io_memory(src) || rig__io_memory(dst))
+    return rig__io_copy(src, dst, out);                         /* docs/io.md */
   rig_device *r = runner(src, dst, RIG_EDGE_PART_COPY);
   if (!r && (!src->alloc->mem.host || !dst->alloc->mem.host))
     return staged_copy(src, dst, out);
@@ -210,6 +214,10 @@ static rig_status place_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern
                      pattern_bytes, (unsigned long long)dst->length);
   if (dst->access != RIG_READ_WRITE)
     return rig__fail(RIG_INVALID, dst->dev, 0, "rig_buffer_fill: the buffer admits only reads");
+  if (rig__io_memory(dst)) {
+    *out = RIG_POINT_NONE;
+    return rig__io_fill(dst, pattern, pattern_bytes);
+  }
   rig_device *r = runner(dst, NULL, RIG_EDGE_PART_FILL);
   if (!r)
     return no_runner(dst, NULL, "rig_buffer_submit_fill");

@@ -387,10 +387,34 @@ static rig_status bind_word(rig_device *d) {
 
 /* Opens name with table t (the driver's open() with args), registering it.
  * Called with the name marked opening by this thread. */
+/* An io library opens only through rig_open_io, and rig_open_io opens
+ * nothing else (OPEN-37). */
+static rig_status check_io(const char *name, const rig_edge_driver *t, bool io) {
+  if (io && !t->io)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: %s is not an io library", name, t->name);
+  if (!io && t->io)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: %s is an io library: open it with rig_open_io",
+                     name, t->name);
+  return RIG_OK;
+}
+
+/* An io device's budget starts at Io.budget (RECLAIM-67). */
+static rig_status io_budget(rig_device *d) {
+  rig_edge_error err = {0};
+  uint64_t n = 0;
+  if (d->drv->io->budget && RIG__DRIVER(d->drv->io->budget(d->h, &n, &err)) != RIG_EDGE_OK)
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: budget: %s", d->name, err.message);
+  atomic_store(&d->budget, n);
+  return RIG_OK;
+}
+
 static rig_status open_new(const char *name, const rig_edge_driver *t, const char *args,
-                           rig_device **out) {
+                           bool io, rig_device **out) {
   void *h = NULL;
   rig_edge_error err = {0};
+  rig_status io_st = check_io(name, t, io);
+  if (io_st)
+    return io_st;
   int r = RIG__DRIVER(t->open(args ? args : "", &h, &err));
   if (r != RIG_EDGE_OK)
     return rig__fail(r == RIG_EDGE_UNSUPPORTED ? RIG_INVALID : RIG_UNAVAILABLE, NULL, 0,
@@ -400,6 +424,10 @@ static rig_status open_new(const char *name, const rig_edge_driver *t, const cha
   rig_status st = read_facts(name, t, h, &f);
   if (st == RIG_OK)
     st = make_device(name, t, h, &f, &d);
+  if (st == RIG_OK && t->io && (st = io_budget(d)) != RIG_OK) {
+    d->h = NULL;
+    rig_device_release(d);
+  }
   if (st != RIG_OK) {
     discard_handle(t, h);
     return st;
@@ -441,11 +469,11 @@ static name_entry *settle(const char *name, rig_status *st) {
 }
 
 static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
-                              const char *driver, rig_device **out);
+                              const char *driver, bool io, rig_device **out);
 
 /* The common open of name through table t (NULL: find the plugin driver). */
 static rig_status open_named(const char *name, const rig_edge_driver *t, const char *args,
-                             const char *driver, rig_device **out) {
+                             const char *driver, bool io, rig_device **out) {
   rig_status st = rig__may_lock("rig_open");
   if (st)
     return st;
@@ -454,7 +482,7 @@ static rig_status open_named(const char *name, const rig_edge_driver *t, const c
   if (atomic_load(&failure))
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf); /* OPEN-4, ERR-41 */
   pthread_mutex_lock(&registry);
-  st = open_locked(name, t, args, driver, out);
+  st = open_locked(name, t, args, driver, io, out);
   pthread_mutex_unlock(&registry);
   return st;
 }
@@ -486,7 +514,7 @@ static void retire_lost(name_entry *e) {
 }
 
 static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
-                              const char *driver, rig_device **out) {
+                              const char *driver, bool io, rig_device **out) {
   rig_status st = RIG_OK;
   name_entry *e;
   while ((e = settle(name, &st))) {
@@ -515,7 +543,7 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
     st = rig__plugin_load(driver, NULL, &t);
   rig_device *d = NULL;
   if (st == RIG_OK)
-    st = open_new(name, t, args, &d);
+    st = open_new(name, t, args, io, &d);
   pthread_mutex_lock(&registry);
   if (st == RIG_OK) {
     n->dev = d;
@@ -562,7 +590,7 @@ RIG_API rig_status rig_open(const char *name, rig_device **out) {
     return RIG_OK;
   }
   rig_status st = split(name, driver, sizeof driver, &args);
-  return st ? st : open_named(name, NULL, args, driver, out);
+  return st ? st : open_named(name, NULL, args, driver, false, out);
 }
 
 RIG_API rig_status rig_memory_device(const char *name, rig_device **out) {
@@ -579,7 +607,47 @@ RIG_API rig_status rig_open_driver(const char *name, const void *table, const ch
   if (!table)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_open_driver: table is NULL");
   rig_status st = rig__check_table(table, name ? name : "(static driver)");
-  return st ? st : open_named(name, table, args, NULL, out);
+  return st ? st : open_named(name, table, args, NULL, ((const rig_edge_driver *)table)->io,
+                              out);
+}
+
+RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out) {
+  char driver[64];
+  const char *rest;
+  if (!o || !o->library || !o->target || !*o->target)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: %s",
+                     !o ? "opener is NULL" : !o->library ? "no library" : "no target");
+  if (strchr(o->library, ':'))
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: library '%s' has ':'", o->library);
+  size_t n = strlen(o->library) + strlen(o->target) + 2;
+  char *name = malloc(n), *args = malloc(n + 64);
+  rig_status st = RIG_OK;
+  if (!name || !args)
+    st = rig__fail(RIG_UNAVAILABLE, NULL, 0, "rig_open_io: out of memory");
+  if (st == RIG_OK) {
+    snprintf(name, n, "%s:%s", o->library, o->target);
+    snprintf(args, n + 64, RIG_EDGE_IO_ARGS_PREFIX "%u %llu %s", o->flags,
+             (unsigned long long)o->size, o->target);
+    st = split(name, driver, sizeof driver, &rest);
+  }
+  if (st == RIG_OK)
+    st = open_named(name, NULL, args, driver, true, out);
+  free(name);
+  free(args);
+  return st;
+}
+
+RIG_API bool rig_is_io(const rig_device *d) { return d && d->drv->io; }
+
+RIG_API rig_status rig_io_sync(rig_device *d) {
+  if (!d || !d->drv->io)
+    return rig__fail(RIG_INVALID, d, 0, "rig_io_sync: %s", d ? "not an io device" : "device is NULL");
+  if (rig__is_lost(d))
+    return rig__lost_error(d);
+  rig_edge_error err = {0};
+  if (!d->drv->io->sync || RIG__DRIVER(d->drv->io->sync(d->h, &err)) == RIG_EDGE_OK)
+    return RIG_OK;
+  return rig__fail(RIG_IO, d, 0, "%s: %s", d->name, err.message); /* ERR-26 */
 }
 
 /* ---- closing ---- */

@@ -28,6 +28,12 @@ static rig_device *inherited[MAX_FORKED];
 static _Atomic unsigned ninherited;
 
 static void forked(rig_device *d) {
+  /* A live io device is its library's to keep or not, as an open file is
+   * (STOP-23), and so is one whose stop returned; one lost whose stop had
+   * not returned, owed or under way, stays lost, and its stop and memory
+   * are the parent's (STOP-24). */
+  if (d->drv->io && (!rig__is_lost(d) || d->stop_returned))
+    return;
   d->forked = true;                                        /* STOP-20 */
   unsigned n = atomic_load(&ninherited);
   if (n < MAX_FORKED) {

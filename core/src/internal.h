@@ -233,6 +233,8 @@ typedef struct rig__alloc {
                                        the stamps: reclamation waits for it
                                        (RECLAIM-5), nothing follows it */
   bool stamped;                /* a point was stored since the last clear */
+  bool adopted;                /* memory Buffer.of_io named: not the
+                                  driver's allocation, charged nothing */
   bool keepable;               /* may wait in a magazine: its device's own
                                   kind, not io, not small host memory, not
                                   freed early (magazine.c) */
@@ -265,6 +267,11 @@ static inline void rig__note_collection(void) {
 RIG__HIDDEN void rig__mags_drain_mine(const rig_device *d);
 RIG__HIDDEN void rig__mags_drain(const rig_device *d);
 /* Creates an allocation of n bytes on d (reclaim.c). */
+/* An allocation record over bytes [address, address+n) of io device d's
+ * memory as it is (Buffer.of_io): charged nothing, never given to the
+ * driver's release (reclaim.c). */
+RIG__HIDDEN rig_status rig__alloc_adopt(rig_device *d, uint64_t address, uint64_t n,
+                                        rig__alloc **out);
 RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind,
                                          rig__alloc **out);
 /* Drops one reference of an allocation: at the last it is collected. */
@@ -353,6 +360,22 @@ RIG__HIDDEN rig_status rig__stage_in(const void *src, rig_buffer *b, uint64_t of
  * returns once they are there. */
 RIG__HIDDEN rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst,
                                       rig_point *out);
+
+/* The device step of a staged copy: b's device's copy engine between b's
+ * bytes [off, off+n) and the staging s, toward b (in) or out of it. */
+RIG__HIDDEN rig_status rig__stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging *s,
+                                       bool in, rig_point *out);
+
+/* ---- io devices' memory (io.c) ---- */
+/* Whether b is io memory as it is: an io device's, and no borrow of it. */
+RIG__HIDDEN bool rig__io_memory(const rig_buffer *b);
+/* The host's read (get) and write (put) of n bytes of io buffer b at off,
+ * once the points they follow are reached; RIG_IO, no loss, on failure. */
+RIG__HIDDEN rig_status rig__io_get(rig_buffer *b, uint64_t off, void *dst, uint64_t n);
+RIG__HIDDEN rig_status rig__io_put(rig_buffer *b, uint64_t off, const void *src, uint64_t n);
+/* A copy or fill one side of which is io memory; checked by copy.c. */
+RIG__HIDDEN rig_status rig__io_copy(rig_buffer *src, rig_buffer *dst, rig_point *out);
+RIG__HIDDEN rig_status rig__io_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern_bytes);
 
 /* ---- waits on other devices (waits.c) ---- */
 typedef struct rig__mapping rig__mapping;

@@ -39,6 +39,10 @@ rig_status rig__check_table(const rig_edge_driver *t, const char *what) {
                      what, t->size);
   if (!t->open || !t->facts || !t->name)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: driver table lacks open, facts or name", what);
+  /* An io library's calls, through sync, are all core reads. */
+  if (t->io && (t->io->size < offsetof(rig_edge_io, sync) + sizeof t->io->sync ||
+                !t->io->read || !t->io->write))
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: io table too small or lacks read/write", what);
   return RIG_OK;
 }
 

@@ -61,8 +61,9 @@ static void give_back_memory(rig_device *d, rig__alloc *a) {
     rig__batch_step(batch);
   else
     rig__signals_block(&old);
-  if (d->forked)
-    ; /* the parent's memory: a child of fork leaves it (STOP-20) */
+  if (d->forked || a->adopted)
+    ; /* the parent's memory: a child of fork leaves it (STOP-20); memory
+         Buffer.of_io named was never the driver's to give */
   else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
   if (!batch)
@@ -355,6 +356,8 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
     return oom(d, n);                                 /* RECLAIM-59 */
   if (r == RIG_EDGE_UNSUPPORTED)
     return rig__fail(RIG_INVALID, d, 0, "%s: %s", d->name, err.message);
+  if (r == RIG_EDGE_IO)                               /* ERR-26: no loss */
+    return rig__fail(RIG_IO, d, n, "%s: %s", d->name, err.message);
   rig__lose_for(d, r, err.message);                   /* ERR-23, LOSS-1 */
   return rig__lost_error(d);
 }
@@ -393,6 +396,22 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
   a->early = false;
   atomic_store(&a->memory_gone, false);
   a->next = NULL;
+  *out = a;
+  return RIG_OK;
+}
+
+rig_status rig__alloc_adopt(rig_device *d, uint64_t address, uint64_t n, rig__alloc **out) {
+  rig__alloc *a = calloc(1, sizeof *a);
+  if (!a)
+    return oom(rig__host_device(), sizeof *a);
+  pthread_mutex_init(&a->lock, NULL);
+  a->dev = d;
+  a->kind = RIG_KIND_DEVICE;
+  a->bytes = n;
+  a->mem.address = address;
+  a->adopted = true;                                  /* charge 0, not keepable */
+  atomic_store(&a->refs, 1);
+  atomic_fetch_add(&d->live_allocs, 1);
   *out = a;
   return RIG_OK;
 }

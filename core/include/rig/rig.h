@@ -134,6 +134,40 @@ RIG_API rig_status rig_open(const char *name, rig_device **out);
 /* Opens the memory device named name: rig_open("memory:NAME") (OPEN-38). */
 RIG_API rig_status rig_memory_device(const char *name, rig_device **out);
 
+/* What rig_open_io opens (Rig_edge.io_opener; docs/io.md): an io library,
+ * librig-driver-LIBRARY.so found as rig_open finds drivers, and the target
+ * it serves, a file's path for "io". */
+typedef enum rig_io_flag {
+  RIG_IO_CREATE = 1u << 0,    /* create the file, or grow it, to size bytes */
+  RIG_IO_READ_ONLY = 1u << 1, /* open it for reading: creates are refused */
+  RIG_IO_DURABLE = 1u << 2,   /* every write is on disk when it returns */
+} rig_io_flag;
+
+typedef struct rig_io_opener {
+  const char *library; /* "io" */
+  const char *target;  /* the file's path */
+  uint32_t flags;      /* rig_io_flag */
+  uint64_t size;       /* with RIG_IO_CREATE */
+} rig_io_opener;
+
+/* Opens the io device "LIBRARY:TARGET" as rig_open opens a driver's device
+ * (OPEN-37), or returns the one open under that name with a new reference.
+ * Its arch is "", its alignment 1, no cache_bytes (PROP-12, 28, 32), and its
+ * budget starts at what the library states (Io.budget, RECLAIM-67): for a
+ * file, the file system's free bytes, 0 read-only. It reaches no other
+ * device (MACH-19). RIG_INVALID: NULL, no library or target, a library that
+ * is not an io library; RIG_UNAVAILABLE: as rig_open, and a file that does
+ * not open (its errno text). Blocks on the file system; may lock. */
+RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out);
+
+/* Whether d is an io device. Lock-free. */
+RIG_API bool rig_is_io(const rig_device *d);
+
+/* Makes every write to io device d that returned durable: fdatasync for a
+ * file (RIG_IO_DURABLE does it at each write). RIG_IO with the errno's text,
+ * losing nothing (ERR-26); RIG_INVALID for a device that is not io. Blocks. */
+RIG_API rig_status rig_io_sync(rig_device *d);
+
 /* Opens a device through a driver table linked into the program, under name
  * (how tests add a test driver and a binding passes its own). The table must
  * outlive the process's use of the device. RIG_INVALID if name is open under
@@ -278,6 +312,14 @@ RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind
  * round of returning mappings (RECLAIM-60..63, RECLAIM-79); RIG_LOST for a
  * lost d (LMEM-9). May lock. */
 RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **out);
+/* Buffer.of_io: a buffer over bytes [offset, offset+length) of io device d's
+ * memory as it is, such as a file's contents, with no copy and no charge to
+ * d's budget; releasing it gives nothing back to the library. Moves
+ * collected memory of d first (RECLAIM-16). RIG_INVALID for a device that
+ * is not io or a NULL; RIG_LOST for a lost d. The bytes need not exist
+ * yet: reading past a file's end is RIG_IO when it happens. May lock. */
+RIG_API rig_status rig_buffer_of_io(rig_device *d, uint64_t offset, size_t length,
+                                    rig_buffer **out);
 /* A buffer over bytes [offset, offset+length) of b, sharing its allocation,
  * stamps and claims (LIFE-2), admitting access (at most b's). RIG_INVALID for
  * a dead b or a range out of b. Lock-free. */

@@ -268,15 +268,80 @@ typedef struct rig_edge_driver {
   const rig_edge_io *io;
 } rig_edge_driver;
 
-/* The io interface (docs/io.md, io issue): appended here so that io drivers
- * fit ABI 1. */
+/* The io interface (docs/io.md): an io library is a plugin like a driver,
+ * whose table's io is not NULL. Core opens it only through rig_open_io
+ * (OPEN-37), which passes open() the arguments below as one string; a
+ * plugin with io set refuses nothing else. Its device runs no work: facts
+ * give no COMPUTES flag and no queue, arch "", alignment 1 and cache_bytes
+ * 0 (PROP-12, PROP-28, PROP-32); its budget starts at io->budget
+ * (RECLAIM-67).
+ *
+ * Memory. allocate reserves a range of what the library serves and gives
+ * it as rig_edge_alloc{handle, host NULL, address = the range's first byte,
+ * bytes}; release frees it. Core never keeps io memory in a cache
+ * (RECLAIM-12). Every function below is thread-safe: core calls them from
+ * any thread, for ranges its stamps already ordered. An error of the
+ * library is RIG_EDGE_IO with errnum set and the errno's text in the
+ * message; core loses no device for it (ERR-26). */
+
+/* What rig_open_io asks (enum rig_io_flag of <rig/rig.h>, same values). */
+enum rig_edge_io_flag {
+  RIG_EDGE_IO_CREATE = 1u << 0,    /* create the target with size bytes */
+  RIG_EDGE_IO_READ_ONLY = 1u << 1, /* open it for reading only */
+  RIG_EDGE_IO_DURABLE = 1u << 2,   /* every write is durable when it returns */
+};
+
+typedef struct rig_edge_io_args {
+  uint32_t flags;     /* enum rig_edge_io_flag */
+  uint64_t size;      /* with RIG_EDGE_IO_CREATE: the target's size */
+  const char *target; /* what the library serves: a path for "io" */
+} rig_edge_io_args;
+
+/* The string core passes open(): "rig-io1 FLAGS SIZE TARGET", decimal. */
+#define RIG_EDGE_IO_ARGS_PREFIX "rig-io1 "
+
+/* Parses open()'s argument into *out (target points into s). Returns
+ * RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED for a string rig_open_io did not
+ * make. Allocates nothing. */
+static inline int rig_edge_io_args_parse(const char *s, rig_edge_io_args *out) {
+  const char *p = s;
+  const char *pre = RIG_EDGE_IO_ARGS_PREFIX;
+  uint64_t v[2] = {0, 0};
+  while (*pre)
+    if (*p++ != *pre++)
+      return RIG_EDGE_UNSUPPORTED;
+  for (int i = 0; i < 2; i++) {
+    if (*p < '0' || *p > '9')
+      return RIG_EDGE_UNSUPPORTED;
+    while (*p >= '0' && *p <= '9')
+      v[i] = v[i] * 10 + (uint64_t)(*p++ - '0');
+    if (*p++ != ' ')
+      return RIG_EDGE_UNSUPPORTED;
+  }
+  if (!*p || v[0] > 0xffffffffu)
+    return RIG_EDGE_UNSUPPORTED;
+  out->flags = (uint32_t)v[0];
+  out->size = v[1];
+  out->target = p;
+  return RIG_EDGE_OK;
+}
+
 struct rig_edge_io {
-  uint32_t size;
+  uint32_t size;        /* sizeof(rig_edge_io) the library was built with */
+  /* Bytes [offset, offset+bytes) of what it serves into dst, all of them:
+   * a range past the end (a file truncated under rig) is RIG_EDGE_IO. */
   int (*read)(void *h, uint64_t offset, void *dst, uint64_t bytes, rig_edge_error *err);
+  /* src into [offset, offset+bytes), all of it; durable on return when
+   * the device was opened RIG_EDGE_IO_DURABLE. */
   int (*write)(void *h, uint64_t offset, const void *src, uint64_t bytes, rig_edge_error *err);
+  /* Io.pages (MACH-23): host memory that is [offset, offset+bytes), offset
+   * on a page, for a device that maps host memory to borrow; what the
+   * device writes there is the target's. NULL: it has none. */
   int (*pages)(void *h, uint64_t offset, uint64_t bytes, void **out_host, rig_edge_error *err);
   int (*unpages)(void *h, void *host, uint64_t bytes, rig_edge_error *err);
+  /* Io.budget: the bytes allocate may give out at open (RECLAIM-67). */
   int (*budget)(void *h, uint64_t *out_bytes, rig_edge_error *err);
+  /* Makes every write that returned durable (fdatasync for a file). */
   int (*sync)(void *h, rig_edge_error *err);
 };
 
