@@ -1,0 +1,221 @@
+/* reloc.c: the relocation types of Relocations, their formulas and fields,
+ * and the stubs (RELOC-1..11).
+ *
+ * Formulas from the x86-64 psABI, chapter 4.4, and ELF for the Arm 64-bit
+ * Architecture, section 5.7 (RELOC-11). P is the patched place, S the
+ * symbol's address, A the addend; Page(x) = x & ~0xfff. Arithmetic is done
+ * modulo 2^64 and the result is read as a signed number for the range checks.
+ */
+#include <elf.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Relocation numbers that older <elf.h> may lack. */
+#ifndef R_X86_64_PLT32
+#define R_X86_64_PLT32 4
+#endif
+#ifndef R_X86_64_GOTPCRELX
+#define R_X86_64_GOTPCRELX 41
+#define R_X86_64_REX_GOTPCRELX 42
+#endif
+#ifndef R_AARCH64_LDST128_ABS_LO12_NC
+#define R_AARCH64_LDST128_ABS_LO12_NC 299
+#endif
+
+typedef struct reloc_kind {
+  unsigned machine, type;
+  const char *name;
+  bool listed;    /* in the Relocations list (LINK-6) */
+  unsigned width; /* bytes patched */
+} reloc_kind;
+
+/* The listed types, then types a compiler emits that the list leaves out,
+ * named so that a refusal says which it met. */
+static const reloc_kind kinds[] = {
+    {EM_X86_64, R_X86_64_PC32, "R_X86_64_PC32", true, 4},
+    {EM_X86_64, R_X86_64_PLT32, "R_X86_64_PLT32", true, 4},
+    {EM_AARCH64, R_AARCH64_ADR_PREL_PG_HI21, "R_AARCH64_ADR_PREL_PG_HI21", true, 4},
+    {EM_AARCH64, R_AARCH64_ADD_ABS_LO12_NC, "R_AARCH64_ADD_ABS_LO12_NC", true, 4},
+    {EM_AARCH64, R_AARCH64_LDST8_ABS_LO12_NC, "R_AARCH64_LDST8_ABS_LO12_NC", true, 4},
+    {EM_AARCH64, R_AARCH64_LDST16_ABS_LO12_NC, "R_AARCH64_LDST16_ABS_LO12_NC", true, 4},
+    {EM_AARCH64, R_AARCH64_LDST32_ABS_LO12_NC, "R_AARCH64_LDST32_ABS_LO12_NC", true, 4},
+    {EM_AARCH64, R_AARCH64_LDST64_ABS_LO12_NC, "R_AARCH64_LDST64_ABS_LO12_NC", true, 4},
+    {EM_AARCH64, R_AARCH64_LDST128_ABS_LO12_NC, "R_AARCH64_LDST128_ABS_LO12_NC", true, 4},
+    {EM_AARCH64, R_AARCH64_CALL26, "R_AARCH64_CALL26", true, 4},
+    {EM_AARCH64, R_AARCH64_JUMP26, "R_AARCH64_JUMP26", true, 4},
+
+    {EM_X86_64, R_X86_64_NONE, "R_X86_64_NONE", false, 0},
+    {EM_X86_64, R_X86_64_64, "R_X86_64_64", false, 8},
+    {EM_X86_64, R_X86_64_GOT32, "R_X86_64_GOT32", false, 4},
+    {EM_X86_64, R_X86_64_COPY, "R_X86_64_COPY", false, 0},
+    {EM_X86_64, R_X86_64_GOTPCREL, "R_X86_64_GOTPCREL", false, 4},
+    {EM_X86_64, R_X86_64_32, "R_X86_64_32", false, 4},
+    {EM_X86_64, R_X86_64_32S, "R_X86_64_32S", false, 4},
+    {EM_X86_64, R_X86_64_16, "R_X86_64_16", false, 2},
+    {EM_X86_64, R_X86_64_PC16, "R_X86_64_PC16", false, 2},
+    {EM_X86_64, R_X86_64_8, "R_X86_64_8", false, 1},
+    {EM_X86_64, R_X86_64_PC8, "R_X86_64_PC8", false, 1},
+    {EM_X86_64, R_X86_64_TLSGD, "R_X86_64_TLSGD", false, 4},
+    {EM_X86_64, R_X86_64_TLSLD, "R_X86_64_TLSLD", false, 4},
+    {EM_X86_64, R_X86_64_DTPOFF32, "R_X86_64_DTPOFF32", false, 4},
+    {EM_X86_64, R_X86_64_GOTTPOFF, "R_X86_64_GOTTPOFF", false, 4},
+    {EM_X86_64, R_X86_64_TPOFF32, "R_X86_64_TPOFF32", false, 4},
+    {EM_X86_64, R_X86_64_PC64, "R_X86_64_PC64", false, 8},
+    {EM_X86_64, R_X86_64_GOTOFF64, "R_X86_64_GOTOFF64", false, 8},
+    {EM_X86_64, R_X86_64_GOTPC32, "R_X86_64_GOTPC32", false, 4},
+    {EM_X86_64, R_X86_64_SIZE32, "R_X86_64_SIZE32", false, 4},
+    {EM_X86_64, R_X86_64_SIZE64, "R_X86_64_SIZE64", false, 8},
+    {EM_X86_64, R_X86_64_GOTPCRELX, "R_X86_64_GOTPCRELX", false, 4},
+    {EM_X86_64, R_X86_64_REX_GOTPCRELX, "R_X86_64_REX_GOTPCRELX", false, 4},
+
+    {EM_AARCH64, R_AARCH64_NONE, "R_AARCH64_NONE", false, 0},
+    {EM_AARCH64, R_AARCH64_ABS64, "R_AARCH64_ABS64", false, 8},
+    {EM_AARCH64, R_AARCH64_ABS32, "R_AARCH64_ABS32", false, 4},
+    {EM_AARCH64, R_AARCH64_ABS16, "R_AARCH64_ABS16", false, 2},
+    {EM_AARCH64, R_AARCH64_PREL64, "R_AARCH64_PREL64", false, 8},
+    {EM_AARCH64, R_AARCH64_PREL32, "R_AARCH64_PREL32", false, 4},
+    {EM_AARCH64, R_AARCH64_PREL16, "R_AARCH64_PREL16", false, 2},
+    {EM_AARCH64, R_AARCH64_ADR_PREL_LO21, "R_AARCH64_ADR_PREL_LO21", false, 4},
+    {EM_AARCH64, R_AARCH64_ADR_PREL_PG_HI21_NC, "R_AARCH64_ADR_PREL_PG_HI21_NC", false, 4},
+    {EM_AARCH64, R_AARCH64_LD_PREL_LO19, "R_AARCH64_LD_PREL_LO19", false, 4},
+    {EM_AARCH64, R_AARCH64_CONDBR19, "R_AARCH64_CONDBR19", false, 4},
+    {EM_AARCH64, R_AARCH64_TSTBR14, "R_AARCH64_TSTBR14", false, 4},
+    {EM_AARCH64, R_AARCH64_MOVW_UABS_G0, "R_AARCH64_MOVW_UABS_G0", false, 4},
+    {EM_AARCH64, R_AARCH64_MOVW_UABS_G3, "R_AARCH64_MOVW_UABS_G3", false, 4},
+    {EM_AARCH64, R_AARCH64_ADR_GOT_PAGE, "R_AARCH64_ADR_GOT_PAGE", false, 4},
+    {EM_AARCH64, R_AARCH64_LD64_GOT_LO12_NC, "R_AARCH64_LD64_GOT_LO12_NC", false, 4},
+    {EM_AARCH64, R_AARCH64_TLSDESC_ADR_PAGE21, "R_AARCH64_TLSDESC_ADR_PAGE21", false, 4},
+    {EM_AARCH64, R_AARCH64_TLSDESC_LD64_LO12, "R_AARCH64_TLSDESC_LD64_LO12", false, 4},
+    {EM_AARCH64, R_AARCH64_TLSDESC_ADD_LO12, "R_AARCH64_TLSDESC_ADD_LO12", false, 4},
+    {EM_AARCH64, R_AARCH64_TLSDESC_CALL, "R_AARCH64_TLSDESC_CALL", false, 0},
+    {EM_AARCH64, R_AARCH64_TLSLE_ADD_TPREL_HI12, "R_AARCH64_TLSLE_ADD_TPREL_HI12", false, 4},
+    {EM_AARCH64, R_AARCH64_TLSLE_ADD_TPREL_LO12_NC, "R_AARCH64_TLSLE_ADD_TPREL_LO12_NC", false, 4},
+};
+
+static const reloc_kind *kind_of(unsigned machine, unsigned type) {
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (kinds[i].machine == machine && kinds[i].type == type)
+      return &kinds[i];
+  return NULL;
+}
+
+const char *rig__link_reloc_name(unsigned machine, unsigned type) {
+  const reloc_kind *k = kind_of(machine, type);
+  return k ? k->name : NULL;
+}
+
+bool rig__link_reloc_listed(unsigned machine, unsigned type, unsigned *width) {
+  const reloc_kind *k = kind_of(machine, type);
+  if (!k || !k->listed)
+    return false;
+  *width = k->width;
+  return true;
+}
+
+bool rig__link_reloc_branch(unsigned machine, unsigned type) {
+  if (machine == EM_X86_64)
+    return type == R_X86_64_PLT32;
+  if (machine == EM_AARCH64)
+    return type == R_AARCH64_CALL26 || type == R_AARCH64_JUMP26;
+  return false;
+}
+
+static uint32_t load32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4); /* the object's byte order is the host's (LINK-3) */
+  return v;
+}
+
+static void store32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/* Whether v, read as signed, lies in [lo, hi]. */
+static bool in_range(uint64_t v, int64_t lo, int64_t hi) {
+  int64_t s = (int64_t)v;
+  return s >= lo && s <= hi;
+}
+
+rig__link_fit rig__link_reloc_apply(unsigned machine, unsigned type, unsigned char *place,
+                                    uint64_t s, int64_t a) {
+  uint64_t p = (uint64_t)(uintptr_t)place;
+  uint64_t sa = s + (uint64_t)a;
+  uint64_t v;
+  uint32_t insn;
+
+  if (machine == EM_X86_64) {
+    switch (type) {
+    case R_X86_64_PC32:  /* RELOC-2: S + A - P */
+    case R_X86_64_PLT32: /* RELOC-3: S + A - P */
+      v = sa - p;
+      if (!in_range(v, INT32_MIN, INT32_MAX))
+        return RIG__LINK_OVERFLOW;
+      store32(place, (uint32_t)v);
+      return RIG__LINK_FITS;
+    default:
+      return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
+    }
+  }
+
+  insn = load32(place);
+  switch (type) {
+  case R_AARCH64_ADR_PREL_PG_HI21: { /* RELOC-4: Page(S + A) - Page(P) */
+    v = (sa & ~(uint64_t)0xfff) - (p & ~(uint64_t)0xfff);
+    if (!in_range(v, -(INT64_C(1) << 32), (INT64_C(1) << 32) - 1))
+      return RIG__LINK_OVERFLOW;
+    uint64_t imm = v >> 12; /* 21 bits: immlo at 29..30, immhi at 5..23 */
+    insn &= 0x9f00001fu;
+    insn |= (uint32_t)(imm & 3) << 29;
+    insn |= (uint32_t)((imm >> 2) & 0x7ffff) << 5;
+    break;
+  }
+  case R_AARCH64_ADD_ABS_LO12_NC: /* RELOC-5: the low 12 bits of S + A */
+    insn = (insn & ~(0xfffu << 10)) | (uint32_t)(sa & 0xfff) << 10;
+    break;
+  case R_AARCH64_LDST8_ABS_LO12_NC: /* RELOC-6, scaled by the access size */
+  case R_AARCH64_LDST16_ABS_LO12_NC:
+  case R_AARCH64_LDST32_ABS_LO12_NC:
+  case R_AARCH64_LDST64_ABS_LO12_NC:
+  case R_AARCH64_LDST128_ABS_LO12_NC: {
+    unsigned shift = type == R_AARCH64_LDST8_ABS_LO12_NC    ? 0
+                     : type == R_AARCH64_LDST16_ABS_LO12_NC ? 1
+                     : type == R_AARCH64_LDST32_ABS_LO12_NC ? 2
+                     : type == R_AARCH64_LDST64_ABS_LO12_NC ? 3
+                                                            : 4;
+    uint64_t lo = sa & 0xfff;
+    /* The field holds lo >> shift: bits below would be lost. */
+    if (lo & ((UINT64_C(1) << shift) - 1))
+      return RIG__LINK_MISALIGNED;
+    insn = (insn & ~(0xfffu << 10)) | (uint32_t)(lo >> shift) << 10;
+    break;
+  }
+  case R_AARCH64_CALL26: /* RELOC-7: S + A - P */
+  case R_AARCH64_JUMP26:
+    v = sa - p;
+    if (v & 3)
+      return RIG__LINK_MISALIGNED;
+    if (!in_range(v, -(INT64_C(1) << 27), (INT64_C(1) << 27) - 1))
+      return RIG__LINK_OVERFLOW;
+    insn = (insn & 0xfc000000u) | (uint32_t)((v >> 2) & 0x3ffffff);
+    break;
+  default:
+    return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
+  }
+  store32(place, insn);
+  return RIG__LINK_FITS;
+}
+
+void rig__link_stub_write(unsigned machine, unsigned char *stub, void *target) {
+  uint64_t slot = (uint64_t)(uintptr_t)target;
+  if (machine == EM_X86_64) {
+    /* RELOC-9: jmp *2(%rip), two int3 of padding, the slot at +8. An
+     * indirect jump through memory: no register is read or written. */
+    static const unsigned char code[8] = {0xff, 0x25, 0x02, 0x00, 0x00, 0x00, 0xcc, 0xcc};
+    memcpy(stub, code, sizeof code);
+  } else {
+    /* RELOC-10: ldr x17, .+8; br x17; the slot at +8. x17 (IP1) is a
+     * register a veneer may use (AAPCS64). */
+    store32(stub, 0x58000051u);     /* ldr x17, #8 */
+    store32(stub + 4, 0xd61f0220u); /* br x17 */
+  }
+  memcpy(stub + RIG__LINK_STUB_SLOT, &slot, 8);
+}

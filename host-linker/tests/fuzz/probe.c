@@ -1,0 +1,8 @@
+/* probe.c: whether clang links a libFuzzer target here (meson.build). */
+#include <stddef.h>
+#include <stdint.h>
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  (void)data;
+  (void)size;
+  return 0;
+}
