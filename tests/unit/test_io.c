@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -380,6 +382,41 @@ static void err_26_full_file_system(void **state) {
   rmdir(mnt);
 }
 
+/* ERR-26, IO-7: a file that may not grow past 1 MiB (RLIMIT_FSIZE, which
+ * needs no mount, so it runs on every machine): a create and a write past
+ * the limit are RIG_IO with EFBIG's text, nothing is lost, and what fits
+ * still works. In a child, whose limit ends with it. */
+static void err_26_file_size_limit(void **state) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
+    struct rlimit lim = {1u << 20, 1u << 20};
+    rig_device *d;
+    rig_buffer *big = NULL, *h = NULL, *small = NULL;
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || open_io(RIG_IO_CREATE, 0, &d) != RIG_OK)
+      _exit(10);
+    if (rig_buffer_create(d, 4u << 20, &big) != RIG_IO ||
+        !strstr(rig_last_error()->message, "File too large") || rig_lost(d))
+      _exit(11);
+    if (rig_buffer_of_io(d, 0, 4u << 20, &big) != RIG_OK ||
+        rig_buffer_create(rig_host(), 4u << 20, &h) != RIG_OK)
+      _exit(12);
+    if (rig_buffer_copy(h, big) != RIG_IO || !strstr(rig_last_error()->message, "File too large") ||
+        rig_lost(d))
+      _exit(13);
+    if (rig_buffer_create(d, 4096, &small) != RIG_OK || rig_buffer_fill(small, 7, 1) != RIG_OK)
+      _exit(14);
+    rig_buffer_release(small);
+    rig_buffer_release(big);
+    rig_buffer_release(h);
+    _exit(rig_close(d) == RIG_OK ? 0 : 15);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* IO-8: durability: a device opened RIG_IO_DURABLE, and rig_io_sync. */
 static void io_8_sync(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE | RIG_IO_DURABLE, 4096);
@@ -515,6 +552,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(err_26_read_only_file, setup, teardown),
       cmocka_unit_test_setup_teardown(err_26_truncated_under_rig, setup, teardown),
       cmocka_unit_test_setup_teardown(err_26_full_file_system, setup, teardown),
+      cmocka_unit_test_setup_teardown(err_26_file_size_limit, setup, teardown),
       cmocka_unit_test_setup_teardown(io_8_sync, setup, teardown),
       cmocka_unit_test_setup_teardown(mach_23_borrow_io_pages, setup, teardown),
       cmocka_unit_test_setup_teardown(stop_23_child_keeps_a_live_io_device, setup, teardown),
