@@ -3,7 +3,10 @@
 and exports only its entry symbol (the linker's view of the file:
 readelf -d for NEEDED, nm -D for exports).
 
-usage: check-plugin.py PLUGIN.so
+usage: check-plugin.py PLUGIN.so [--allow LIB]...
+
+With --allow, the plugin links nothing else but librig-edge, the C runtime
+and the vendor libraries named (by prefix: --allow libvulkan.so).
 """
 import subprocess
 import sys
@@ -24,10 +27,22 @@ def exports(path):
     return {l.split()[2] for l in out.splitlines() if len(l.split()) >= 3} - skip
 
 
+# The C runtime, and the sanitizers' runtimes of a sanitized build.
+RUNTIME = ("libc.so", "libm.so", "libpthread.so", "libdl.so", "librt.so", "ld-linux",
+           "libgcc_s.so", "libasan.so", "libubsan.so", "libtsan.so")
+
+
 def main():
     path = sys.argv[1]
+    args = sys.argv[2:]
+    allowed = [args[i + 1] for i in range(len(args) - 1) if args[i] == "--allow"]
     libs = needed(path)
     bad = []
+    if allowed:
+        others = [l for l in libs if not l.startswith("librig-edge.so")
+                  and not l.startswith(RUNTIME) and not l.startswith(tuple(allowed))]
+        if others:
+            bad.append(f"links {others}, beyond librig-edge and {allowed}")
     if not any(l.startswith("librig-edge.so") for l in libs):
         bad.append(f"does not link librig-edge (NEEDED: {libs})")
     if any(l.startswith("librig-core") for l in libs):

@@ -48,16 +48,33 @@ static const char *why_not(const char *message) {
   return "no device";
 }
 
-static void try_driver(const char *driver, const char *name) {
+/* Whether the driver's first device opened. */
+static bool try_driver(const char *driver, const char *name) {
   rig_device *d;
   if (rig_open(name, &d) != RIG_OK) {
     const char *m = rig_last_error()->message;
     printf("  %-8s does not open (%s): %s\n", driver, why_not(m), m);
-    return;
+    return false;
   }
   facts(d);
   rig_close(d);
   rig_device_release(d);
+  return true;
+}
+
+/* A GPU driver's further devices, "vulkan:1" on, up to the first that
+ * does not open. */
+static void try_more(const char *driver) {
+  for (int i = 1; i < 64; i++) {
+    char name[32];
+    rig_device *d;
+    snprintf(name, sizeof name, "%s:%d", driver, i);
+    if (rig_open(name, &d) != RIG_OK)
+      return;
+    facts(d);
+    rig_close(d);
+    rig_device_release(d);
+  }
 }
 
 /* A file under $TMPDIR that the io library serves: rig info's and rig
@@ -90,7 +107,8 @@ static int info(void) {
   facts(rig_host());
   printf("drivers\n");
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    try_driver(known[i][0], known[i][1]);
+    if (try_driver(known[i][0], known[i][1]) && strcmp(known[i][0], "vulkan") == 0)
+      try_more(known[i][0]);
   try_io();
   return 0;
 }
