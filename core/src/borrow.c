@@ -179,13 +179,13 @@ void rig__borrows_release(rig_device *d, bool all) {
   while (list) {
     rig__borrow *x = list;
     list = list->next;
-    if (!all && !d->stopped && !rig__point_reached(x->until, false)) {
+    if (!all && !rig__is_stopped(d) && !rig__point_reached(x->until, false)) {
       x->next = keep;
       keep = x;
       continue;
     }
     rig_edge_error err = {0};
-    if (x->mapped && d->drv->unmap && !d->stopped && !d->forked)
+    if (x->mapped && d->drv->unmap && !rig__is_stopped(d) && !d->forked)
       (void)RIG__DRIVER(d->drv->unmap(d->h, &x->map, &err));
     if (x->mapped)
       atomic_fetch_sub(&d->borrow_mappings, 1);

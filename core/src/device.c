@@ -64,7 +64,7 @@ RIG_API bool rig_cache_bytes(const rig_device *d, uint64_t *out) {
 RIG_API const void *rig_capability(const rig_device *d, const char *key) {
   if (!d || !key || !d->drv->capability || rig__is_lost(d))
     return NULL;
-  return d->drv->capability(d->h, key);
+  return RIG__DRIVER(d->drv->capability(d->h, key)); /* ERR-17 */
 }
 
 RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n) {
@@ -126,7 +126,8 @@ static rig_status read_value(rig_device *d, uint64_t *out) {
 static bool may_read(const rig_device *d) {
   if (rig__inside_lock() || d->forked)
     return false; /* a child of fork never calls the parent's driver (STOP-20) */
-  return !rig__is_lost(d) || !has(d, RIG_EDGE_OWN_WORD) || d->stopped;
+  return !rig__is_lost(d) || !has(d, RIG_EDGE_OWN_WORD) ||
+         __atomic_load_n(&d->stop_returned, __ATOMIC_ACQUIRE); /* STOP-6 */
 }
 
 uint64_t rig__read_signaled(rig_device *d) {
@@ -205,8 +206,12 @@ RIG_API void rig_device_release(rig_device *d) {
 }
 
 void rig__device_free(rig_device *d) {
-  if (d->drv && d->drv->destroy && d->h && !d->forked)
+  if (d->drv && d->drv->destroy && d->h && !d->forked) {
+    sigset_t old;
+    rig__signals_block(&old); /* a driver's finaliser takes no signal (ERR-18) */
     d->drv->destroy(d->h);
+    rig__signals_restore(&old);
+  }
   free(d->name);
   d->name = NULL;
   d->h = NULL;
@@ -330,19 +335,33 @@ static void unlink_entry(name_entry *x) {
 
 /* Runs a lost device's owed stop (STOP-9). Its submits are done: the
  * submit lock keeps new ones out, and lost devices take none. */
-static void run_stop(rig_device *d) {
+static int run_stop(rig_device *d, rig_edge_error *err) {
+  int r = RIG_EDGE_OK;
   atomic_store(&d->stopping, true);
   rig__lock(&d->submit_lock);
-  if (!d->stopped) {
-    rig_edge_error err = {0};
+  if (!rig__is_stopped(d)) {
     if (d->drv->stop && !d->forked) /* the parent's to stop (STOP-20) */
-      (void)RIG__DRIVER(d->drv->stop(d->h, &err)); /* a fault escaping it is dropped (STOP-16) */
-    d->stop_returned = true;
+      r = RIG__DRIVER(d->drv->stop(d->h, err));
+    __atomic_store_n(&d->stop_returned, true, __ATOMIC_RELEASE);
   }
   rig__unlock(&d->submit_lock);
   rig__check_stopped(d);
   rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
   rig__locals_drop(d);                               /* LOCAL-5, LOCAL-6 */
+  return r;
+}
+
+/* What the call that ran a stop returns (STOP-16): a failure other than a
+ * fault escaping the stop, as the status it maps to with the driver's
+ * message; a fault is dropped. */
+static rig_status stop_status(const rig_device *d, int r, const rig_edge_error *err) {
+  if (r == RIG_EDGE_OK || r == RIG_EDGE_FAULT)
+    return RIG_OK;
+  return rig__fail(r == RIG_EDGE_IO             ? RIG_IO
+                   : r == RIG_EDGE_NO_ROOM      ? RIG_OUT_OF_MEMORY
+                   : r == RIG_EDGE_UNSUPPORTED  ? RIG_INVALID
+                                                : RIG_UNAVAILABLE,
+                   d, 0, "%s", err->message);
 }
 
 /* A handle that no device takes is stopped once (OPEN-29). */
@@ -350,8 +369,12 @@ static void discard_handle(const rig_edge_driver *t, void *h) {
   rig_edge_error err = {0};
   if (t->stop)
     (void)RIG__DRIVER(t->stop(h, &err));
-  if (t->destroy)
+  if (t->destroy) {
+    sigset_t old;
+    rig__signals_block(&old); /* ERR-18 */
     t->destroy(h);
+    rig__signals_restore(&old);
+  }
 }
 
 static rig_status make_device(const char *name, const rig_edge_driver *t, void *h,
@@ -433,8 +456,7 @@ static rig_status open_new(const char *name, const rig_edge_driver *t, const cha
     return st;
   }
   pthread_mutex_lock(&registry);
-  st = atomic_load(&failure) ? rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf)
-                             : rig__slot_take(d);
+  st = rig__slot_take(d); /* an open racing rig_fail makes a lost device (ERR-42) */
   pthread_mutex_unlock(&registry);
   if (st == RIG_OK)
     st = bind_word(d);
@@ -497,12 +519,13 @@ static rig_status reuse(name_entry *e, const rig_edge_driver *t, const char *nam
 
 /* Runs an earlier lost device's owed stop, then forgets its name
  * (OPEN-3, STOP-9). Called with the registry held; drops it meanwhile. */
-static void retire_lost(name_entry *e) {
+static rig_status retire_lost(name_entry *e) {
   rig_device *old = e->dev;
+  rig_edge_error err = {0};
   e->opening = true;
   e->opener = pthread_self();
   pthread_mutex_unlock(&registry);
-  run_stop(old);
+  int r = run_stop(old, &err);
   pthread_mutex_lock(&registry);
   unlink_entry(e);
   free(e->name);
@@ -511,6 +534,7 @@ static void retire_lost(name_entry *e) {
   pthread_mutex_unlock(&registry);
   rig__device_stopped(old);
   pthread_mutex_lock(&registry);
+  return stop_status(old, r, &err); /* the name is left unopened */
 }
 
 static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
@@ -524,7 +548,8 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
       /* OPEN-5: another call runs the stop now */
       return rig__fail(RIG_UNAVAILABLE, e->dev, 0,
                        "%s: the stop of its lost device has not returned", name);
-    retire_lost(e);                                  /* OPEN-3 */
+    if ((st = retire_lost(e)) != RIG_OK)             /* OPEN-3 */
+      return st;
   }
   if (st)
     return st;
@@ -547,6 +572,8 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   pthread_mutex_lock(&registry);
   if (st == RIG_OK) {
     n->dev = d;
+    if (atomic_load(&failure))
+      rig__lose(d, failure_buf);                     /* ERR-42: it raced rig_fail */
     n->drv = t;
     n->opening = false;
     *out = rig_device_retain(d); /* the entry keeps the first reference */
@@ -665,7 +692,8 @@ RIG_API rig_status rig_close(rig_device *d) {
       return st;                                                   /* OPEN-57 */
     rig__lose(d, "closed");                                        /* OPEN-46 */
   }
-  run_stop(d);                                                     /* OPEN-47, 55 */
+  rig_edge_error err = {0};
+  int r = run_stop(d, &err);                                       /* OPEN-47, 55 */
   pthread_mutex_lock(&registry);
   name_entry *e = find(d->name);
   bool ours = e && e->dev == d && !e->opening;
@@ -677,7 +705,7 @@ RIG_API rig_status rig_close(rig_device *d) {
     free(e);
     rig__device_stopped(d);
   }
-  return RIG_OK;
+  return stop_status(d, r, &err);
 }
 
 /* A device whose stop returned gives back its memory, then its slot once
@@ -685,7 +713,7 @@ RIG_API rig_status rig_close(rig_device *d) {
 bool rig__check_stopped(rig_device *d) {
   if (__atomic_load_n(&d->stopped, __ATOMIC_ACQUIRE))
     return true;
-  if (!d->stop_returned)
+  if (!__atomic_load_n(&d->stop_returned, __ATOMIC_ACQUIRE))
     return false;
   uint64_t reported = atomic_load(&d->signaled);
   if (!d->forked && !d->is_host) { /* the word is read once more (STOP-6) */
@@ -708,7 +736,7 @@ void rig__device_stopped(rig_device *d) {
   if (rig__check_stopped(d))
     rig__return_all(d);
   pthread_mutex_lock(&registry);
-  bool leave = d->stopped && atomic_load(&d->live_allocs) == 0 && rig__slot_of(d->slot) &&
+  bool leave = rig__is_stopped(d) && atomic_load(&d->live_allocs) == 0 && rig__slot_of(d->slot) &&
                rig__slot_of(d->slot)->taken && atomic_load(&rig__slot_of(d->slot)->dev) == d;
   if (leave)
     rig__slot_leave(d);
@@ -722,7 +750,7 @@ void rig__device_stopped(rig_device *d) {
 /* The last allocation of a stopped device came back: leave the slot. */
 void rig__device_drained(rig_device *d) {
   pthread_mutex_lock(&registry);
-  if (d->slot_pending && d->stopped && atomic_load(&d->live_allocs) == 0) {
+  if (d->slot_pending && rig__is_stopped(d) && atomic_load(&d->live_allocs) == 0) {
     d->slot_pending = false;
     rig__slot_leave(d);
   }

@@ -163,6 +163,11 @@ struct rig_device {
 
 RIG__HIDDEN rig_device *rig__host_device(void);
 RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
+/* Whether d's stop returned and it reported its last value (STOP-1); read
+ * by any thread. */
+static inline bool rig__is_stopped(const rig_device *d) {
+  return __atomic_load_n(&d->stopped, __ATOMIC_ACQUIRE);
+}
 static inline bool rig__is_lost(const rig_device *d) {
   return atomic_load_explicit(&d->lost, memory_order_acquire) != NULL;
 }

@@ -78,8 +78,9 @@ static void give_up(rig__mag *m, uint32_t i) {
   m->dev[i] = m->dev[n];
   m->size[i] = m->size[n];
   atomic_store_explicit(&m->n, n, memory_order_relaxed);
+  rig__alloc *a = b->alloc; /* the record is another thread's once unrecorded */
   rig__buffer_unrecord(b);
-  rig__alloc_release(b->alloc);
+  rig__alloc_release(a);
 }
 
 static void give_up_all(rig__mag *m, const rig_device *d) {

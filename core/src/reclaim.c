@@ -69,7 +69,7 @@ static void give_back_memory(rig_device *d, rig__alloc *a) {
   if (!batch)
     rig__signals_restore(&old);
   atomic_fetch_sub(&budget_of(d, a->kind)->allocated, a->charge);
-  if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && d->stopped)
+  if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && rig__is_stopped(d))
     d->drained = true;
 }
 
@@ -127,7 +127,7 @@ static bool host_keeps(rig_device *d, rig__alloc *a) {
 }
 
 static bool keeps(rig_device *d, rig__alloc *a) {
-  if (d->stopped || atomic_load(&a->dead) || d->drv->io)
+  if (rig__is_stopped(d) || atomic_load(&a->dead) || d->drv->io)
     return false;                                   /* RECLAIM-12, STOP-2 */
   if (atomic_load(&d->allocated) > atomic_load(&d->budget))
     return false;                                   /* RECLAIM-11 */
@@ -165,10 +165,10 @@ static void move_locked(rig_device *d) {
     a->next = d->waiting;
     d->waiting = a;
   }
-  bool held = rig__is_lost(d) && !d->stopped; /* STOP-2: until its stop */
+  bool held = rig__is_lost(d) && !rig__is_stopped(d); /* STOP-2: until its stop */
   for (rig__alloc **p = &d->waiting; *p && !held;) {
     rig__alloc *a = *p;
-    if (d->stopped || rig__stamps_done(a)) {       /* RECLAIM-5 */
+    if (rig__is_stopped(d) || rig__stamps_done(a)) {       /* RECLAIM-5 */
       *p = a->next;
       place(d, a);
     } else
@@ -213,7 +213,7 @@ static void trim_locked(rig_device *d, uint64_t keep) {
   rig__batch regions = {.on = false};
   rig__batch *outer = batch;
   batch = outer ? outer : &regions;
-  for (unsigned b = 0; b < 64 && (!rig__is_lost(d) || d->stopped); b++) /* STOP-2 */
+  for (unsigned b = 0; b < 64 && (!rig__is_lost(d) || rig__is_stopped(d)); b++) /* STOP-2 */
     while (d->cache[b] && (keep == 0 || atomic_load(&d->allocated) > keep)) {
       rig__alloc *a = d->cache[b];
       d->cache[b] = a->next;
@@ -260,7 +260,7 @@ static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
 
 /* One round of reclamation (RECLAIM-53, 54): gives back the cache, waits
  * for the work that holds collected memory back, and moves it. */
-static void reclaim_round(rig_device *d, int round) {
+static bool reclaim_round(rig_device *d, int round) {
   rig__mags_drain(d);
   if (round >= 2)
     rig__staging_release(d, false);                   /* RECLAIM-55 */
@@ -274,9 +274,9 @@ static void reclaim_round(rig_device *d, int round) {
       wait = need[0];
   }
   rig__unlock(&d->mem_lock);
-  if (wait)
-    (void)rig__point_wait(wait);
+  rig_status st = wait ? rig__point_wait(wait) : RIG_OK;
   rig__move_everywhere();                             /* RECLAIM-19 */
+  return st == RIG_INTERRUPTED;                       /* the wait hook's (DOM-9) */
 }
 
 /* The collector hook a garbage-collected binding sets (ARCHITECTURE.md):
@@ -303,9 +303,12 @@ static void collect(void) {
   rig_collector hook = atomic_load(&collector);
   if (!hook)
     return;
+  sigset_t old;
+  rig__signals_block(&old); /* it runs between reclamation's regions (ERR-16) */
   rig__enter_callback();
   hook(atomic_load(&collector_ctx));
   rig__leave_callback();
+  rig__signals_restore(&old);
 }
 
 static rig_status oom(rig_device *d, uint64_t n) {
@@ -347,7 +350,8 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
       since = atomic_load(&collections);
       collect();                                      /* RECLAIM-57, RECLAIM-58 */
     }
-    reclaim_round(d, round);                          /* RECLAIM-53..55 */
+    if (reclaim_round(d, round))                      /* RECLAIM-53..55 */
+      return rig__fail(RIG_INTERRUPTED, d, n, "%s: reclamation interrupted", d->name); /* ERR-25 */
     r = try_allocate(d, bytes, kind, mem, &err);
   }
   if (r == RIG_EDGE_OK)
@@ -534,4 +538,4 @@ void rig__alloc_free_early(rig__alloc *a) {
   rig__move_collected(d);
 }
 
-void rig__reclaim_round(rig_device *d, int round) { reclaim_round(d, round); }
+void rig__reclaim_round(rig_device *d, int round) { (void)reclaim_round(d, round); }

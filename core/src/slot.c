@@ -77,6 +77,14 @@ static void remember_dropped(rig__slot *r, rig_device *d, uint64_t submitted) {
   x->hi = submitted;
   x->name = strdup(d->name);
   x->why = strdup(atomic_load(&d->lost));
+  if (!x->name) {
+    free(x->why);
+    free(x);
+    r->retired = true;
+    return;
+  }
+  if (!x->why)
+    x->why = (char *)"out of memory"; /* no room for the reason (ERR-35); never freed */
   x->next = r->dropped;
   r->dropped = x;
 }
@@ -237,7 +245,7 @@ rig__pstate rig__point_state(rig_point p, bool *stopped) {
   }
   rig__pstate st = RIG__PENDING;
   if (rig__is_lost(d) && v > d->lost_at) {
-    *stopped = d->stopped;
+    *stopped = rig__is_stopped(d);
     rig__lost_error(d);
     st = RIG__DROPPED;
   } else if (rig__point_reached(p, true))

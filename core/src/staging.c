@@ -43,7 +43,7 @@ static void release_locked(rig_device *g, bool all) {
     }
     *p = s->next;
     rig_edge_error err = {0};
-    if (g->drv->unmap && !g->stopped && !g->forked)
+    if (g->drv->unmap && !rig__is_stopped(g) && !g->forked)
       (void)RIG__DRIVER(g->drv->unmap(g->h, &s->map, &err));
     free(s->host);
     atomic_fetch_sub(&host->allocated, s->bytes);
@@ -80,6 +80,11 @@ static rig__staging *make(rig_device *g, uint64_t n) {
   if (r != RIG_EDGE_OK) {
     free(s->host);
     free(s);
+    if (r == RIG_EDGE_FAULT || r == RIG_EDGE_HALF) { /* a mapping half made (ERR-23, LOSS-4) */
+      rig__lose_for(g, r, err.message);
+      rig__lost_error(g);
+      return NULL;
+    }
     rig__fail(r == RIG_EDGE_NO_ROOM ? RIG_OUT_OF_MEMORY : RIG_INVALID, g, n,
               "%s: cannot map %llu bytes of staging: %s", g->name, (unsigned long long)n,
               err.message);                         /* RECLAIM-63 */

@@ -135,14 +135,34 @@ int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
   return st ? st : n;
 }
 
-bool rig__stamps_done(rig__alloc *a) {
+/* Whether p holds memory back no more (RECLAIM-5): reached, or dropped
+ * once its work is over. A lost device's values past its cut are never
+ * reached, but its work may run on until its stop (STOP-12): they count
+ * for the return of memory as it reports them (LOSS-18, RECLAIM-23), and
+ * all of them once it has stopped. A child of fork's inherited device
+ * runs nothing of the child's. */
+static bool spent(rig_point p) {
   bool stopped;
+  switch (rig__point_state(p, &stopped)) {
+  case RIG__REACHED:
+    return true;
+  case RIG__PENDING:
+    return false;
+  case RIG__DROPPED:
+    break;
+  }
+  rig_device *d = stopped ? NULL : rig_point_device(p);
+  bool over = !d || d->forked || rig__read_signaled(d) >= rig_point_value(p);
+  rig_device_release(d);
+  return over;
+}
+
+bool rig__stamps_done(rig__alloc *a) {
   pthread_mutex_lock(&a->lock);
   bool done = true;
   for (int i = 0; i < RIG__STAMPS && done; i++) {
     rig_point p = a->stamps[i].use, u = a->unordered[i];
-    done = (p == 0 || rig__point_state(p, &stopped) != RIG__PENDING) &&
-           (u == 0 || rig__point_state(u, &stopped) != RIG__PENDING); /* RECLAIM-5 */
+    done = (p == 0 || spent(p)) && (u == 0 || spent(u)); /* RECLAIM-5 */
   }
   pthread_mutex_unlock(&a->lock);
   return done;

@@ -109,7 +109,7 @@ static void release_passed(rig_device *d) {
   uint64_t reached = rig__read_signaled(d);
   for (rig__mapping **p = &d->retired; *p;) {
     rig__mapping *m = *p;
-    if (m->last_use <= reached || d->stopped) {
+    if (m->last_use <= reached || rig__is_stopped(d)) {
       *p = m->next;
       if (d->drv->unmap_word && !d->forked) {
         sigset_t old;

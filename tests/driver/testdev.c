@@ -35,6 +35,25 @@
  *   queues=1|2   with 2, copies run on a second queue, on a worker of their
  *                own, concurrently with fills and words but where core's
  *                follows order them (ORDER-3..7)
+ *   fault_halts=1  an injected fault (fault_at, fault_nth) halts its queues,
+ *                as a GPU whose queue dies with the fault: from the failing
+ *                submit on, no part starts and no value is reported until
+ *                its stop, which reports the last value it took (STOP-1);
+ *                a part under way may finish, but its value is never
+ *                reported. Without it, work taken before the fault runs on
+ *                (LOSS-16, STOP-12).
+ *   half_map=N   its N-th map (a borrow's or staging's) fails half-way:
+ *                RIG_EDGE_HALF (ERR-23, LOSS-4)
+ *   report_ms=N  its stop returns at once and reports the last value it
+ *                took N ms later, from a thread of its own: a device that
+ *                stops after its stop returned (STOP-4). The test keeps a
+ *                reference to the device until the report, so that the
+ *                word stays its own.
+ *   shared=G     (1..15) devices of group G share a resource, as CUDA's
+ *                devices share its context: an injected fault of one fails
+ *                every later submit, commit and allocation of the others
+ *                with "shared fault: MESSAGE" (LOSS-14). Groups are the
+ *                process's: each test takes a group of its own.
  *
  * k (commit): commit_k, or 1.
  * Per open: one record of about 70 KiB (its ring), freed at destroy.
@@ -55,6 +74,7 @@
 #define RING 256        /* pieces of work in flight */
 #define RING_PARTS 1024 /* their parts */
 #define RING_WAITS 256  /* their queue waits */
+#define SHARED_GROUPS 16
 
 typedef struct item {
   uint64_t value;
@@ -71,6 +91,14 @@ typedef struct testdev {
   uint32_t capacity, grow_limit;   /* parts its queues hold, and may hold */
   uint32_t hang_ms;
   bool silent_stop, fault_commit;
+  bool fault_halts;
+  _Atomic bool halted;             /* fault_halts: the queues are dead */
+  pthread_mutex_t halt_lock;       /* a report and the halt, one at a time */
+  uint64_t half_map;
+  _Atomic uint64_t maps;
+  uint32_t report_ms;
+  bool reported_late;              /* report_ms: the reporter started */
+  uint32_t shared;
   uint64_t half_alloc;
   _Atomic uint64_t allocs;
   uint64_t last_taken;             /* the last value submit took */
@@ -143,7 +171,32 @@ static void parse(testdev *t, const char *args) {
       t->block_ms = (uint32_t)strtoul(p + 10, NULL, 10);
     else if (strncmp(p + 1, "queues=", 7) == 0)
       t->nqueues = p[8] == '2' ? 2 : 1;
+    else if (strncmp(p + 1, "fault_halts=", 12) == 0)
+      t->fault_halts = p[13] == '1';
+    else if (strncmp(p + 1, "half_map=", 9) == 0)
+      t->half_map = strtoull(p + 10, NULL, 10);
+    else if (strncmp(p + 1, "report_ms=", 10) == 0)
+      t->report_ms = (uint32_t)strtoul(p + 11, NULL, 10);
+    else if (strncmp(p + 1, "shared=", 7) == 0)
+      t->shared = (uint32_t)strtoul(p + 8, NULL, 10) % SHARED_GROUPS;
   }
+}
+
+/* shared=G: the fault each group's resource took, "" while none. */
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static char shared_fault[SHARED_GROUPS][RIG_EDGE_MESSAGE_BYTES];
+
+/* Fails with the group's fault once its resource took one (LOSS-14). */
+static int shared_check(const testdev *t, rig_edge_error *err) {
+  if (!t->shared)
+    return RIG_EDGE_OK;
+  char why[RIG_EDGE_MESSAGE_BYTES];
+  pthread_mutex_lock(&shared_lock);
+  memcpy(why, shared_fault[t->shared], sizeof why);
+  pthread_mutex_unlock(&shared_lock);
+  if (!why[0])
+    return RIG_EDGE_OK;
+  return rig_edge_fail(err, RIG_EDGE_FAULT, "shared fault: %s", why);
 }
 
 static void sleep_us(uint32_t us) {
@@ -234,12 +287,24 @@ static void run_item(testdev *t, const item *it, uint64_t index, uint32_t q) {
     if (!slept)
       sleep_us(t->delay_us);
     slept = true;
+    if (atomic_load(&t->halted))
+      return; /* fault_halts: nothing starts after the fault */
     run_part(p);
     record(t, it, i, p);
     atomic_store(&t->done[at], 1);
   }
-  if (atomic_fetch_sub(&t->remaining[index % RING], 1) == 1)
-    signal_value(t, it->value);
+  if (atomic_fetch_sub(&t->remaining[index % RING], 1) == 1) {
+    if (!t->fault_halts) {
+      signal_value(t, it->value);
+      return;
+    }
+    /* Reported before the halt, or never: the submit that faults halts
+     * under the same lock, so that once it returned the word holds still. */
+    pthread_mutex_lock(&t->halt_lock);
+    if (!atomic_load(&t->halted))
+      signal_value(t, it->value);
+    pthread_mutex_unlock(&t->halt_lock);
+  }
 }
 
 /* The ring's tail is the oldest item some queue has not finished. */
@@ -303,6 +368,7 @@ static int td_open(const char *args, void **out, rig_edge_error *err) {
   parse(t, args);
   pthread_mutex_init(&t->lock, NULL);
   pthread_mutex_init(&t->trace_lock, NULL);
+  pthread_mutex_init(&t->halt_lock, NULL);
   pthread_cond_init(&t->more, NULL);
   t->trace_rec = (rig_test_trace){t, trace_read};
   if (!start_workers(t)) {
@@ -331,6 +397,41 @@ static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* report_ms: a thread that reports value into word ms from now. It
+ * touches nothing of the handle, which may be gone by then. */
+struct late { volatile uint64_t *word; uint64_t value; uint32_t ms; };
+
+static void *reporter(void *arg) {
+  struct late *l = arg;
+  sleep_us(l->ms * 1000u);
+  uint64_t old = rig_edge_word_load(l->word);
+  while (old < l->value && !__atomic_compare_exchange_n(l->word, &old, l->value, false,
+                                                        __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+    ;
+  free(l);
+  return NULL;
+}
+
+static bool report_later(volatile uint64_t *word, uint64_t value, uint32_t ms) {
+  struct late *l = malloc(sizeof *l);
+  pthread_t th;
+  pthread_attr_t attr;
+  sigset_t all, old;
+  if (!l)
+    return false;
+  *l = (struct late){word, value, ms};
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* ERR-19 */
+  bool ok = pthread_create(&th, &attr, reporter, l) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (!ok)
+    free(l);
+  return ok;
+}
+
 static int td_stop(void *h, rig_edge_error *err) {
   testdev *t = h;
   if (t->stop_ms)
@@ -344,8 +445,10 @@ static int td_stop(void *h, rig_edge_error *err) {
       pthread_join(t->workers[q], NULL);
   t->running = false;
   /* Its work has ended, run or not: it reports the last value it took, so
-   * that core counts it stopped (STOP-1). */
-  if (!t->silent_stop && t->word)
+   * that core counts it stopped (STOP-1); report_ms: later. */
+  if (!t->silent_stop && t->word && t->report_ms && !t->reported_late)
+    t->reported_late = report_later(t->word, t->last_taken, t->report_ms);
+  else if (!t->silent_stop && t->word && !t->report_ms)
     signal_value(t, t->last_taken);
   return RIG_EDGE_OK;
 }
@@ -356,6 +459,7 @@ static void td_destroy(void *h) {
   td_stop(t, &err);
   pthread_mutex_destroy(&t->lock);
   pthread_mutex_destroy(&t->trace_lock);
+  pthread_mutex_destroy(&t->halt_lock);
   pthread_cond_destroy(&t->more);
   free(t);
 }
@@ -382,6 +486,8 @@ static void td_unmap_word(void *h, void *mapping) {}
  * address itself; only the count of bytes mapped is kept, for map_limit. */
 static int td_map(void *h, void *host, uint64_t bytes, rig_edge_alloc *out, rig_edge_error *err) {
   testdev *t = h;
+  if (t->half_map && atomic_fetch_add(&t->maps, 1) + 1 == t->half_map)
+    return rig_edge_fail(err, RIG_EDGE_HALF, "mapping half made");
   pthread_mutex_lock(&t->lock);
   bool room = !t->map_limit || t->mapped + bytes <= t->map_limit;
   if (room)
@@ -438,10 +544,24 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   if (w->nparts > RING_PARTS || w->nwaits > RING_WAITS)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: work larger than the queue");
   sleep_us(t->block_ms * 1000);
+  if (shared_check(t, err) != RIG_EDGE_OK)
+    return RIG_EDGE_FAULT;
   bool nth = ++t->submits == t->fault_nth;
-  if ((t->fault_at && w->value == t->fault_at) || nth)
-    return rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %llu",
-                         (unsigned long long)w->value);
+  if ((t->fault_at && w->value == t->fault_at) || nth) {
+    rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %llu", (unsigned long long)w->value);
+    if (t->fault_halts) {
+      pthread_mutex_lock(&t->halt_lock);
+      atomic_store(&t->halted, true);
+      pthread_mutex_unlock(&t->halt_lock);
+    }
+    if (t->shared) {
+      pthread_mutex_lock(&shared_lock);
+      if (!shared_fault[t->shared][0])
+        memcpy(shared_fault[t->shared], err->message, sizeof err->message);
+      pthread_mutex_unlock(&shared_lock);
+    }
+    return RIG_EDGE_FAULT;
+  }
   pthread_mutex_lock(&t->lock);
   atomic_store(&t->remaining[t->head % RING], t->nqueues);
   for (uint32_t i = 0; i < w->nparts; i++)
@@ -467,6 +587,8 @@ static int td_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
 
 static int td_commit(void *h, uint64_t value, rig_edge_error *err) {
   testdev *t = h;
+  if (shared_check(t, err) != RIG_EDGE_OK)
+    return RIG_EDGE_FAULT;
   if (t->fault_commit)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "commit refused");
   pthread_mutex_lock(&t->lock);
@@ -483,6 +605,8 @@ static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
   void *p = NULL;
   if (kind == RIG_EDGE_KIND_MAPPED)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: no Mapped memory");
+  if (shared_check(t, err) != RIG_EDGE_OK)
+    return RIG_EDGE_FAULT;
   if (t->half_alloc && atomic_fetch_add(&t->allocs, 1) + 1 == t->half_alloc)
     return rig_edge_fail(err, RIG_EDGE_HALF, "page table half written");
   if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)

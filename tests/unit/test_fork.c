@@ -1,4 +1,4 @@
-/* test_fork.c: a child of fork (LOSS-9, STOP-18..22, STOP-26, ERR-34), with
+/* test_fork.c: a child of fork (LOSS-9, STOP-18..22, STOP-25, STOP-26, ERR-34), with
  * a real fork(): the child checks and exits with the number of the first
  * check that failed, and the parent asserts it exited 0. */
 #include <setjmp.h>
@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -77,9 +79,69 @@ static void stop_18_26_a_child_of_fork(void **state) {
   close_release(t);
 }
 
+typedef struct getter {
+  rig_buffer *x;
+  rig_status st;
+  uint8_t bytes[4096];
+} getter;
+
+static void *staged_get(void *arg) {
+  getter *g = arg;
+  g->st = rig_buffer_get(g->x, 0, g->bytes, sizeof g->bytes);
+  return NULL;
+}
+
+/* STOP-25, STOP-18, STOP-20: host staging memory a thread of the parent
+ * copies through at the fork (a get from a device whose memory the host
+ * does not address, its copy into the staging under way) stays in the
+ * child for good: no move, free_cache or close of the device frees it. */
+static void stop_25_staging_in_use_at_the_fork(void **state) {
+  rig_device *g = open_ok("test:fork-s25,host=0,delay_us=400000");
+  getter get = {create_ok(g, 4096), RIG_INVALID, {0}};
+  uint8_t pattern[4096];
+  memset(pattern, 0x5c, sizeof pattern);
+  check_ok(rig_buffer_put(get.x, 0, pattern, sizeof pattern), "put");
+  check_ok(rig_free_cache(g), "free_cache"); /* the put's staging goes back */
+  check_ok(rig_free_cache(rig_host()), "free_cache");
+  uint64_t host0 = rig_allocated(rig_host()), taken = rig_submitted(g);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, staged_get, &get), 0);
+  for (double end = now_s() + 10.0;
+       (rig_submitted(g) == taken || rig_allocated(rig_host()) == host0) && now_s() < end;)
+    sleep_ms(1);
+  uint64_t host1 = rig_allocated(rig_host());
+  assert_true(rig_submitted(g) == taken + 1 && host1 > host0); /* the copy under way */
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    CHECK(40, rig_lost(g) && strcmp(rig_lost(g), "forked") == 0);
+    CHECK(41, rig_free_cache(rig_host()) == RIG_OK && rig_free_cache(g) == RIG_OK);
+    CHECK(42, rig_allocated(rig_host()) >= host1);
+    CHECK(43, rig_close(g) == RIG_OK);
+    rig_buffer *any;
+    CHECK(44, rig_buffer_create(rig_host(), 16, &any) == RIG_OK); /* a move */
+    rig_buffer_release(any);
+    CHECK(45, rig_free_cache(rig_host()) == RIG_OK);
+    CHECK(46, rig_allocated(rig_host()) >= host1);
+    _exit(0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  pthread_join(t, NULL);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  check_ok(get.st, "the parent's get");
+  assert_memory_equal(get.bytes, pattern, sizeof pattern);
+  rig_buffer_release(get.x);
+  close_release(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(stop_18_26_a_child_of_fork),
+      cmocka_unit_test(stop_25_staging_in_use_at_the_fork),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

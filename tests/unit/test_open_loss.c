@@ -5,6 +5,7 @@
  *        OPEN-28 OPEN-29 OPEN-35 OPEN-45 OPEN-46 OPEN-47 OPEN-48 OPEN-50
  *        OPEN-55 PROP-3 PROP-4 PROP-5 PROP-6 PROP-11 PROP-12 PROP-23
  *        PROP-24 PROP-25 PROP-32 PROP-33 PROP-35 LOSS-11 ERR-32 ERR-36
+ *        STOP-6 STOP-15 STOP-16 STOP-17 LOSS-8 ERR-33 ERR-42
  *
  * Two kinds of device: the asynchronous test device (tests/driver/
  * testdev.c, "test:ID,options", found through RIG_DRIVER_PATH), and "ctl",
@@ -17,6 +18,9 @@
  *   gate      its stop blocks until the test opens the gate (OPEN-5)
  *   slow      its stop sleeps 50 ms before it counts and returns (OPEN-47)
  *   busy      its open fails RIG_EDGE_UNAVAILABLE "busy" (OPEN-27)
+ *   stoperr=fault|io|unsupported|half   its stop, once counted, fails so
+ *             with "stop failed" (STOP-16)
+ *   opengate  its open blocks until the test opens the open gate (ERR-42)
  * Its work runs in submit (synchronous) on memory the host addresses.
  *
  * The test device's fault_at names an absolute value, so those tests first
@@ -38,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rig/edge.h>
 #include <rig/rig.h>
@@ -79,7 +85,10 @@ typedef struct ctl {
   uint64_t cache;
   char arch[64], bus[32];
   bool gate, slow;
+  int stoperr;
 } ctl;
+
+static bool open_gate_open, in_open_gate; /* opengate, under gate_lock */
 
 /* The value of key in "k=v,k=v" args, copied into out; false if absent. */
 static bool arg(const char *args, const char *key, char *out, size_t n) {
@@ -102,10 +111,26 @@ static int ctl_open(const char *args, void **out, rig_edge_error *err) {
   char v[64];
   if (arg(args, "busy", v, sizeof v))
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "busy");       /* OPEN-27 */
+  if (arg(args, "opengate", v, sizeof v)) { /* at most 10 s, until the test opens it */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&gate_lock);
+    in_open_gate = true;
+    pthread_cond_broadcast(&gate_cond);
+    while (!open_gate_open && pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == 0)
+      ;
+    pthread_mutex_unlock(&gate_lock);
+  }
   ctl *c = calloc(1, sizeof *c);
   if (!c)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "ctl: out of memory");
   strcpy(c->arch, "ctl");
+  if (arg(args, "stoperr", v, sizeof v))
+    c->stoperr = strcmp(v, "fault") == 0         ? RIG_EDGE_FAULT
+                 : strcmp(v, "io") == 0          ? RIG_EDGE_IO
+                 : strcmp(v, "unsupported") == 0 ? RIG_EDGE_UNSUPPORTED
+                                                 : RIG_EDGE_HALF;
   if (arg(args, "id", v, sizeof v))
     c->id = atoi(v) % IDS;
   if (arg(args, "fault", v, sizeof v))
@@ -153,6 +178,8 @@ static int ctl_stop(void *h, rig_edge_error *err) {
   if (c->slow)
     sleep_ms(50);
   atomic_fetch_add(&stops[c->id], 1);
+  if (c->stoperr)
+    return rig_edge_fail(err, c->stoperr, "stop failed");
   return RIG_EDGE_OK;
 }
 
@@ -742,6 +769,335 @@ static void prop_6_stop_ends_work_memory_returns_later(void **state) {
   rig_device_release(d);
 }
 
+/* ---- STOP-6: a driver that keeps its own word ----------------------------------- */
+
+/* "own": a synchronous driver whose timeline word is its own (OWN_WORD):
+ * rig learns a value only by calling its signaled, which counts the reads.
+ * hold: it takes work, runs it, but reports nothing until the test sets
+ * the word. fault=N: its N-th submit faults. */
+static struct {
+  _Atomic uint64_t word;
+  _Atomic int reads;
+  uint64_t submits, fault;
+  bool hold;
+} own;
+
+static int own_open(const char *args, void **out, rig_edge_error *err) {
+  char v[32];
+  atomic_store(&own.word, 0);
+  atomic_store(&own.reads, 0);
+  own.submits = 0;
+  own.fault = arg(args, "fault", v, sizeof v) ? strtoull(v, NULL, 10) : 0;
+  own.hold = arg(args, "hold", v, sizeof v);
+  *out = &own;
+  return RIG_EDGE_OK;
+}
+
+static int own_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
+  static ctl facts_of = {.arch = "own"};
+  int r = ctl_facts(&facts_of, f, err);
+  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_HOST_ADDRESSES | RIG_EDGE_OWN_WORD;
+  return r;
+}
+
+static int own_signaled(void *h, uint64_t *out, rig_edge_error *err) {
+  atomic_fetch_add(&own.reads, 1);
+  *out = atomic_load(&own.word);
+  return RIG_EDGE_OK;
+}
+
+static int own_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  if (++own.submits == own.fault)
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "own fault");
+  for (uint32_t i = 0; i < w->nparts; i++)
+    rig_edge_run_on_host(&w->parts[i], err);
+  if (!own.hold)
+    atomic_store(&own.word, w->value);
+  return RIG_EDGE_OK;
+}
+
+static int own_stop(void *h, rig_edge_error *err) { return RIG_EDGE_OK; }
+
+static const rig_edge_driver own_driver = {
+    .abi_major = RIG_EDGE_ABI_MAJOR,
+    .abi_minor = RIG_EDGE_ABI_MINOR,
+    .size = sizeof(rig_edge_driver),
+    .name = "own",
+    .open = own_open,
+    .facts = own_facts,
+    .stop = own_stop,
+    .signaled = own_signaled,
+    .submit = own_submit,
+    .allocate = ctl_allocate,
+    .release = ctl_release,
+};
+
+/* STOP-6, STOP-7, TL-23: a lost device whose driver keeps its own word
+ * reports a value only when rig reads the word: at its stop, at signaled
+ * (once its stop returned), at the calls that move collected memory; until
+ * such a read it counts as not stopped, and keeps its memory. */
+static void stop_6_a_device_with_its_own_word(void **state) {
+  (void)state;
+  for (int report_before_close = 0; report_before_close < 2; report_before_close++) {
+    rig_device *d = NULL;
+    check_ok(rig_open_driver("own:s6", &own_driver, "fault=2,hold", &d), "open own");
+    rig_buffer *b = create_ok(d, 4096);
+    rig_point p;
+    check_ok(rig_buffer_submit_fill(b, 1, 4, &p), "fill"); /* taken, not reported */
+    assert_int_equal(rig_buffer_fill(b, 2, 4), RIG_LOST);
+    rig_buffer_release(b);
+    uint64_t v = 0;
+    int reads = atomic_load(&own.reads);
+    check_ok(rig_signaled(d, &v), "signaled");  /* TL-23: before its stop, no read */
+    assert_int_equal(atomic_load(&own.reads), reads);
+    if (report_before_close) {
+      atomic_store(&own.word, rig_point_value(p));
+      check_ok(rig_close(d), "close");         /* the stop reads it: stopped */
+      assert_true(atomic_load(&own.reads) > reads);
+      assert_int_equal(rig_allocated(d), 0);
+      rig_device_release(d);
+      continue;
+    }
+    check_ok(rig_close(d), "close");           /* read at the stop: not yet */
+    assert_true(atomic_load(&own.reads) > reads);
+    check_ok(rig_free_cache(rig_host()), "a move");
+    assert_true(rig_allocated(d) > 0);         /* STOP-7 */
+    atomic_store(&own.word, rig_point_value(p)); /* it reports, unread */
+    assert_true(rig_allocated(d) > 0);
+    reads = atomic_load(&own.reads);
+    check_ok(rig_signaled(d, &v), "signaled"); /* a read */
+    assert_int_equal(atomic_load(&own.reads), reads + 1);
+    assert_true(v == rig_point_value(p));
+    check_ok(rig_free_cache(rig_host()), "a move"); /* a read, and the memory */
+    assert_int_equal(rig_allocated(d), 0);
+    rig_device_release(d);
+  }
+}
+
+/* ---- STOP-15, STOP-16, STOP-17 ------------------------------------------------- */
+
+typedef struct runner_arg {
+  rig_device *d;
+  bool open;          /* an open of its name, else a close */
+  rig_status st;
+  rig_device *opened;
+  _Atomic bool finished;
+} runner_arg;
+
+static void *run_the_stop(void *arg) {
+  runner_arg *a = arg;
+  a->st = a->open ? rig_open_driver("ctl:s15", &ctl_driver, "id=15", &a->opened)
+                  : rig_close(a->d);
+  atomic_store(&a->finished, true);
+  return NULL;
+}
+
+/* STOP-15: a call that runs a stop, a close or an open of the lost
+ * device's name, lasts as long as the driver's stop: while the stop
+ * blocks on the gate, the call has not returned; once it returns, so does
+ * the call. */
+static void stop_15_the_call_lasts_as_long_as_the_stop(void **state) {
+  (void)state;
+  enum { ID = 15 };
+  for (int open = 0; open < 2; open++) {
+    atomic_store(&stops[ID], 0);
+    pthread_mutex_lock(&gate_lock);
+    gate_open = in_gate = false;
+    pthread_mutex_unlock(&gate_lock);
+    rig_device *d = open_ctl("ctl:s15", "id=15,fault=1,gate");
+    rig_buffer *b = create_ok(d, 64);
+    assert_int_equal(rig_buffer_fill(b, 1, 4), RIG_LOST);
+    rig_buffer_release(b);
+    runner_arg a = {.d = d, .open = open};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_the_stop, &a), 0);
+    pthread_mutex_lock(&gate_lock);
+    for (double end = now_s() + 10.0; !in_gate && now_s() < end;) {
+      pthread_mutex_unlock(&gate_lock);
+      sleep_ms(1);
+      pthread_mutex_lock(&gate_lock);
+    }
+    bool inside = in_gate;
+    pthread_mutex_unlock(&gate_lock);
+    sleep_ms(50);
+    bool returned_early = atomic_load(&a.finished);
+    pthread_mutex_lock(&gate_lock);
+    gate_open = true;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    pthread_join(t, NULL);
+    assert_true(inside);
+    assert_false(returned_early);
+    check_ok(a.st, open ? "open" : "close");
+    assert_int_equal(atomic_load(&stops[ID]), 1);
+    if (open)
+      close_release(a.opened);
+    rig_device_release(d);
+  }
+}
+
+/* STOP-16: a failure other than a fault that escapes a driver's stop is
+ * the status of the call that ran it, with the driver's message (an io
+ * error RIG_IO, misuse RIG_INVALID, another RIG_UNAVAILABLE); a fault is
+ * not. The stop has returned all the same: it runs once, the device has
+ * stopped and its memory returns; an open that ran it leaves the name
+ * unopened. */
+static void stop_16_a_failure_escaping_the_stop(void **state) {
+  (void)state;
+  enum { ID = 16 };
+  static const struct {
+    const char *err;
+    rig_status st;
+  } cases[] = {{"fault", RIG_OK},
+               {"io", RIG_IO},
+               {"unsupported", RIG_INVALID},
+               {"half", RIG_UNAVAILABLE}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[64];
+    snprintf(args, sizeof args, "id=16,stoperr=%s", cases[i].err);
+    atomic_store(&stops[ID], 0);
+    rig_device *d = open_ctl("ctl:s16", args);
+    rig_buffer *b = create_ok(d, 4096);
+    rig_buffer_release(b);
+    rig_status st = rig_close(d);
+    assert_int_equal(st, cases[i].st);
+    if (st != RIG_OK)
+      assert_string_equal(rig_last_error()->message, "stop failed");
+    assert_string_equal(rig_lost(d), "closed");
+    check_ok(rig_close(d), "second close"); /* runs no second stop */
+    assert_int_equal(atomic_load(&stops[ID]), 1);
+    check_ok(rig_free_cache(rig_host()), "free_cache");
+    assert_int_equal(rig_allocated(d), 0);
+    rig_device_release(d);
+  }
+  /* An open of the name runs the owed stop, and fails as it did. */
+  atomic_store(&stops[ID], 0);
+  rig_device *d = open_ctl("ctl:s16-open", "id=16,fault=1,stoperr=io");
+  rig_buffer *b = create_ok(d, 64);
+  assert_int_equal(rig_buffer_fill(b, 1, 4), RIG_LOST);
+  rig_buffer_release(b);
+  rig_device *n = (rig_device *)0x1;
+  assert_int_equal(rig_open_driver("ctl:s16-open", &ctl_driver, "id=16", &n), RIG_IO);
+  assert_string_equal(rig_last_error()->message, "stop failed");
+  assert_ptr_equal(n, (rig_device *)0x1);
+  assert_int_equal(atomic_load(&stops[ID]), 1);
+  n = open_ctl("ctl:s16-open", "id=16");  /* the name was left unopened */
+  assert_false(rig_equal(n, d));
+  assert_int_equal(atomic_load(&stops[ID]), 1);
+  close_release(n);
+  rig_device_release(d);
+}
+
+static rig_device *watched;
+static int interrupt_once_lost(void *ctx) {
+  return (watched && rig_lost(watched)) || past_deadline(ctx);
+}
+
+/* STOP-17, STOP-10: the call that lost a device, a wait that finds it hung,
+ * ends while the wait hook asks every wait to end (C's Ctrl-C) and never
+ * reaches the device's stop: only a close or an open runs it. Until then
+ * the device keeps its memory. */
+static void stop_17_the_call_that_lost_a_device_runs_no_stop(void **state) {
+  (void)state;
+  rig_device *d = open_ok("test:s17,hang_ms=100,hang_nth=1");
+  rig_buffer *b = create_ok(d, 4096);
+  rig_point p;
+  check_ok(rig_buffer_submit_fill(b, 1, 1, &p), "fill"); /* never finishes */
+  watched = d;
+  rig_set_wait_hook(interrupt_once_lost, NULL);
+  rig_status st = rig_point_wait(p);
+  rig_set_wait_hook(past_deadline, NULL);
+  watched = NULL;
+  assert_true(st == RIG_LOST || st == RIG_INTERRUPTED);
+  assert_string_equal(rig_lost(d), "no progress for 100 ms");
+  rig_buffer_release(b);
+  check_ok(rig_free_cache(d), "free_cache");
+  assert_true(rig_allocated(d) >= 4096); /* its stop is owed (STOP-11) */
+  check_ok(rig_close(d), "close");
+  check_ok(rig_free_cache(d), "free_cache");
+  assert_int_equal(rig_allocated(d), 0);
+  rig_device_release(d);
+}
+
+/* ---- LOSS-8, ERR-33, ERR-42: rig_fail, in a child ---------------------------- */
+
+#define CHILD_CHECK(n, cond)                                                       \
+  do {                                                                             \
+    if (!(cond))                                                                   \
+      _exit(n);                                                                    \
+  } while (0)
+
+typedef struct opener_arg {
+  rig_status st;
+  rig_device *d;
+} opener_arg;
+
+static void *racing_open(void *arg) {
+  opener_arg *a = arg;
+  a->st = rig_open_driver("ctl:e42", &ctl_driver, "id=42,opengate", &a->d);
+  return NULL;
+}
+
+/* The child: a device open before the fail, and an open under way in its
+ * driver's open while rig_fail runs. */
+static void fail_child(void) {
+  rig_device *m = NULL;
+  CHILD_CHECK(10, rig_open("memory:e42-m", &m) == RIG_OK);
+  rig_buffer *b = NULL;
+  CHILD_CHECK(11, rig_buffer_create(m, 64, &b) == RIG_OK);
+  opener_arg a = {RIG_INVALID, NULL};
+  pthread_t t;
+  CHILD_CHECK(12, pthread_create(&t, NULL, racing_open, &a) == 0);
+  pthread_mutex_lock(&gate_lock);
+  for (double end = now_s() + 10.0; !in_open_gate && now_s() < end;) {
+    pthread_mutex_unlock(&gate_lock);
+    sleep_ms(1);
+    pthread_mutex_lock(&gate_lock);
+  }
+  bool inside = in_open_gate;
+  pthread_mutex_unlock(&gate_lock);
+  CHILD_CHECK(13, inside);
+  rig_fail("e42: failed on purpose");                                        /* LOSS-8 */
+  pthread_mutex_lock(&gate_lock);
+  open_gate_open = true;
+  pthread_cond_broadcast(&gate_cond);
+  pthread_mutex_unlock(&gate_lock);
+  pthread_join(t, NULL);
+  CHILD_CHECK(14, rig_lost(m) && strcmp(rig_lost(m), "e42: failed on purpose") == 0); /* ERR-33 */
+  CHILD_CHECK(15, rig_buffer_fill(b, 1, 1) == RIG_LOST);
+  CHILD_CHECK(16, strcmp(rig_last_error()->message,
+                         "memory:e42-m lost: e42: failed on purpose") == 0);
+  /* ERR-42: the open that raced the fail made a lost device. */
+  CHILD_CHECK(17, a.st == RIG_OK && a.d != NULL);
+  CHILD_CHECK(18, rig_lost(a.d) && strcmp(rig_lost(a.d), "e42: failed on purpose") == 0);
+  rig_buffer *x = NULL;
+  CHILD_CHECK(19, rig_buffer_create(a.d, 64, &x) == RIG_LOST);
+  rig_device *y = NULL;                                                      /* ERR-41 */
+  CHILD_CHECK(20, rig_open_driver("ctl:e42-after", &ctl_driver, "id=43", &y) == RIG_UNAVAILABLE);
+  CHILD_CHECK(21, rig_close(a.d) == RIG_OK && rig_close(m) == RIG_OK);
+  _exit(0);
+}
+
+/* LOSS-8, ERR-33, ERR-42, ERR-41: rig_fail loses every device with its
+ * argument as the reason, and an open under way as it runs makes a lost
+ * device; in a forked child, since it fails the whole process. */
+static void loss_8_err_33_42_fail_and_a_racing_open(void **state) {
+  (void)state;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    fail_child();
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    print_error("the child ended with status %#x\n", status);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_null(rig_failure());
+}
+
 int main(void) {
   rig_set_wait_hook(past_deadline, NULL);
   const struct CMUnitTest tests[] = {
@@ -757,6 +1113,11 @@ int main(void) {
       cmocka_unit_test_setup(prop_12_arch_from_facts, arm),
       cmocka_unit_test_setup(prop_32_33_35_cache_bytes, arm),
       cmocka_unit_test_setup(prop_6_stop_ends_work_memory_returns_later, arm),
+      cmocka_unit_test_setup(stop_6_a_device_with_its_own_word, arm),
+      cmocka_unit_test_setup(stop_15_the_call_lasts_as_long_as_the_stop, arm),
+      cmocka_unit_test_setup(stop_16_a_failure_escaping_the_stop, arm),
+      cmocka_unit_test_setup(stop_17_the_call_that_lost_a_device_runs_no_stop, arm),
+      cmocka_unit_test_setup(loss_8_err_33_42_fail_and_a_racing_open, arm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,7 @@
-/* test_signals.c: signals across calls into drivers (ERR-9..15), seen from
- * inside a driver linked into the test: what its calls find blocked. */
+/* test_signals.c: signals across calls into drivers (ERR-9..18, ERR-20),
+ * seen from inside a driver linked into the test: what its calls, its
+ * finaliser and the collector hook find blocked, and which thread takes a
+ * signal sent to the process. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,13 +12,21 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include <rig/edge.h>
 #include <rig/rig.h>
 
 #include "util.h"
 
 static volatile sig_atomic_t handled;
-static void on_usr1(int sig) { handled++; }
+static pthread_t handler_thread; /* the thread the last handler ran on */
+static void on_usr1(int sig) {
+  handler_thread = pthread_self();
+  handled++;
+}
 
 static bool blocked(int sig) {
   sigset_t cur;
@@ -30,6 +40,9 @@ static struct {
   int handled_in_submit, releases, handled_at_2, handled_at_64, handled_at_70;
   bool raise_in_submit, raise_in_release;
   volatile uint64_t *word;
+  bool cap_int, destroyed, destroy_int, collector_int;
+  int collected, handled_in_collector;
+  _Atomic bool hold, in_submit;   /* ERR-20: submit holds while hold */
 } seen;
 
 static int s_open(const char *args, void **out, rig_edge_error *err) {
@@ -56,6 +69,12 @@ static int s_bind(void *h, volatile uint64_t *word, rig_edge_error *err) {
 static int s_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   seen.submit_int = blocked(SIGINT);
   seen.submit_segv = blocked(SIGSEGV);
+  if (atomic_load(&seen.hold)) { /* at most 10 s */
+    atomic_store(&seen.in_submit, true);
+    for (int i = 0; i < 10000 && atomic_load(&seen.hold); i++)
+      sleep_ms(1);
+    atomic_store(&seen.in_submit, false);
+  }
   if (seen.raise_in_submit) {
     pthread_kill(pthread_self(), SIGUSR1);
     seen.handled_in_submit = handled; /* not yet: blocked (ERR-12) */
@@ -90,6 +109,15 @@ static int s_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+static const void *s_capability(void *h, const char *key) {
+  seen.cap_int = blocked(SIGINT);
+  return strcmp(key, "sig.seen") == 0 ? &seen : NULL;
+}
+static void s_destroy(void *h) {
+  seen.destroy_int = blocked(SIGINT);
+  seen.destroyed = true;
+}
+
 static const rig_edge_driver sig_driver = {
     .abi_major = RIG_EDGE_ABI_MAJOR,
     .size = sizeof(rig_edge_driver),
@@ -101,6 +129,8 @@ static const rig_edge_driver sig_driver = {
     .wait = s_wait,
     .allocate = s_alloc,
     .release = s_release,
+    .capability = s_capability,
+    .destroy = s_destroy,
 };
 
 static int setup(void **state) {
@@ -161,10 +191,107 @@ static void err_14_15_reclamation_blocks_per_64_regions(void **state) {
   close_release(d);
 }
 
+/* ERR-17: what a program calls of a driver's library blocks signals as
+ * every call into a driver does: the opener (rig_open) and the lookup of a
+ * capability. */
+static void err_17_opener_and_capability_block_signals(void **state) {
+  rig_device *d;
+  seen.open_int = seen.cap_int = false;
+  check_ok(rig_open_driver("sig:c", &sig_driver, "", &d), "open");
+  assert_true(seen.open_int);
+  assert_ptr_equal(rig_capability(d, "sig.seen"), &seen);
+  assert_true(seen.cap_int);
+  assert_false(blocked(SIGINT));
+  close_release(d);
+}
+
+/* ERR-18: a driver's finaliser (destroy, run once the device's record
+ * goes: here when a later device takes its slot) takes no signal. */
+static void err_18_a_drivers_finaliser_takes_no_signal(void **state) {
+  rig_device *d;
+  seen.destroyed = seen.destroy_int = false;
+  check_ok(rig_open_driver("sig:d", &sig_driver, "", &d), "open");
+  close_release(d);
+  for (int i = 0; i < 8 && !seen.destroyed; i++) { /* the next open takes its slot */
+    char name[32];
+    snprintf(name, sizeof name, "memory:err18-%d", i);
+    close_release(open_ok(name));
+  }
+  assert_true(seen.destroyed);
+  assert_true(seen.destroy_int);
+}
+
+static void collector(void *ctx) {
+  seen.collector_int = blocked(SIGINT);
+  seen.collected++;
+  pthread_kill(pthread_self(), SIGUSR1);
+  seen.handled_in_collector = handled; /* not yet: blocked */
+}
+
+/* ERR-16: the collector hook, which an allocation's reclamation runs
+ * between the regions it gives back, runs with signals blocked: a signal
+ * raised inside it is handled once the call has returned. */
+static void err_16_the_collector_runs_with_signals_blocked(void **state) {
+  rig_device *d;
+  check_ok(rig_open_driver("sig:e", &sig_driver, "", &d), "open");
+  check_ok(rig_set_budget(d, 4096), "set_budget");
+  rig_buffer *live = create_ok(d, 2048), *b = NULL;
+  seen.collected = 0;
+  handled = 0;
+  rig_set_collector(collector, NULL);
+  rig_status st = rig_buffer_create(d, 4096, &b); /* refused: rounds 1..3 */
+  rig_set_collector(NULL, NULL);
+  assert_int_equal(st, RIG_OUT_OF_MEMORY);
+  assert_true(seen.collected >= 1);
+  assert_true(seen.collector_int);
+  assert_int_equal(seen.handled_in_collector, 0);
+  assert_true(handled >= 1);
+  rig_buffer_release(live);
+  close_release(d);
+}
+
+static void *held_submit(void *arg) {
+  rig_point p;
+  check_ok(rig_buffer_submit_fill(arg, 1, 1, &p), "fill");
+  return NULL;
+}
+
+/* ERR-20: blocking is per thread: while one thread is inside a driver's
+ * call, with signals blocked, a signal sent to the process goes to a
+ * thread that does not block it, here the main thread, at once. */
+static void err_20_blocking_is_per_thread(void **state) {
+  rig_device *d;
+  check_ok(rig_open_driver("sig:f", &sig_driver, "", &d), "open");
+  rig_buffer *b = create_ok(d, 64);
+  atomic_store(&seen.hold, true);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, held_submit, b), 0);
+  for (double end = now_s() + 10.0; !atomic_load(&seen.in_submit) && now_s() < end;)
+    sleep_ms(1);
+  assert_true(atomic_load(&seen.in_submit));
+  handled = 0;
+  kill(getpid(), SIGUSR1);
+  for (double end = now_s() + 10.0; !handled && now_s() < end;)
+    sleep_ms(1);
+  bool inside = atomic_load(&seen.in_submit);
+  atomic_store(&seen.hold, false);
+  pthread_join(t, NULL);
+  assert_int_equal(handled, 1);
+  assert_true(inside); /* handled while the other thread was in the driver */
+  assert_true(pthread_equal(handler_thread, pthread_self()));
+  rig_buffer_release(b);
+  close_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(err_9_11_12_13_driver_calls_block_signals),
       cmocka_unit_test(err_14_15_reclamation_blocks_per_64_regions),
+      cmocka_unit_test(err_17_opener_and_capability_block_signals),
+      cmocka_unit_test(err_18_a_drivers_finaliser_takes_no_signal),
+      cmocka_unit_test(err_16_the_collector_runs_with_signals_blocked),
+      cmocka_unit_test(err_20_blocking_is_per_thread),
   };
+
   return cmocka_run_group_tests(tests, setup, NULL);
 }

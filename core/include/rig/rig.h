@@ -181,7 +181,9 @@ RIG_API rig_status rig_open_driver(const char *name, const void *driver_table,
  * close (OPEN-51). Does not release the caller's reference.
  * RIG_INVALID for the host (OPEN-59) or NULL. A close of a lost device only
  * runs its owed stop (OPEN-55). RIG_INTERRUPTED: call again to finish
- * (OPEN-57). Blocks; may lock. */
+ * (OPEN-57). A failure other than a fault escaping the driver's stop is
+ * returned with the driver's message (STOP-16; docs/decisions.md gives the
+ * statuses); a fault escaping it is not. Blocks; may lock. */
 RIG_API rig_status rig_close(rig_device *d);
 
 /* Adds a reference to d and returns d. Lock-free. */
