@@ -17,6 +17,9 @@ int rig_bench_copy(FILE *out);
  * memory-device buffer through an io device, vs a read(2) loop into
  * malloc'd memory. */
 int rig_bench_io(FILE *out);
+/* P1, P4, P5: an empty launch's submit vs a direct call through the pool;
+ * an add over 256 MiB vs OpenMP; Image.load of 200 functions vs dlopen. */
+int rig_bench_launch(FILE *out);
 /* An ordered ping-pong of 64 B copies between two devices, through the
  * stamps only (test <-> test, memory <-> test), vs a condition variable
  * hand-off of memcpy between two threads; per round trip. */

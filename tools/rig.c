@@ -213,7 +213,7 @@ static int demo(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench [stress | io]\n");
+  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch]\n");
   return 2;
 }
 
@@ -228,9 +228,11 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "bench") == 0 && argc == 3)
     return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout)
            : strcmp(argv[2], "io") == 0   ? rig_bench_io(stdout)
+           : strcmp(argv[2], "create") == 0 ? rig_bench_create(stdout)
+           : strcmp(argv[2], "launch") == 0 ? rig_bench_launch(stdout)
                                           : usage();
   if (strcmp(argv[1], "bench") == 0)
     return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_io(stdout) |
-           rig_bench_pingpong(stdout);
+           rig_bench_launch(stdout) | rig_bench_pingpong(stdout);
   return usage();
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rig/link.h>
+
 #include "internal.h"
 
 #define PAGE 4096u
@@ -78,14 +80,54 @@ static int host_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* A launch on the submitting thread and the pool (LAUNCH-1, LAUNCH-3):
+ * the threads of a group are numbered x fastest, then the groups
+ * (LAUNCH-6); core checked the axes and the total (LAUNCH-13, 14). */
+static void host_launch(const rig_edge_part *p) {
+  uint64_t groups = p->u.launch.groups[0] * p->u.launch.groups[1] * p->u.launch.groups[2];
+  uint64_t per = p->u.launch.threads[0] * p->u.launch.threads[1] * p->u.launch.threads[2];
+  rig__pool_launch(p->u.launch.function, p->u.launch.params, groups, per);
+}
+
 static int host_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   (void)h;
   for (uint32_t i = 0; i < w->nparts; i++) {
+    if (w->parts[i].kind == RIG_EDGE_PART_LAUNCH) {
+      host_launch(&w->parts[i]);
+      continue;
+    }
     int r = rig_edge_run_on_host(&w->parts[i], err);
     if (r != RIG_EDGE_OK)
       return r;
   }
   rig_edge_word_store(host_word, w->value);
+  return RIG_EDGE_OK;
+}
+
+/* Image.load on host: the linker's one-time link (HOST-2, Linking). Its
+ * refusal is the text's Error, with the linker's message. */
+static int host_load(void *h, const void *bytes, size_t n, void **out, uint64_t *code,
+                     rig_edge_error *err) {
+  char why[RIG_LINK_ERROR_BYTES];
+  rig_link_image *im = NULL;
+  rig_link_status st = rig_link_load(bytes, n, NULL, &im, why, sizeof why);
+  if (st == RIG_LINK_NO_MEMORY)
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s", why);
+  if (st != RIG_LINK_OK)
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s", why);
+  *out = im;
+  *code = rig_link_code_bytes(im);
+  return RIG_EDGE_OK;
+}
+
+/* The named symbols of the image's executable sections (HOST-3). */
+static int host_resolve(void *h, void *image, const char *name, void **out, rig_edge_error *err) {
+  *out = rig_link_resolve(image, name);
+  return RIG_EDGE_OK;
+}
+
+static int host_unload(void *h, void *image, rig_edge_error *err) {
+  rig_link_free(image);
   return RIG_EDGE_OK;
 }
 
@@ -100,6 +142,9 @@ static const rig_edge_driver host_driver = {
     .submit = host_submit,
     .allocate = host_allocate,
     .release = host_release,
+    .load = host_load,
+    .resolve = host_resolve,
+    .unload = host_unload,
 };
 
 const rig_edge_driver *rig__host_driver(void) { return &host_driver; }

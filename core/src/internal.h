@@ -332,6 +332,16 @@ RIG__HIDDEN void rig__watch(rig_device *d);
  * device never reached; writes that device's name (waits.c). */
 RIG__HIDDEN bool rig__waits_on_lost(rig_device *d, char *who, size_t n);
 
+/* ---- launches (image.c, pool.c, submit.c) ---- */
+/* The driver's handle of f. */
+RIG__HIDDEN void *rig__function_handle(const rig_function *f);
+/* The host's performance cores, counted once (PERF-1..5). */
+RIG__HIDDEN unsigned rig__perf_cores(void);
+/* Runs fn(params, first, end) over groups * per_group threads, in whole
+ * groups, on this thread and the pool; returns once all ran (LAUNCH-1..10). */
+RIG__HIDDEN void rig__pool_launch(void *fn, const void *params, uint64_t groups,
+                                  uint64_t per_group);
+
 /* ---- kept values (keep.c) ---- */
 /* Queues a released submission's kept value on d. */
 RIG__HIDDEN rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release);

@@ -14,12 +14,20 @@
 
 enum { RUN_FREE, RUN_TAKEN, RUN_SUBMITTING };
 
+/* A run's block of one launch part: what rig_run_* set (Submission.Run). */
+typedef struct block {
+  uint64_t groups[3], threads[3];
+  uint32_t shared;
+  unsigned char *params;        /* the part's params_bytes, 16-aligned */
+} block;
+
 struct rig_run {
   rig_submission *s;
   _Atomic int state;
   pthread_t owner;
   rig_edge_part *parts;
   rig__use *uses;
+  block *blocks;
   struct rig_run *next_free, *next_all;
 };
 
@@ -29,6 +37,9 @@ struct rig_submission {
   rig_part *parts;
   uint32_t nparts, nslots;
   uint32_t *words;               /* the words of words parts */
+  rig_ref *ref_array;            /* the refs of launch parts */
+  uint32_t *block_of;            /* per part: its launch block, or UINT32_MAX */
+  uint32_t nblocks, nuses;       /* launch parts; uses of all parts */
   void *keep;                    /* rig_submission_keep */
   rig_keep_release keep_release;
   uint8_t *slot_writes;          /* per slot: written by a part */
@@ -37,44 +48,105 @@ struct rig_submission {
   rig_run *all_runs;
 };
 
+static void run_destroy(rig_run *r);
+
 static uint32_t edge_kind(rig_part_kind k) {
-  return k == RIG_PART_COPY ? RIG_EDGE_PART_COPY
-         : k == RIG_PART_FILL ? RIG_EDGE_PART_FILL
-         : k == RIG_PART_WORDS ? RIG_EDGE_PART_WORDS
-                               : RIG_EDGE_PART_KINDS;
+  return k == RIG_PART_COPY     ? RIG_EDGE_PART_COPY
+         : k == RIG_PART_FILL   ? RIG_EDGE_PART_FILL
+         : k == RIG_PART_WORDS  ? RIG_EDGE_PART_WORDS
+         : k == RIG_PART_LAUNCH ? RIG_EDGE_PART_LAUNCH
+                                : RIG_EDGE_PART_KINDS;
 }
 
-/* The slots a part names, and whether it writes each: a copy reads its
- * source and writes its destination, a fill writes its destination, words
- * name none. Returns how many. */
-static int slots_of(const rig_part *p, uint32_t slot[2], bool writes[2]) {
-  if (p->kind == RIG_PART_WORDS)
-    return 0;
-  slot[0] = p->dst;
-  writes[0] = true;
-  if (p->kind != RIG_PART_COPY)
+/* How many uses of slots p makes: a copy reads its source and writes its
+ * destination, a fill writes its destination, a launch uses each slot a
+ * ref names, words name none. */
+static uint32_t nuses_of(const rig_part *p) {
+  switch (p->kind) {
+  case RIG_PART_COPY:
+    return 2;
+  case RIG_PART_FILL:
     return 1;
-  slot[1] = p->src;
-  writes[1] = false;
-  return 2;
+  case RIG_PART_LAUNCH:
+    return p->nrefs;
+  default:
+    return 0;
+  }
+}
+
+/* Use k of p: its slot, whether it writes, whether it is unordered; false
+ * for an entry ref, which names no slot. */
+static bool use_of(const rig_part *p, uint32_t k, uint32_t *slot, bool *write, bool *unordered) {
+  *unordered = p->flags & RIG_PART_UNORDERED;
+  if (p->kind == RIG_PART_LAUNCH) {
+    const rig_ref *r = &p->refs[k];
+    *slot = r->slot;
+    *write = r->kind != RIG_REF_READ;
+    *unordered = *unordered || (r->flags & RIG_PART_UNORDERED);
+    return r->kind != RIG_REF_ENTRY && !r->fixed;
+  }
+  *slot = k == 0 ? p->dst : p->src;
+  *write = k == 0;
+  return true;
 }
 
 static bool names(const rig_part *p, uint32_t slot) {
-  uint32_t s[2];
-  bool w[2];
-  int n = slots_of(p, s, w);
-  for (int k = 0; k < n; k++)
-    if (s[k] == slot)
+  uint32_t s;
+  bool w, u;
+  for (uint32_t k = 0; k < nuses_of(p); k++)
+    if (use_of(p, k, &s, &w, &u) && s == slot)
       return true;
   return false;
 }
 
+/* A launch part: a function of an image on d, refs within the block, each
+ * on 8 bytes (LAUNCH-5, OBJ-4). */
+static rig_status check_launch(rig_device *d, const rig_part *p, size_t i) {
+  if (!p->function || rig_image_device(rig_function_image(p->function)) != d)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches %s", i,
+                     p->function ? "a function of another device's image" : "no function");
+  if ((p->nrefs && !p->refs) || p->nrefs > 4096 || p->params_bytes > (1u << 20))
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: %u refs, %u bytes", i,
+                     p->nrefs, p->params_bytes);
+  for (uint32_t k = 0; k < p->nrefs; k++) {
+    const rig_ref *r = &p->refs[k];
+    if (r->kind > RIG_REF_ENTRY || (r->kind == RIG_REF_ENTRY && !r->entry))
+      return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: ref %u is malformed", i, k);
+    if (r->at % 8 || (uint64_t)r->at + 8 > p->params_bytes)
+      return rig__fail(RIG_INVALID, d, 0,
+                       "rig_submission_make: part %zu: ref %u at byte %u of a %u-byte block", i,
+                       k, r->at, p->params_bytes);
+    if (r->fixed && r->kind == RIG_REF_ENTRY)
+      return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: ref %u is malformed", i, k);
+    if (r->fixed && rig_buffer_dead(r->fixed))
+      return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: fixed buffer of ref %u "
+                       "is dead", i, k);                       /* VALID-4 */
+    if (r->fixed && r->kind != RIG_REF_READ && rig_buffer_access(r->fixed) != RIG_READ_WRITE)
+      return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: ref %u writes a fixed "
+                       "buffer that permits only reads", i, k);  /* VALID-7 */
+  }
+  return RIG_OK;
+}
+
+/* VALID-10: launches and fills take at most 2^31 - 1 bytes of queue, each
+ * 16 + its parameter bytes rounded up to 16. */
+static rig_status check_queue_bytes(rig_device *d, const rig_part *parts, size_t n) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    if (parts[i].kind == RIG_PART_LAUNCH || parts[i].kind == RIG_PART_FILL)
+      total += 16 + (parts[i].kind == RIG_PART_LAUNCH ? (parts[i].params_bytes + 15u) / 16u * 16u : 0);
+  if (total > INT32_MAX)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: launches and fills of %llu bytes",
+                     (unsigned long long)total);
+  return RIG_OK;
+}
+
 static rig_status check_part(rig_device *d, const rig_part *p, size_t i) {
   uint32_t kind = edge_kind(p->kind);
-  if (kind == RIG_EDGE_PART_KINDS || kind == RIG_EDGE_PART_LAUNCH ||
-      d->facts.part_queue[kind] == RIG_EDGE_NO_QUEUE)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s has no queue for part %zu",
-                     d->name, i);                             /* VALID-2 */
+  if (kind == RIG_EDGE_PART_KINDS || d->facts.part_queue[kind] == RIG_EDGE_NO_QUEUE ||
+      (d->is_host && kind != RIG_EDGE_PART_LAUNCH))
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s has no queue for part %zu%s",
+                     d->name, i, d->is_host ? ": the host's runs only launches" : ""); /* VALID-2, HOST-4 */
   if (kind == RIG_EDGE_PART_COPY && p->src == p->dst)
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu copies a slot onto itself", i);
   if (kind == RIG_EDGE_PART_FILL && p->pattern_bytes != 1 && p->pattern_bytes != 2 &&
@@ -84,18 +156,22 @@ static rig_status check_part(rig_device *d, const rig_part *p, size_t i) {
   if (kind == RIG_EDGE_PART_WORDS && (!p->words || p->nwords == 0 || p->nwords > 65536))
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: %u words", i,
                      p->nwords);
+  if (kind == RIG_EDGE_PART_LAUNCH)
+    return check_launch(d, p, i);
   return RIG_OK;
 }
 
 /* Slots must be dense: each below the highest is named (VALID-8). */
 static rig_status check_slots(rig_device *d, const rig_part *parts, size_t n, uint32_t *out) {
-  uint32_t top = 0, slot[2];
-  bool w[2];
+  uint32_t top = 0, slot;
+  bool w, u;
   for (size_t i = 0; i < n; i++)
-    for (int k = slots_of(&parts[i], slot, w); k-- > 0;) {
-      if (slot[k] >= 1u << 20)
-        return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: slot %u is too high", slot[k]);
-      top = slot[k] + 1 > top ? slot[k] + 1 : top;
+    for (uint32_t k = 0; k < nuses_of(&parts[i]); k++) {
+      if (!use_of(&parts[i], k, &slot, &w, &u))
+        continue;
+      if (slot >= 1u << 20)
+        return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: slot %u is too high", slot);
+      top = slot + 1 > top ? slot + 1 : top;
     }
   for (uint32_t s = 0; s < top; s++) {
     bool named = false;
@@ -109,19 +185,29 @@ static rig_status check_slots(rig_device *d, const rig_part *parts, size_t n, ui
 }
 
 /* No slot is named by an unordered use and an ordered one (VALID-9). */
+/* Whether a use of slot by any part is ordered. */
+static bool ordered_use(const rig_part *parts, size_t n, uint32_t slot, size_t *who) {
+  uint32_t s;
+  bool w, u;
+  for (size_t j = 0; j < n; j++)
+    for (uint32_t k = 0; k < nuses_of(&parts[j]); k++)
+      if (use_of(&parts[j], k, &s, &w, &u) && !u && s == slot) {
+        *who = j;
+        return true;
+      }
+  return false;
+}
+
 static rig_status check_unordered(rig_device *d, const rig_part *parts, size_t n) {
-  uint32_t slot[2];
-  bool w[2];
-  for (size_t i = 0; i < n; i++) {
-    if (!(parts[i].flags & RIG_PART_UNORDERED))
-      continue;
-    for (int k = slots_of(&parts[i], slot, w); k-- > 0;)
-      for (size_t j = 0; j < n; j++)
-        if (!(parts[j].flags & RIG_PART_UNORDERED) && names(&parts[j], slot[k]))
-          return rig__fail(RIG_INVALID, d, 0,
-                           "rig_submission_make: parts %zu and %zu use a slot unordered and "
-                           "ordered", i, j);
-  }
+  uint32_t slot;
+  bool w, u;
+  size_t j;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < nuses_of(&parts[i]); k++)
+      if (use_of(&parts[i], k, &slot, &w, &u) && u && ordered_use(parts, n, slot, &j))
+        return rig__fail(RIG_INVALID, d, 0,
+                         "rig_submission_make: parts %zu and %zu use a slot unordered and "
+                         "ordered", i, j);
   return RIG_OK;
 }
 
@@ -132,33 +218,60 @@ static rig_status check_parts(rig_device *d, const rig_part *parts, size_t n, ui
   for (size_t i = 0; i < n; i++)
     if ((st = check_part(d, &parts[i], i)))
       return st;
-  if ((st = check_slots(d, parts, n, nslots)) || (st = check_unordered(d, parts, n)))
+  if ((st = check_slots(d, parts, n, nslots)) || (st = check_unordered(d, parts, n)) ||
+      (st = check_queue_bytes(d, parts, n)))
     return st;
   return RIG_OK;
 }
 
-/* Copies the parts, and the words of words parts into one array. */
+/* Copies the parts, the words of words parts and the refs of launch parts
+ * into one array each, numbers the launch blocks and holds their images. */
 static bool copy_parts(rig_submission *s, const rig_part *parts, size_t n) {
-  size_t words = 0;
-  for (size_t i = 0; i < n; i++)
+  size_t words = 0, refs = 0;
+  for (size_t i = 0; i < n; i++) {
     words += parts[i].kind == RIG_PART_WORDS ? parts[i].nwords : 0;
+    refs += parts[i].kind == RIG_PART_LAUNCH ? parts[i].nrefs : 0;
+  }
   s->parts = malloc(n * sizeof *parts);
+  s->block_of = malloc(n * sizeof *s->block_of);
   s->words = words ? malloc(words * sizeof *s->words) : NULL;
-  if (!s->parts || (words && !s->words))
+  s->ref_array = refs ? malloc(refs * sizeof *s->ref_array) : NULL;
+  if (!s->parts || !s->block_of || (words && !s->words) || (refs && !s->ref_array))
     return false;
   memcpy(s->parts, parts, n * sizeof *parts);
-  for (size_t i = 0, at = 0; i < n; i++)
-    if (parts[i].kind == RIG_PART_WORDS) {
+  for (size_t i = 0, at = 0, rat = 0; i < n; i++) {
+    rig_part *p = &s->parts[i];
+    s->block_of[i] = UINT32_MAX;
+    s->nuses += nuses_of(p);
+    if (p->kind == RIG_PART_WORDS) {
       memcpy(s->words + at, parts[i].words, parts[i].nwords * sizeof *s->words);
-      s->parts[i].words = s->words + at;
+      p->words = s->words + at;
       at += parts[i].nwords;
+    } else if (p->kind == RIG_PART_LAUNCH) {
+      if (parts[i].nrefs)
+        memcpy(s->ref_array + rat, parts[i].refs, parts[i].nrefs * sizeof *s->ref_array);
+      p->refs = s->ref_array + rat;
+      rat += parts[i].nrefs;
+      s->block_of[i] = s->nblocks++;
+      rig_image_retain(rig_function_image(p->function)); /* the code stays (RUN-8) */
+      for (uint32_t k = 0; k < p->nrefs; k++)
+        rig_buffer_retain(p->refs[k].fixed);              /* fixed memory */
     }
+  }
   return true;
 }
 
 static void free_submission(rig_submission *s) {
+  for (uint32_t i = 0; s->block_of && i < s->nparts; i++)
+    if (s->block_of[i] != UINT32_MAX) {
+      rig_image_release(rig_function_image(s->parts[i].function));
+      for (uint32_t k = 0; k < s->parts[i].nrefs; k++)
+        rig_buffer_release(s->parts[i].refs[k].fixed);
+    }
   free(s->parts);
   free(s->words);
+  free(s->ref_array);
+  free(s->block_of);
   free(s->slot_writes);
   free(s);
 }
@@ -178,6 +291,8 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
   if ((st = check_parts(d, parts, n, &nslots)))
     return st;
   rig_submission *s = calloc(1, sizeof *s);
+  if (s)
+    s->nparts = (uint32_t)n;
   if (!s || !copy_parts(s, parts, n) || !(s->slot_writes = calloc(nslots + 1, 1))) {
     if (s)
       free_submission(s);
@@ -185,9 +300,12 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
                      "rig_submission_make: out of memory");
   }
   for (size_t i = 0; i < n; i++)
-    if (parts[i].kind != RIG_PART_WORDS)
-      s->slot_writes[parts[i].dst] = 1;
-  s->nparts = (uint32_t)n;
+    for (uint32_t k = 0; k < nuses_of(&parts[i]); k++) {
+      uint32_t slot;
+      bool w, u;
+      if (use_of(&parts[i], k, &slot, &w, &u) && w)
+        s->slot_writes[slot] = 1;
+    }
   s->nslots = nslots;
   s->dev = rig_device_retain(d);
   pthread_mutex_init(&s->lock, NULL);
@@ -218,9 +336,7 @@ RIG_API void rig_submission_release(rig_submission *s) {
     s->keep_release(s->keep); /* no memory to queue it: let it go now */
   for (rig_run *r = s->all_runs, *next; r; r = next) {
     next = r->next_all;
-    free(r->parts);
-    free(r->uses);
-    free(r);
+    run_destroy(r);
   }
   pthread_mutex_destroy(&s->lock);
   rig_device_release(s->dev);
@@ -230,19 +346,41 @@ RIG_API void rig_submission_release(rig_submission *s) {
 RIG_API uint32_t rig_submission_slots(const rig_submission *s) { return s ? s->nslots : 0; }
 RIG_API rig_submission *rig_run_submission(const rig_run *r) { return r ? r->s : NULL; }
 
+static void run_destroy(rig_run *r) {
+  for (uint32_t k = 0; r->blocks && k < r->s->nblocks; k++)
+    free(r->blocks[k].params);
+  free(r->blocks);
+  free(r->parts);
+  free(r->uses);
+  free(r);
+}
+
+/* A run with room for everything a submit builds, so that submit
+ * allocates nothing (SUBMIT-20); its blocks' grids start at zero, which a
+ * submit refuses until they are set (LAUNCH-13). */
 static rig_run *run_new(rig_submission *s) {
   rig_run *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
+  r->s = s;
   r->parts = calloc(s->nparts, sizeof *r->parts);
-  r->uses = calloc(2 * (size_t)s->nparts, sizeof *r->uses);
-  if (!r->parts || !r->uses) {
-    free(r->parts);
-    free(r->uses);
-    free(r);
+  r->uses = calloc(s->nuses + 1, sizeof *r->uses);
+  r->blocks = calloc(s->nblocks + 1, sizeof *r->blocks);
+  bool ok = r->parts && r->uses && r->blocks;
+  for (uint32_t i = 0; ok && i < s->nparts; i++) {
+    uint32_t k = s->block_of[i];
+    if (k != UINT32_MAX &&
+        posix_memalign((void **)&r->blocks[k].params, 16, s->parts[i].params_bytes + 16u) != 0) {
+      r->blocks[k].params = NULL;
+      ok = false;
+    } else if (k != UINT32_MAX) {
+      memset(r->blocks[k].params, 0, s->parts[i].params_bytes + 16u);
+    }
+  }
+  if (!ok) {
+    run_destroy(r);
     return NULL;
   }
-  r->s = s;
   return r;
 }
 
@@ -305,6 +443,77 @@ static rig_edge_range range_of(rig_buffer *b) {
   return r;
 }
 
+/* A launch's grid: no axis of zero groups or threads (LAUNCH-13), at most
+ * 2^62 threads (LAUNCH-14), no shared memory on a device that has none
+ * (LAUNCH-12, VALID-20: the host). */
+static rig_status check_grid(rig_device *d, const block *b, uint32_t i) {
+  unsigned __int128 total = 1;
+  for (int a = 0; a < 3; a++) {
+    if (!b->groups[a] || !b->threads[a])
+      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: an axis of zero %s", i,
+                       b->groups[a] ? "threads" : "groups");
+    total *= (unsigned __int128)b->groups[a] * b->threads[a];
+    if (total > ((unsigned __int128)1 << 62))
+      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: more than 2^62 threads", i);
+  }
+  if (b->shared && rig_runs_on_host(d))
+    return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: %s has no shared memory", i,
+                     d->name);
+  return RIG_OK;
+}
+
+/* The address d's code uses for b: the host's for a device that runs on
+ * the host (LAUNCH-5), else the device's. */
+static uint64_t address_of(const rig_device *d, const rig_buffer *b) {
+  if (rig_runs_on_host(d))
+    return (uint64_t)(uintptr_t)b->mem->host + b->offset;
+  return b->mem->address + b->offset;
+}
+
+/* A launch part: its grid, its refs' addresses stored in the run's block,
+ * and a use per slot it names. */
+static rig_status build_launch(rig_run *r, uint32_t i, rig_buffer *const *bufs, size_t *nuses) {
+  const rig_part *p = &r->s->parts[i];
+  rig_device *d = r->s->dev;
+  block *b = &r->blocks[r->s->block_of[i]];
+  rig_edge_part *e = &r->parts[i];
+  rig_status st = check_grid(d, b, i);
+  if (st)
+    return st;
+  for (uint32_t k = 0; k < p->nrefs; k++) {
+    const rig_ref *ref = &p->refs[k];
+    uint64_t at;
+    if (ref->kind == RIG_REF_ENTRY) {
+      at = rig_function_entry(ref->entry);                    /* SYM-2 */
+    } else {
+      rig_buffer *x = ref->fixed ? ref->fixed : bufs[ref->slot];
+      if (ref->fixed && (st = rig__buffer_usable(x, "rig_submit")))
+        return st;                                            /* VALID-4, VALID-13 */
+      if (ref->fixed && x->dev != d && !rig_reaches(d, x->alloc->dev))
+        return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: fixed buffer of ref %u is on "
+                         "%s", i, k, x->dev->name);         /* VALID-6 */
+      if (!x->mem->host && !x->mem->address)
+        return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: ref %u names memory with no "
+                         "address", i, k);                    /* VALID-19 */
+      at = address_of(d, x);
+      uint32_t slot;
+      bool w, u;
+      use_of(p, k, &slot, &w, &u);
+      r->uses[(*nuses)++] = (rig__use){x->alloc, w, u};
+    }
+    memcpy(b->params + ref->at, &at, sizeof at);
+  }
+  e->kind = RIG_EDGE_PART_LAUNCH;
+  e->u.launch.function = rig__function_handle(p->function);
+  e->u.launch.params = b->params;
+  e->u.launch.params_bytes = p->params_bytes;
+  e->u.launch.shared_bytes = b->shared;
+  memcpy(e->u.launch.groups, b->groups, sizeof b->groups);
+  memcpy(e->u.launch.threads, b->threads, sizeof b->threads);
+  e->queue = d->facts.part_queue[e->kind];
+  return RIG_OK;
+}
+
 /* Builds part i of r for the driver and its uses (VALID-17, VALID-18). */
 static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, size_t *nuses) {
   const rig_part *p = &r->s->parts[i];
@@ -312,6 +521,8 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   rig_edge_part *e = &r->parts[i];
   bool unordered = p->flags & RIG_PART_UNORDERED;
   memset(e, 0, sizeof *e);
+  if (p->kind == RIG_PART_LAUNCH)
+    return build_launch(r, i, bufs, nuses);
   if (p->kind == RIG_PART_WORDS) {
     e->kind = RIG_EDGE_PART_WORDS;
     e->queue = d->facts.part_queue[e->kind];
@@ -347,14 +558,24 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
 
 /* Whether parts i and j may share memory where one writes (ORDER-3):
  * buffers sharing a word count as one memory (WORD-4). */
+/* The buffer of use k of p, slot or fixed, and whether it writes; NULL
+ * for an entry ref. */
+static rig_buffer *buffer_of(const rig_part *p, uint32_t k, rig_buffer *const *bufs, bool *write) {
+  uint32_t slot;
+  bool u;
+  if (use_of(p, k, &slot, write, &u))
+    return bufs[slot];
+  return p->kind == RIG_PART_LAUNCH ? p->refs[k].fixed : NULL;
+}
+
 static bool conflict(const rig_part *a, const rig_part *b, rig_buffer *const *bufs) {
-  uint32_t sa[2], sb[2];
-  bool wa[2], wb[2];
-  int na = slots_of(a, sa, wa), nb = slots_of(b, sb, wb);
-  for (int x = 0; x < na; x++)
-    for (int y = 0; y < nb; y++)
-      if ((wa[x] || wb[y]) && (sa[x] == sb[y] || rig_buffer_overlaps(bufs[sa[x]], bufs[sb[y]])))
+  bool wa, wb;
+  for (uint32_t x = 0; x < nuses_of(a); x++)
+    for (uint32_t y = 0; y < nuses_of(b); y++) {
+      rig_buffer *ba = buffer_of(a, x, bufs, &wa), *bb = buffer_of(b, y, bufs, &wb);
+      if (ba && bb && (wa || wb) && (ba == bb || rig_buffer_overlaps(ba, bb)))
         return true;
+    }
   return false;
 }
 
@@ -439,4 +660,86 @@ RIG_API rig_status rig_submit(rig_run *r, rig_buffer *const *buffers, size_t nbu
     st = submit_run(r, buffers, nbuffers, waits, nwaits, out);
   run_free(r);                                          /* SUBMIT-12, 13 */
   return st;
+}
+
+/* ---- launch blocks (Submission.block, Submission.Run) ---- */
+
+RIG_API rig_status rig_submission_block(const rig_submission *s, uint32_t part, uint32_t *out_k) {
+  if (!s || !out_k || part >= s->nparts || s->block_of[part] == UINT32_MAX)
+    return rig__fail(RIG_INVALID, s ? s->dev : NULL, 0,
+                     "rig_submission_block: part %u is no launch", part);
+  *out_k = s->block_of[part];
+  return RIG_OK;
+}
+
+/* Block k of r, or NULL with the error set. */
+static block *block_at(rig_run *r, uint32_t k, const char *fn) {
+  if (!r || k >= r->s->nblocks) {
+    rig__fail(RIG_INVALID, r ? r->s->dev : NULL, 0, "%s: no block %u", fn, k);
+    return NULL;
+  }
+  return &r->blocks[k];
+}
+
+static rig_status set_axes(rig_run *r, uint32_t k, bool groups, uint64_t x, uint64_t y,
+                           uint64_t z) {
+  block *b = block_at(r, k, groups ? "rig_run_groups" : "rig_run_threads");
+  if (!b)
+    return RIG_INVALID;
+  uint64_t *a = groups ? b->groups : b->threads;
+  a[0] = x;
+  a[1] = y;
+  a[2] = z;
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_run_groups(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z) {
+  return set_axes(r, k, true, x, y, z);
+}
+
+RIG_API rig_status rig_run_threads(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z) {
+  return set_axes(r, k, false, x, y, z);
+}
+
+RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes) {
+  block *b = block_at(r, k, "rig_run_shared");
+  if (!b)
+    return RIG_INVALID;
+  b->shared = bytes;
+  return RIG_OK;
+}
+
+/* The bytes of the part of block k, in s's order. */
+static uint32_t params_bytes_of(const rig_submission *s, uint32_t k) {
+  for (uint32_t i = 0; i < s->nparts; i++)
+    if (s->block_of[i] == k)
+      return s->parts[i].params_bytes;
+  return 0;
+}
+
+RIG_API rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t off, const void *src,
+                                 uint32_t n) {
+  block *b = block_at(r, k, "rig_run_bytes");
+  if (!b)
+    return RIG_INVALID;
+  uint32_t size = params_bytes_of(r->s, k);
+  if ((n && !src) || off > size || n > size - off)
+    return rig__fail(RIG_INVALID, r->s->dev, 0,
+                     "rig_run: [%u, +%u) is out of block %u's %u bytes", off, n, k, size);
+  if (n)
+    memcpy(b->params + off, src, n);
+  return RIG_OK;
+}
+
+RIG_API rig_status rig_run_int64(rig_run *r, uint32_t k, uint32_t off, int64_t v) {
+  return rig_run_bytes(r, k, off, &v, sizeof v);                /* OBJ-5 */
+}
+RIG_API rig_status rig_run_int32(rig_run *r, uint32_t k, uint32_t off, int32_t v) {
+  return rig_run_bytes(r, k, off, &v, sizeof v);
+}
+RIG_API rig_status rig_run_float(rig_run *r, uint32_t k, uint32_t off, float v) {
+  return rig_run_bytes(r, k, off, &v, sizeof v);
+}
+RIG_API rig_status rig_run_double(rig_run *r, uint32_t k, uint32_t off, double v) {
+  return rig_run_bytes(r, k, off, &v, sizeof v);
 }

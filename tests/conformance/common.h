@@ -31,4 +31,28 @@ bool conf_is_host(void);
   } while (0)
 #define conf_ok(expr) conf_status((expr), RIG_OK)
 
+/* Copies and fills in submissions on the host. The host's queue runs only
+ * launches, so a host submission with a copy or fill part lacks a queue for
+ * it and make refuses it (HOST-4, VALID-2). Tests of order and of
+ * submissions in general run on the host through launches that do the same
+ * work: copy_bytes and fill_bytes (tests/kernels), loaded from $RIG_KERNELS.
+ *
+ * conf_submission_make makes a submission of parts on d as
+ * rig_submission_make does; on the host it first turns each copy part into
+ * a launch of copy_bytes that reads slot src and writes slot dst, and each
+ * fill part into one of fill_bytes that writes slot dst, flags (unordered)
+ * kept. Other parts go as they are. */
+rig_status conf_submission_make(rig_device *d, const rig_part *parts, size_t n,
+                                rig_submission **out);
+/* Fills in the launch blocks of r, a run of a submission that
+ * conf_submission_make made of parts on the device under test, for a
+ * submit with bufs (nbufs of them): each launch's grid and parameters,
+ * from the lengths of its buffers (a slot past nbufs or NULL counts 0
+ * bytes). Nothing to do where the device under test is not the host. */
+void conf_run_set(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *const *bufs,
+                  size_t nbufs);
+/* conf_run_set, then rig_submit. */
+rig_status conf_submit(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *const *bufs,
+                       size_t nbufs, const rig_point *waits, size_t nwaits, rig_point *out);
+
 #endif

@@ -1001,10 +1001,11 @@ static void pre_28_null_pointers_are_refused(void **st) {
   conf_refused(rig_submission_take(NULL, &run), RIG_INVALID);
   assert_ptr_equal(run, UNTOUCHED);
 
-  conf_ok(rig_submission_make(dev, parts, 1, &sub));
+  conf_ok(conf_submission_make(dev, parts, 1, &sub)); /* a launch on the host (HOST-4) */
   conf_refused(rig_submission_take(sub, NULL), RIG_INVALID);
   conf_refused(rig_submit(NULL, (rig_buffer *const[]){b, c}, 2, NULL, 0, &p), RIG_INVALID);
   conf_ok(rig_submission_take(sub, &run));
+  conf_run_set(run, parts, 1, (rig_buffer *const[]){b, c}, 2);
   conf_refused(rig_submit(run, NULL, 2, NULL, 0, &p), RIG_INVALID);
   conf_refused(rig_submit(run, (rig_buffer *const[]){b, NULL}, 2, NULL, 0, &p), RIG_INVALID);
   conf_refused(rig_submit(run, (rig_buffer *const[]){NULL, c}, 2, NULL, 0, &p), RIG_INVALID);
@@ -1012,6 +1013,11 @@ static void pre_28_null_pointers_are_refused(void **st) {
   conf_refused(rig_submit(run, (rig_buffer *const[]){b, c}, 2, NULL, 0, NULL), RIG_INVALID);
   assert_int_equal(p, NO_POINT);
   rig_submission_release(sub);
+  /* On the host the submission held its kernels' code (its parts are
+   * launches, HOST-4), which the next move of the host's memory lets go
+   * (RUN-8, RECLAIM-17). */
+  if (conf_is_host())
+    move_on(rig_host());
 
   expect_state(s);
   expect_seq(b, 17);
@@ -1219,11 +1225,12 @@ static void grecl_4_7_budget_example(void **st) {
 
 /* SUBS-1 SUBMIT-6 SUBMIT-7: a submission of a copy and a fill, made once,
  * submitted twice with other buffers; each submit's point is (d,
- * submitted d + 1), and slot i is buffers[i]. */
+ * submitted d + 1), and slot i is buffers[i]. On the host, whose queue
+ * runs only launches (HOST-4), the copy and the fill are launches. */
 static void subs_1_submit_6_7_copy_and_fill(void **st) {
   rig_part parts[2] = {rig_part_copy(0, 1), rig_part_fill(2, 0xC0FFEE11, 4)};
   rig_submission *s = NULL;
-  conf_ok(rig_submission_make(dev, parts, 2, &s));
+  conf_ok(conf_submission_make(dev, parts, 2, &s));
   assert_non_null(s);
   assert_int_equal(rig_submission_slots(s), 3);
   assert_ptr_equal(rig_submission_retain(s), s);
@@ -1239,7 +1246,7 @@ static void subs_1_submit_6_7_copy_and_fill(void **st) {
   assert_ptr_equal(rig_run_submission(r), s);
   uint64_t before = rig_submitted(dev);
   rig_point p = 0;
-  conf_ok(rig_submit(r, (rig_buffer *const[]){a, b, c}, 3, NULL, 0, &p));
+  conf_ok(conf_submit(r, parts, 2, (rig_buffer *const[]){a, b, c}, 3, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 1);               /* SUBMIT-6 */
   assert_int_equal(rig_submitted(dev), before + 1);
   expect_point_of_dev(p);
@@ -1252,7 +1259,7 @@ static void subs_1_submit_6_7_copy_and_fill(void **st) {
   put_seq(b, 25);
   rig_buffer *c2 = mk(32);
   conf_ok(rig_submission_take(s, &r));
-  conf_ok(rig_submit(r, (rig_buffer *const[]){b, a, c2}, 3, NULL, 0, &p));
+  conf_ok(conf_submit(r, parts, 2, (rig_buffer *const[]){b, a, c2}, 3, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 2);
   conf_ok(rig_buffer_wait(a, RIG_READ));
   expect_seq(a, 25);
@@ -1265,39 +1272,55 @@ static void subs_1_submit_6_7_copy_and_fill(void **st) {
   rig_buffer_release(a);
 }
 
-/* VALID-8 VALID-2 VALID-11 ERR-1: make refuses sparse slots, no parts, a fill
- * of another pattern size and a part the device has no queue for. */
+/* VALID-8 VALID-2 VALID-11 ERR-1 HOST-4: make refuses sparse slots, no parts,
+ * a fill of another pattern size and a part the device has no queue for.
+ * On the host, whose queue runs only launches, every copy and fill part is
+ * such a part (HOST-4); the slots and the count are checked there with the
+ * same parts as launches (conf_submission_make). */
 static void valid_8_2_11_make_refusals(void **st) {
   struct {
     rig_part parts[3];
     size_t n;
+    bool slots; /* refused for its slots or count, whatever its parts are */
   } bad[] = {
-      {{rig_part_copy(0, 2)}, 1},                                 /* slot 1 unnamed */
-      {{rig_part_fill(1, 0, 1)}, 1},                              /* slot 0 unnamed */
-      {{rig_part_copy(0, 1), rig_part_fill(3, 0, 4)}, 2},         /* slot 2 unnamed */
-      {{rig_part_copy(2, 0)}, 1},                                 /* slot 1 unnamed */
-      {{rig_part_fill(0, 0, 3)}, 1},                              /* pattern of 3 */
-      {{rig_part_fill(0, 0, 0)}, 1},
-      {{rig_part_copy(0, 1), rig_part_fill(0, 0, 8)}, 2},
-      {{rig_part_copy(0, 0)}, 1},                                 /* onto itself */
-      {{rig_part_copy(0, 1)}, 0},                                 /* no parts */
+      {{rig_part_copy(0, 2)}, 1, true},                           /* slot 1 unnamed */
+      {{rig_part_fill(1, 0, 1)}, 1, true},                        /* slot 0 unnamed */
+      {{rig_part_copy(0, 1), rig_part_fill(3, 0, 4)}, 2, true},   /* slot 2 unnamed */
+      {{rig_part_copy(2, 0)}, 1, true},                           /* slot 1 unnamed */
+      {{rig_part_fill(0, 0, 3)}, 1, false},                       /* pattern of 3 */
+      {{rig_part_fill(0, 0, 0)}, 1, false},
+      {{rig_part_copy(0, 1), rig_part_fill(0, 0, 8)}, 2, false},
+      {{rig_part_copy(0, 0)}, 1, false},                          /* onto itself */
+      {{rig_part_copy(0, 1)}, 0, true},                           /* no parts */
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     rig_submission *s = UNTOUCHED;
     conf_refused(rig_submission_make(dev, bad[i].parts, bad[i].n, &s), RIG_INVALID);
     assert_ptr_equal(s, UNTOUCHED);
+    if (conf_is_host() && bad[i].n > 0) /* HOST-4: part 0 lacks a queue first */
+      assert_non_null(strstr(rig_last_error()->message, "only launches"));
+    if (conf_is_host() && bad[i].slots) { /* as launches: still refused (VALID-8) */
+      conf_refused(conf_submission_make(dev, bad[i].parts, bad[i].n, &s), RIG_INVALID);
+      assert_ptr_equal(s, UNTOUCHED);
+    }
   }
   if (is_memory()) {
     /* A memory device has no queue for launches (OPEN-42, VALID-2). */
-    rig_part launch = {RIG_PART_LAUNCH, 0, 0, 0, 0, 0, NULL, 0};
+    rig_part launch = rig_part_launch(NULL, NULL, 0, 0);
     rig_submission *s = UNTOUCHED;
     conf_refused(rig_submission_make(dev, &launch, 1, &s), RIG_INVALID);
     assert_ptr_equal(s, UNTOUCHED);
   }
-  /* Dense slots in any order are fine. */
+  /* Dense slots in any order are fine: on the host as launches, since the
+   * copy and fills themselves lack a queue there (HOST-4). */
   rig_part ok[3] = {rig_part_fill(2, 0, 1), rig_part_copy(1, 0), rig_part_fill(1, 0, 2)};
-  rig_submission *s = NULL;
-  conf_ok(rig_submission_make(dev, ok, 3, &s));
+  rig_submission *s = UNTOUCHED;
+  if (conf_is_host()) {
+    conf_refused(rig_submission_make(dev, ok, 3, &s), RIG_INVALID);
+    assert_ptr_equal(s, UNTOUCHED);
+  }
+  s = NULL;
+  conf_ok(conf_submission_make(dev, ok, 3, &s));
   assert_int_equal(rig_submission_slots(s), 3);
   rig_submission_release(s);
 }
@@ -1305,11 +1328,18 @@ static void valid_8_2_11_make_refusals(void **st) {
 /* VALID-12 VALID-13 VALID-16 VALID-17 VALID-18 VALID-22 SUBMIT-27 SUBMIT-12
  * ERR-1: submits that break a rule are RIG_INVALID and run nothing; the run
  * is free again after each, and a copy between views that share a word but
- * no byte, or from a Read buffer, is fine. */
+ * no byte, or from a Read buffer, is fine. On the host the copy part has no
+ * queue (HOST-4): the copy is a launch there, which the rules of a submit
+ * bind as they bind any part, but not those of copies (VALID-17, 18). */
 static void valid_12_13_16_17_18_submit_refusals(void **st) {
   rig_part copy = rig_part_copy(0, 1);
-  rig_submission *s = NULL;
-  conf_ok(rig_submission_make(dev, &copy, 1, &s));
+  rig_submission *s = UNTOUCHED;
+  if (conf_is_host()) {
+    conf_refused(rig_submission_make(dev, &copy, 1, &s), RIG_INVALID);
+    assert_ptr_equal(s, UNTOUCHED);
+  }
+  s = NULL;
+  conf_ok(conf_submission_make(dev, &copy, 1, &s));
   rig_buffer *a = mk(64), *b = mk(64), *shorter = mk(32), *dead = mk(64);
   put_seq(a, 26);
   put_seq(b, 27);
@@ -1325,17 +1355,21 @@ static void valid_12_13_16_17_18_submit_refusals(void **st) {
   struct {
     rig_buffer *bufs[3];
     size_t n;
+    bool copies; /* a rule of copies only */
   } bad[] = {
-      {{a}, 1},               {{a, b, a}, 3},     {{0}, 0},          /* VALID-12 */
-      {{dead, b}, 2},         {{a, dead}, 2},                        /* VALID-13 */
-      {{a, ro}, 2},                                                  /* VALID-16 */
-      {{a, shorter}, 2},      {{shorter, a}, 2},                     /* VALID-17 */
-      {{ov1, ov2}, 2},        {{ov2, ov1}, 2},    {{a, a}, 2},       /* VALID-18 */
+      {{a}, 1, 0},            {{a, b, a}, 3, 0},  {{0}, 0, 0},       /* VALID-12 */
+      {{dead, b}, 2, 0},      {{a, dead}, 2, 0},                     /* VALID-13 */
+      {{a, ro}, 2, 0},                                               /* VALID-16 */
+      {{a, shorter}, 2, 1},   {{shorter, a}, 2, 1},                  /* VALID-17 */
+      {{ov1, ov2}, 2, 1},     {{ov2, ov1}, 2, 1}, {{a, a}, 2, 1},    /* VALID-18 */
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     rig_point p = NO_POINT;
+    if (conf_is_host() && bad[i].copies)
+      continue;
     /* The same run each time: the failed submit freed it (SUBMIT-12), and
      * submit takes a free run on its own (SUBMIT-14). */
+    conf_run_set(r, &copy, 1, bad[i].bufs, bad[i].n);
     conf_refused(rig_submit(r, bad[i].bufs, bad[i].n, NULL, 0, &p), RIG_INVALID);
     assert_int_equal(p, NO_POINT);
   }
@@ -1347,9 +1381,9 @@ static void valid_12_13_16_17_18_submit_refusals(void **st) {
   /* A run taken after the refusals, and the refused run itself, submit. */
   rig_point p = 0;
   conf_ok(rig_submission_take(s, &r));
-  conf_ok(rig_submit(r, (rig_buffer *const[]){w1, w2}, 2, NULL, 0, &p)); /* WORD-5 */
+  conf_ok(conf_submit(r, &copy, 1, (rig_buffer *const[]){w1, w2}, 2, NULL, 0, &p)); /* WORD-5 */
   assert_int_equal(rig_point_value(p), st0.dev_submitted + 1);
-  conf_ok(rig_submit(r, (rig_buffer *const[]){ro, a}, 2, NULL, 0, &p));  /* a Read source */
+  conf_ok(conf_submit(r, &copy, 1, (rig_buffer *const[]){ro, a}, 2, NULL, 0, &p)); /* Read source */
   assert_int_equal(rig_point_value(p), st0.dev_submitted + 2);
   conf_ok(rig_buffer_wait(a, RIG_READ));
   expect_seq(a, 27);
@@ -1365,9 +1399,9 @@ static void valid_12_13_16_17_18_submit_refusals(void **st) {
  * success; submit takes a free run on its own; and a run is never handed
  * out twice: two takes give two runs. */
 static void submit_12_14_run_reusable_after_submit(void **st) {
-  rig_part copy = rig_part_copy(0, 1);
+  rig_part copy = rig_part_copy(0, 1);                      /* a launch on the host */
   rig_submission *s = NULL;
-  conf_ok(rig_submission_make(dev, &copy, 1, &s));
+  conf_ok(conf_submission_make(dev, &copy, 1, &s));
   rig_buffer *a = mk(16), *b = mk(16);
   put_seq(a, 29);
   rig_buffer *const bufs[2] = {a, b};
@@ -1376,21 +1410,21 @@ static void submit_12_14_run_reusable_after_submit(void **st) {
   uint64_t before = rig_submitted(dev);
 
   conf_ok(rig_submission_take(s, &r));
-  conf_ok(rig_submit(r, bufs, 2, NULL, 0, &p));
+  conf_ok(conf_submit(r, &copy, 1, bufs, 2, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 1);
-  conf_ok(rig_submit(r, bufs, 2, NULL, 0, &p));              /* free: taken again */
+  conf_ok(conf_submit(r, &copy, 1, bufs, 2, NULL, 0, &p)); /* free: taken again */
   assert_int_equal(rig_point_value(p), before + 2);
-  conf_refused(rig_submit(r, bufs, 1, NULL, 0, &p), RIG_INVALID);
-  conf_ok(rig_submit(r, bufs, 2, NULL, 0, &p));              /* after a failure */
+  conf_refused(conf_submit(r, &copy, 1, bufs, 1, NULL, 0, &p), RIG_INVALID);
+  conf_ok(conf_submit(r, &copy, 1, bufs, 2, NULL, 0, &p)); /* after a failure */
   assert_int_equal(rig_point_value(p), before + 3);
 
   rig_run *x = NULL, *y = NULL;
   conf_ok(rig_submission_take(s, &x));
   conf_ok(rig_submission_take(s, &y));
   assert_ptr_not_equal(x, y);
-  conf_ok(rig_submit(x, bufs, 2, NULL, 0, &p));
+  conf_ok(conf_submit(x, &copy, 1, bufs, 2, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 4);
-  conf_ok(rig_submit(y, bufs, 2, NULL, 0, &p));
+  conf_ok(conf_submit(y, &copy, 1, bufs, 2, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 5);
   conf_ok(rig_buffer_wait(b, RIG_READ));
   expect_seq(b, 29);
@@ -1401,6 +1435,7 @@ static void submit_12_14_run_reusable_after_submit(void **st) {
 }
 
 typedef struct taker {
+  rig_part copy;
   rig_submission *s;
   rig_run *r;
   rig_buffer *bufs[2];
@@ -1412,6 +1447,8 @@ typedef struct taker {
 static void *take_then_submit(void *arg) {
   taker *t = arg;
   t->took = rig_submission_take(t->s, &t->r);
+  if (t->took == RIG_OK) /* a launch's blocks on the host (HOST-4) */
+    conf_run_set(t->r, &t->copy, 1, t->bufs, 2);
   sem_post(&t->taken);
   sem_wait(&t->go);
   t->submitted = rig_submit(t->r, t->bufs, 2, NULL, 0, &t->p);
@@ -1421,10 +1458,10 @@ static void *take_then_submit(void *arg) {
 /* SUBMIT-25 ERR-1: a run another thread took is RIG_INVALID from this
  * thread, runs nothing, and stays that thread's, which then submits it. */
 static void submit_25_run_taken_by_another_thread(void **st) {
-  rig_part copy = rig_part_copy(0, 1);
   taker t;
   memset(&t, 0, sizeof t);
-  conf_ok(rig_submission_make(dev, &copy, 1, &t.s));
+  t.copy = rig_part_copy(0, 1);                                /* a launch on the host */
+  conf_ok(conf_submission_make(dev, &t.copy, 1, &t.s));
   t.bufs[0] = mk(16);
   t.bufs[1] = mk(16);
   put_seq(t.bufs[0], 30);
@@ -1480,15 +1517,15 @@ static void submit_9_waits_on_other_devices(void **st) {
   assert_true(rig_equal(pd, rig_host()));
   rig_device_release(pd);
 
-  rig_part fill = rig_part_fill(0, 0x77, 1);
+  rig_part fill = rig_part_fill(0, 0x77, 1);                  /* a launch on the host */
   rig_submission *s = NULL;
-  conf_ok(rig_submission_make(dev, &fill, 1, &s));
+  conf_ok(conf_submission_make(dev, &fill, 1, &s));
   rig_buffer *b = mk(16);
   rig_run *r = NULL;
   conf_ok(rig_submission_take(s, &r));
   uint64_t before = rig_submitted(dev);
   rig_point p = 0;
-  conf_ok(rig_submit(r, (rig_buffer *const[]){b}, 1, waits, 2, &p));
+  conf_ok(conf_submit(r, &fill, 1, (rig_buffer *const[]){b}, 1, waits, 2, &p));
   assert_int_equal(rig_point_value(p), before + 1);
   expect_point_of_dev(p);
   assert_true(rig_point_reached(waits[0]));

@@ -153,12 +153,12 @@ static void valid_5_14_exclusive_memory_is_refused(void **state) {
   assert_non_null(strstr(rig_last_error()->message, "exclusive"));
   conf_status(rig_buffer_copy(src, view), RIG_INVALID); /* WORD-4: through a view too */
   conf_status(rig_buffer_get(b, 0, &byte, 1), RIG_INVALID);
-  rig_part part = rig_part_fill(0, 7, 1);
+  rig_part part = rig_part_fill(0, 7, 1); /* a launch on the host (HOST-4) */
   rig_submission *s;
   rig_run *run;
-  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(conf_submission_make(d, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
-  conf_status(rig_submit(run, &b, 1, NULL, 0, &p), RIG_INVALID); /* VALID-14 */
+  conf_status(conf_submit(run, &part, 1, &b, 1, NULL, 0, &p), RIG_INVALID); /* VALID-14 */
   struct donation don = {0};
   conf_status(rig_claim_with(b, donor, &don), RIG_INVALID);
   assert_int_equal(rig_submitted(d), submitted);
@@ -172,7 +172,7 @@ static void valid_5_14_exclusive_memory_is_refused(void **state) {
   conf_ok(rig_buffer_get(b, 0, &byte, 1));
   assert_int_equal(byte, 0x40); /* nothing was written meanwhile */
   conf_ok(rig_submission_take(s, &run));
-  conf_ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  conf_ok(conf_submit(run, &part, 1, &b, 1, NULL, 0, &p));
   conf_ok(rig_point_wait(p));
   rig_submission_release(s);
   rig_buffer_release(view);

@@ -1070,7 +1070,8 @@ static void prop_39_no_capability_is_null(void **state) {
 /* TL-1, TL-5, TL-16, TL-19, TL-20, SUBMIT-6: each submit takes the next
  * value, (d, submitted + 1), and submitted is then that value; signaled
  * has reached it and its writes are visible to the host. A refused submit
- * assigns nothing. */
+ * assigns nothing. On the host, whose queue runs only launches (HOST-4),
+ * the fill is a launch of a host kernel (conf_submission_make). */
 static void tl_1_5_16_submit_takes_the_next_value(void **state) {
   (void)state;
   rig_device *d = dut();
@@ -1080,11 +1081,11 @@ static void tl_1_5_16_submit_takes_the_next_value(void **state) {
   for (uint32_t i = 1; i <= 10; i++) {
     part.pattern = 0x10101010u * i;
     rig_submission *s = NULL;
-    conf_ok(rig_submission_make(d, &part, 1, &s));
+    conf_ok(conf_submission_make(d, &part, 1, &s));
     rig_run *r = NULL;
     conf_ok(rig_submission_take(s, &r));
     rig_point p = RIG_POINT_NONE;
-    conf_ok(rig_submit(r, &b, 1, NULL, 0, &p));
+    conf_ok(conf_submit(r, &part, 1, &b, 1, NULL, 0, &p));
     assert_int_equal(rig_point_slot(p), slot_of(d));
     assert_true(rig_point_value(p) == prev + 1);      /* TL-1 */
     assert_true(rig_submitted(d) == prev + 1);        /* TL-5, TL-16 */

@@ -2,7 +2,11 @@
  * SUBMIT-3, OPEN-20..23). Part of the conformance suite: D is the device
  * under test (RIG_CONF_DEVICE); B is a slow asynchronous test device whose
  * work lands long after its submit returns, so that a missing order shows
- * as stale bytes. */
+ * as stale bytes.
+ *
+ * On the host, whose queue runs only launches (HOST-4), the submissions of
+ * copies and fills are launches of host kernels that do the same work
+ * (conf_submission_make, common.h): the order they test holds there too. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -130,10 +134,10 @@ static void order_10_work_follows_its_waits(void **state) {
   rig_run *run;
   rig_point slow, p;
   conf_ok(rig_buffer_submit_fill(far, 9, 1, &slow));
-  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(conf_submission_make(d, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
   rig_buffer *bufs[2] = {q, r};
-  conf_ok(rig_submit(run, bufs, 2, &slow, 1, &p));
+  conf_ok(conf_submit(run, &part, 1, bufs, 2, &slow, 1, &p));
   conf_ok(rig_point_wait(p));
   assert_true(rig_point_reached(slow));
   assert_bytes(r, 7);
@@ -265,9 +269,9 @@ static void run_parts(rig_device *d, const rig_part *parts, size_t n, rig_buffer
   rig_submission *s;
   rig_run *run;
   rig_point p;
-  conf_ok(rig_submission_make(d, parts, n, &s));
+  conf_ok(conf_submission_make(d, parts, n, &s));
   conf_ok(rig_submission_take(s, &run));
-  conf_ok(rig_submit(run, bufs, nbufs, NULL, 0, &p));
+  conf_ok(conf_submit(run, parts, n, bufs, nbufs, NULL, 0, &p));
   conf_ok(rig_point_wait(p));
   rig_submission_release(s);
 }
@@ -283,7 +287,7 @@ static void order_3_4_parts_sharing_memory_follow(void **state) {
   run_parts(d, chain, 3, bufs, 3);
   assert_bytes(b, 0x3d);
   assert_bytes(c, 0x3d);
-  /* ORDER-4, VALID-2: only the test device's queue takes words. */
+  /* ORDER-4, VALID-2, HOST-4: only the test device's queue takes words. */
   rig_part words = rig_part_words(&(uint32_t){0}, 1);
   rig_submission *s = NULL;
   bool test = strncmp(conf_name(), "test:", 5) == 0;
@@ -301,10 +305,10 @@ static void valid_9_slot_unordered_and_ordered(void **state) {
   rig_device *d = conf_open();
   rig_part parts[2] = {rig_part_unordered(rig_part_fill(0, 1, 1)), rig_part_copy(0, 1)};
   rig_submission *s = NULL;
-  conf_status(rig_submission_make(d, parts, 2, &s), RIG_INVALID);
+  conf_status(conf_submission_make(d, parts, 2, &s), RIG_INVALID);
   assert_null(s);
   parts[1] = rig_part_unordered(rig_part_copy(0, 1));
-  conf_ok(rig_submission_make(d, parts, 2, &s));
+  conf_ok(conf_submission_make(d, parts, 2, &s));
   rig_submission_release(s);
   rig_device_release(d);
 }
@@ -322,9 +326,10 @@ static void order_23_unordered_follows_no_other_work(void **state) {
   rig_part part = rig_part_unordered(rig_part_copy(0, 1));
   rig_submission *s;
   rig_run *run;
-  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(conf_submission_make(d, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
   rig_buffer *bufs[2] = {x, y};
+  conf_run_set(run, &part, 1, bufs, 2);
   rig_device_stats(d, &before);
   rig_status st = rig_submit(run, bufs, 2, NULL, 0, &p);
   rig_device_stats(d, &after);
@@ -629,17 +634,17 @@ static void submit_31_waits_on_a_point_never_reached(void **state) {
   rig_part part = rig_part_copy(0, 1);
   rig_submission *s;
   rig_run *run;
-  conf_ok(rig_submission_make(d, &part, 1, &s));
+  conf_ok(conf_submission_make(d, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
   rig_buffer *bufs[2] = {x, y};
   uint64_t submitted = rig_submitted(d);
-  conf_status(rig_submit(run, bufs, 2, &never, 1, &p), RIG_LOST);
+  conf_status(conf_submit(run, &part, 1, bufs, 2, &never, 1, &p), RIG_LOST);
   assert_non_null(strstr(rig_last_error()->message, "lost: injected fault"));
   assert_int_equal(p, RIG_POINT_NONE);
   assert_int_equal(rig_submitted(d), submitted);
   assert_false(rig_point_reached(never));
   conf_ok(rig_submission_take(s, &run)); /* the run was freed (SUBMIT-12) */
-  conf_ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  conf_ok(conf_submit(run, &part, 1, bufs, 2, NULL, 0, &p));
   conf_ok(rig_point_wait(p));
   rig_submission_release(s);
   rig_buffer_release(on_f);

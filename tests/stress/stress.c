@@ -16,12 +16,21 @@
  * missed stamp shows as stale bytes. The test devices' delays make their
  * work land late, and the threads' submits interleave on every allocation.
  *
+ * The host's queue runs only launches (HOST-4): its prepared submissions
+ * launch host kernels that copy and fill as the other devices' parts do,
+ * tests/kernels/copy_bytes.c and fill_bytes.c, loaded from $RIG_KERNELS.
+ * Without RIG_KERNELS (`rig bench stress`) the host's prepared work goes
+ * through the Buffer module's submit_copy and submit_fill instead (TL-3),
+ * one call per part, in the parts' order.
+ *
  * Rules: ORDER-1 ORDER-2 ORDER-3 ORDER-8 ORDER-9 ORDER-12 ORDER-15
  * ORDER-18 ORDER-21 ORDER-22 ORDER-26 ORDER-27 ORDER-28 ORDER-29 ORDER-33
- * SUBMIT-2 SUBMIT-3 STAMP-11
+ * SUBMIT-2 SUBMIT-3 STAMP-11 HOST-4 TL-3
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -66,6 +75,7 @@ typedef struct stress {
   /* Per device, the allocations its work addresses; row ANY: all. */
   unsigned reach[ANY + 1][MAX_ALLOCS], nreach[ANY + 1];
   rig_submission *sub[RIG_STRESS_MAX_DEVICES][SUBS];
+  bool host_launches; /* the host's prepared submissions are launches */
   pthread_barrier_t start;
   atomic_int reports;
   atomic_uint finished;
@@ -278,29 +288,111 @@ static void model_prepared(worker *w, unsigned d, unsigned k, const span *sp, ui
   }
 }
 
+/* The parts of device d's prepared submission k; returns their count. */
+static size_t sub_parts(unsigned d, unsigned k, rig_part *out) {
+  switch (k) {
+  case SUB_COPY:
+    out[0] = rig_part_copy(0, 1);
+    return 1;
+  case SUB_CHAIN:
+    out[0] = rig_part_copy(0, 1);
+    out[1] = rig_part_copy(1, 2);
+    out[2] = rig_part_fill(0, sub_pattern(d), 1);
+    return 3;
+  default:
+    out[0] = rig_part_fill(0, sub_pattern(d), 4);
+    out[1] = rig_part_copy(0, 1);
+    return 2;
+  }
+}
+
+/* The parameters of tests/kernels/copy_bytes.c and fill_bytes.c. */
+struct copy_bytes {
+  const uint8_t *src;
+  uint8_t *dst;
+  int64_t n;
+};
+struct fill_bytes {
+  uint8_t *dst;
+  int64_t n;
+  uint32_t pattern, size;
+};
+#define KERNEL_THREADS 256 /* of a group: a thread per byte */
+
+/* Sets the blocks of r, a run of the host's prepared submission k, whose
+ * parts are launches, for spans of len bytes: a thread per byte. */
+static rig_status set_launches(rig_run *r, unsigned k, size_t len) {
+  rig_part parts[3];
+  size_t n = sub_parts(0, k, parts);
+  rig_status st = RIG_OK;
+  for (uint32_t i = 0; i < n && !st; i++) {
+    uint32_t b;
+    if ((st = rig_submission_block(rig_run_submission(r), i, &b)))
+      break;
+    if (parts[i].kind == RIG_PART_COPY) {
+      struct copy_bytes c = {NULL, NULL, (int64_t)len};
+      st = rig_run_bytes(r, b, 0, &c, sizeof c);
+    } else {
+      struct fill_bytes f = {NULL, (int64_t)len, parts[i].pattern, parts[i].pattern_bytes};
+      st = rig_run_bytes(r, b, 0, &f, sizeof f);
+    }
+    if (!st)
+      st = rig_run_groups(r, b, len / KERNEL_THREADS + 1, 1, 1);
+    if (!st)
+      st = rig_run_threads(r, b, KERNEL_THREADS, 1, 1);
+  }
+  return st;
+}
+
+/* The host's prepared work without its kernels: each part through the
+ * Buffer module (TL-3), in order; the last call's point is the op's. */
+static rig_status buffer_parts(worker *w, unsigned k, rig_buffer *const *b, uint64_t op) {
+  rig_part parts[3];
+  size_t n = sub_parts(0, k, parts);
+  rig_status st = RIG_OK;
+  for (size_t i = 0; i < n && !st; i++) {
+    if (parts[i].kind == RIG_PART_COPY)
+      st = rig_buffer_submit_copy(b[parts[i].src], b[parts[i].dst], &w->points[op]);
+    else
+      st = rig_buffer_submit_fill(b[parts[i].dst], parts[i].pattern, parts[i].pattern_bytes,
+                                  &w->points[op]);
+    w->submits += st == RIG_OK && i + 1 < n; /* the op's last one counts below */
+  }
+  return st;
+}
+
 /* A prepared submission on a random device, through a run this thread
- * takes (SUBMIT-6), with no waits: the stamps alone order it. */
+ * takes (SUBMIT-6), with no waits: the stamps alone order it. On the host
+ * its parts are launches, whose blocks this thread fills in (RUN-7). */
 static bool op_prepared(worker *w, uint64_t op) {
   stress *s = w->s;
   unsigned d = (unsigned)below(&w->rng, s->p->devices), k = (unsigned)below(&w->rng, SUBS);
   span sp[3];
   rig_buffer *b[3] = {NULL, NULL, NULL};
-  if (!pick_spans(w, d, sub_slots[k], draw_len(w, s->p->region / 8, k == SUB_FILL_COPY ? 4 : 1),
-                  sp))
+  size_t len = draw_len(w, s->p->region / 8, k == SUB_FILL_COPY ? 4 : 1);
+  if (!pick_spans(w, d, sub_slots[k], len, sp))
     return true;
   bool ok = true;
   for (unsigned i = 0; i < sub_slots[k] && ok; i++)
     ok = (b[i] = view(w, sp[i])) != NULL;
   rig_run *r;
   rig_status st = RIG_INVALID;
-  if (ok && (st = rig_submission_take(s->sub[d][k], &r)) == RIG_OK)
-    st = rig_submit(r, b, sub_slots[k], NULL, 0, &w->points[op]);
+  const char *call = "rig_submit";
+  if (ok && !s->sub[d][k]) {
+    call = "rig_buffer_submit_copy/fill (the host's prepared work)";
+    st = buffer_parts(w, k, b, op);
+  } else if (ok && (st = rig_submission_take(s->sub[d][k], &r)) == RIG_OK) {
+    if (d == 0 && s->host_launches && (st = set_launches(r, k, len)))
+      call = "rig_run (the host's launches)";
+    else
+      st = rig_submit(r, b, sub_slots[k], NULL, 0, &w->points[op]);
+  }
   for (unsigned i = 0; i < sub_slots[k]; i++)
     rig_buffer_release(b[i]);
   if (!ok)
     return false;
   if (st)
-    return fail(w, "rig_submit");
+    return fail(w, call);
   w->submits++;
   model_prepared(w, d, k, sp, op);
   return true;
@@ -416,16 +508,78 @@ static rig_status open_device(stress *s, unsigned i, uint64_t *rng) {
   return rig_open(name, &s->dev[i]);
 }
 
+/* Loads kernel NAME from folder dir onto the host and resolves its
+ * function of the same name. */
+static rig_status load_kernel(const char *dir, const char *name, rig_image **im,
+                              rig_function **f) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.o", dir, name);
+  FILE *file = fopen(path, "rb");
+  static unsigned char bytes[1 << 16];
+  size_t n = file ? fread(bytes, 1, sizeof bytes, file) : 0;
+  if (file)
+    fclose(file);
+  if (!file || n == 0 || n == sizeof bytes) {
+    fprintf(stderr, "stress: no kernel %s: build the tests\n", path);
+    return RIG_UNAVAILABLE;
+  }
+  rig_status st = rig_image_load(rig_host(), bytes, n, im);
+  if (!st && (st = rig_image_resolve(*im, name, f)) == RIG_OK && !*f)
+    st = RIG_UNAVAILABLE;
+  if (st && *im) {
+    rig_image_release(*im);
+    *im = NULL;
+  }
+  return st;
+}
+
+/* The host's prepared submissions: its queue runs only launches (HOST-4),
+ * so each copy and fill part becomes a launch of copy_bytes or fill_bytes
+ * over the same slots; without RIG_KERNELS, none (buffer_parts). */
+static rig_status make_host_submissions(stress *s) {
+  const char *dir = getenv("RIG_KERNELS");
+  if (!dir || !*dir) {
+    fprintf(s->log, "    (no RIG_KERNELS: the host's prepared work goes through "
+                    "rig_buffer_submit_copy and _fill)\n");
+    return RIG_OK;
+  }
+  rig_image *copy_im = NULL, *fill_im = NULL;
+  rig_function *copy = NULL, *fill = NULL;
+  rig_status st = load_kernel(dir, "copy_bytes", &copy_im, &copy);
+  if (!st)
+    st = load_kernel(dir, "fill_bytes", &fill_im, &fill);
+  for (unsigned k = 0; k < SUBS && !st; k++) {
+    rig_part parts[3], launches[3];
+    rig_ref refs[3][2];
+    size_t n = sub_parts(0, k, parts);
+    for (size_t i = 0; i < n; i++)
+      if (parts[i].kind == RIG_PART_COPY) {
+        refs[i][0] = rig_ref_read(parts[i].src, offsetof(struct copy_bytes, src));
+        refs[i][1] = rig_ref_write(parts[i].dst, offsetof(struct copy_bytes, dst));
+        launches[i] = rig_part_launch(copy, refs[i], 2, sizeof(struct copy_bytes));
+      } else {
+        refs[i][0] = rig_ref_write(parts[i].dst, offsetof(struct fill_bytes, dst));
+        launches[i] = rig_part_launch(fill, refs[i], 1, sizeof(struct fill_bytes));
+      }
+    st = rig_submission_make(s->dev[0], launches, n, &s->sub[0][k]);
+  }
+  rig_image_release(copy_im); /* the submissions hold their code (RUN-8) */
+  rig_image_release(fill_im);
+  s->host_launches = st == RIG_OK;
+  if (!st)
+    fprintf(s->log, "    (the host's prepared work: launches of copy_bytes and fill_bytes)\n");
+  return st;
+}
+
 static rig_status make_submissions(stress *s, unsigned d) {
-  const rig_part parts[SUBS][3] = {
-      {rig_part_copy(0, 1)},
-      {rig_part_copy(0, 1), rig_part_copy(1, 2), rig_part_fill(0, sub_pattern(d), 1)},
-      {rig_part_fill(0, sub_pattern(d), 4), rig_part_copy(0, 1)},
-  };
-  const size_t nparts[SUBS] = {1, 3, 2};
+  if (d == 0)
+    return make_host_submissions(s);
   rig_status st = RIG_OK;
-  for (unsigned k = 0; k < SUBS && !st; k++)
-    st = rig_submission_make(s->dev[d], parts[k], nparts[k], &s->sub[d][k]);
+  for (unsigned k = 0; k < SUBS && !st; k++) {
+    rig_part parts[3];
+    size_t n = sub_parts(d, k, parts);
+    st = rig_submission_make(s->dev[d], parts, n, &s->sub[d][k]);
+  }
   return st;
 }
 

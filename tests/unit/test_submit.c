@@ -1,5 +1,8 @@
 /* test_submit.c: submit's rules that the conformance suite does not name
- * (SUBMIT-15, 22..24, 26, 29, 30, VALID-6, VALID-15). */
+ * (SUBMIT-15, 22..24, 26, 29, 30, VALID-6, VALID-15).
+ *
+ * The host's queue runs only launches (HOST-4): its work here is a launch
+ * of tests/kernels/fill_bytes.c, loaded from $RIG_KERNELS. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -7,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -21,20 +26,80 @@ static rig_submission *fill_submission(rig_device *d) {
   return s;
 }
 
-/* SUBMIT-15, SUBMIT-24: a run that holds no bytes is used without being
- * taken; on host, a submit's work is done when it returns. */
-static void submit_15_24_a_free_run_and_the_hosts_work(void **state) {
-  rig_submission *s = fill_submission(rig_host());
-  rig_buffer *b = create_ok(rig_host(), 64);
+/* SUBMIT-15: a run that holds no bytes is used without being taken: a
+ * fill's, on a memory device, whose submit runs the work before it returns
+ * as the host's does (the host's runs are launches, which hold their
+ * blocks). */
+static void submit_15_a_free_run(void **state) {
+  rig_device *m = open_ok("memory:sub-15");
+  rig_submission *s = fill_submission(m);
+  rig_buffer *b = create_ok(m, 64);
   rig_run *run;
   rig_point p;
   check_ok(rig_submission_take(s, &run), "take");
   check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "submit");
-  assert_true(rig_point_reached(p));                   /* SUBMIT-24 */
+  check_ok(rig_buffer_fill(b, 0, 1), "fill");
   check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "free run"); /* SUBMIT-15 */
   uint8_t byte;
-  check_ok(rig_buffer_get(b, 0, &byte, 1), "get");
+  check_ok(rig_buffer_get(b, 63, &byte, 1), "get");
   assert_int_equal(byte, 7);
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(m);
+}
+
+/* The host's fill: tests/kernels/fill_bytes.c's parameters. */
+struct fill_bytes {
+  uint8_t *dst;
+  int64_t n;
+  uint32_t pattern, size;
+};
+
+/* Loads tests/kernels/NAME.o onto the host. */
+static rig_image *load_kernel(const char *name) {
+  char path[512];
+  const char *dir = getenv("RIG_KERNELS");
+  snprintf(path, sizeof path, "%s/%s.o", dir ? dir : ".", name);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("no kernel %s: build the tests (RIG_KERNELS=%s)", path, dir ? dir : "");
+  static unsigned char bytes[1 << 16];
+  size_t n = fread(bytes, 1, sizeof bytes, f);
+  fclose(f);
+  rig_image *im = NULL;
+  check_ok(rig_image_load(rig_host(), bytes, n, &im), "load");
+  return im;
+}
+
+/* SUBMIT-24, LAUNCH-3: on host, a submit's work is done when it returns:
+ * a launch, the only part the host's queue runs (HOST-4). Its bytes are
+ * there through the raw address, with no wait and no call of rig's. */
+static void submit_24_the_hosts_work_is_done_at_return(void **state) {
+  rig_image *im = load_kernel("fill_bytes");
+  rig_function *f = NULL;
+  check_ok(rig_image_resolve(im, "fill_bytes", &f), "resolve");
+  assert_non_null(f);
+  rig_ref ref = rig_ref_write(0, offsetof(struct fill_bytes, dst));
+  rig_part part = rig_part_launch(f, &ref, 1, sizeof(struct fill_bytes));
+  rig_submission *s = NULL;
+  check_ok(rig_submission_make(rig_host(), &part, 1, &s), "make");
+  rig_image_release(im);
+  rig_buffer *b = create_ok(rig_host(), 4096);
+  const volatile uint8_t *raw = rig_buffer_host_address(b);
+  assert_non_null(raw);
+  for (uint32_t round = 1; round <= 3; round++) {
+    rig_run *run;
+    rig_point p;
+    check_ok(rig_submission_take(s, &run), "take");
+    struct fill_bytes params = {NULL, 4096, 0x07060500u + round, 4};
+    check_ok(rig_run_bytes(run, 0, 0, &params, sizeof params), "params");
+    check_ok(rig_run_groups(run, 0, 16, 1, 1), "groups");
+    check_ok(rig_run_threads(run, 0, 256, 1, 1), "threads");
+    check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "submit");
+    assert_true(rig_point_reached(p));                           /* SUBMIT-24 */
+    for (int i = 0; i < 4096; i++)
+      assert_int_equal(raw[i], i % 4 == 0 ? round : (uint8_t)(4 + i % 4));
+  }
   rig_submission_release(s);
   rig_buffer_release(b);
 }
@@ -125,7 +190,8 @@ static void valid_6_15_buffers_on_the_device(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(submit_15_24_a_free_run_and_the_hosts_work),
+      cmocka_unit_test(submit_15_a_free_run),
+      cmocka_unit_test(submit_24_the_hosts_work_is_done_at_return),
       cmocka_unit_test(submit_26_another_submit_of_the_run_under_way),
       cmocka_unit_test(submit_22_23_29_30_refused_work),
       cmocka_unit_test(valid_6_15_buffers_on_the_device),

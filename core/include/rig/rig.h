@@ -55,6 +55,8 @@ typedef struct rig_device rig_device;
 typedef struct rig_buffer rig_buffer;
 typedef struct rig_submission rig_submission;
 typedef struct rig_run rig_run;
+typedef struct rig_image rig_image;
+typedef struct rig_function rig_function;
 
 #define RIG_MESSAGE_BYTES 320
 /* The calling thread's last error. Written by every failing call, with no
@@ -464,6 +466,53 @@ RIG_API rig_status rig_local_new_key(rig_local_init init, rig_local_release rele
  * RIG_LOST for a lost d without the value. */
 RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out);
 
+/* The host's performance cores (PERF-1..5): on Linux the CPUs of the first
+ * asking thread's affinity mask whose cpu_capacity is over half the
+ * largest (all of them where none is stated), at most the process's cgroup
+ * v2 quota; counted once. Host launches run on at most this many threads
+ * (LAUNCH-10). Lock-free after the first call. */
+RIG_API unsigned rig_host_cores(void);
+
+/* Runs fn(ctx, first, end) over [0, n) in calls that together cover each
+ * index once, on the calling thread and the workers of the pool that host
+ * launches run on (LAUNCH-2), on at most rig_host_cores() threads at once;
+ * returns when all ran. For a library's own parallel host code, so that it
+ * and rig's launches share the cores. fn must not call rig_host_parallel
+ * or submit host launches. Takes no lock of rig's; may block on the
+ * pool's. */
+RIG_API void rig_host_parallel(void (*fn)(const void *ctx, int64_t first, int64_t end),
+                               const void *ctx, int64_t n);
+
+/* ---- images ----------------------------------------------------------------- */
+
+/* Loads code on d (Image.load; RUN-1, HOST-2): on host, links a relocatable
+ * ELF object once (Linking, docs/linker.md). Its code counts in d's budget
+ * until the image goes. RIG_UNAVAILABLE with the linker's message for an
+ * object the rules refuse (the text's Error); RIG_INVALID for a device that
+ * loads no code (a memory or io device, OPEN-42) or NULL; RIG_OUT_OF_MEMORY
+ * over the budget; RIG_LOST for a lost d. Blocks; may lock. */
+RIG_API rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, rig_image **out);
+/* Finds the function name of im (Image.resolve; HOST-3: on host, a named
+ * symbol of an executable section). *out is NULL where im has none (None);
+ * the function lives as long as im. RIG_INVALID for a function the device
+ * cannot run (ERR-26: d keeps serving). May lock. */
+RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out);
+RIG_API rig_image *rig_image_retain(rig_image *im);
+/* Drops a reference. The code goes once no reference and no submission
+ * holds it, and the work submitted until then is done. Never blocks. */
+RIG_API void rig_image_release(rig_image *im);
+/* Properties (lock-free). */
+RIG_API rig_device *rig_image_device(const rig_image *im);            /* Image.device */
+RIG_API const char *rig_function_name(const rig_function *f);         /* Image.name */
+RIG_API rig_image *rig_function_image(const rig_function *f);         /* Image.image */
+/* The bytes of parameters f takes where the device states them, 0 where it
+ * does not (the host's linked code states none) (Image.params). */
+RIG_API uint32_t rig_function_params(const rig_function *f);
+/* The most threads a group of f may have (Image.threads): no limit on host. */
+RIG_API uint64_t rig_function_threads(const rig_function *f);
+/* The address an entry ref stores for f (Image.entry, SYM-2). */
+RIG_API uint64_t rig_function_entry(const rig_function *f);
+
 /* ---- submissions ------------------------------------------------------------ */
 
 typedef enum rig_part_kind {
@@ -479,6 +528,57 @@ typedef enum rig_part_kind {
  * program orders it itself, as with flags both devices spin on. */
 #define RIG_PART_UNORDERED 1u
 
+/* A launch's ref (Submission.read, write, ref, entry, unordered): before
+ * the launch runs, submit stores at byte `at` of its parameter block the
+ * address the device's code uses for what the ref names: the buffer in a
+ * slot, which the launch reads, writes or both, or another image's
+ * function (entry, SYM-2). On host that is a host address (LAUNCH-5). */
+typedef enum rig_ref_kind {
+  RIG_REF_READ = 0,
+  RIG_REF_WRITE = 1,
+  RIG_REF_READ_WRITE = 2,
+  RIG_REF_ENTRY = 3,
+} rig_ref_kind;
+
+typedef struct rig_ref {
+  rig_ref_kind kind;
+  uint32_t slot;              /* READ, WRITE, READ_WRITE */
+  uint32_t at;                /* byte of the parameter block, a multiple of 8 */
+  uint32_t flags;             /* RIG_PART_UNORDERED: this use is unordered */
+  const rig_function *entry;  /* ENTRY */
+  rig_buffer *fixed;          /* fixed memory: this buffer instead of a slot */
+} rig_ref;
+
+static inline rig_ref rig_ref_read(uint32_t slot, uint32_t at) {
+  rig_ref r = {RIG_REF_READ, slot, at, 0, NULL, NULL};
+  return r;
+}
+static inline rig_ref rig_ref_write(uint32_t slot, uint32_t at) {
+  rig_ref r = {RIG_REF_WRITE, slot, at, 0, NULL, NULL};
+  return r;
+}
+static inline rig_ref rig_ref_read_write(uint32_t slot, uint32_t at) {
+  rig_ref r = {RIG_REF_READ_WRITE, slot, at, 0, NULL, NULL};
+  return r;
+}
+static inline rig_ref rig_ref_entry(const rig_function *f, uint32_t at) {
+  rig_ref r = {RIG_REF_ENTRY, 0, at, 0, f, NULL};
+  return r;
+}
+/* Fixed memory (BUF-1): the submission holds b from make on, and each
+ * submit uses it as access says (RIG_READ: a read; RIG_READ_WRITE: a read
+ * and a write), with no slot. Make refuses a written fixed buffer that
+ * permits only reads (VALID-7) and a dead one (VALID-4). */
+static inline rig_ref rig_ref_fixed(rig_buffer *b, rig_access access, uint32_t at) {
+  rig_ref r = {access == RIG_READ ? RIG_REF_READ : RIG_REF_READ_WRITE, 0, at, 0, NULL, b};
+  return r;
+}
+/* r, its use unordered (Submission.unordered: ORDER-23, ORDER-24, LMEM-4). */
+static inline rig_ref rig_ref_unordered(rig_ref r) {
+  r.flags |= RIG_PART_UNORDERED;
+  return r;
+}
+
 /* A part of a submission. Slots name the buffers a submit passes. Each
  * kind of part runs on the queue its device's facts give it (ORDER-4). A
  * part follows each earlier part that may share memory with it where one
@@ -493,22 +593,35 @@ typedef struct rig_part {
   uint32_t flags;          /* RIG_PART_UNORDERED */
   const uint32_t *words;   /* WORDS: the driver's own words, copied at make */
   uint32_t nwords;
+  /* LAUNCH: the function, its refs (copied at make), and the bytes of its
+   * parameter block, which each run holds (Submission.launch). */
+  const rig_function *function;
+  const rig_ref *refs;
+  uint32_t nrefs;
+  uint32_t params_bytes;
 } rig_part;
 
 /* Parts (lock-free constructors). */
 static inline rig_part rig_part_copy(uint32_t src_slot, uint32_t dst_slot) {
-  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0, 0, NULL, 0};
+  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0};
   return p;
 }
 static inline rig_part rig_part_fill(uint32_t dst_slot, uint32_t pattern,
                                      uint32_t pattern_bytes) {
-  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes, 0, NULL, 0};
+  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes, 0, NULL, 0, NULL, NULL, 0, 0};
   return p;
 }
 /* Words the device's queue takes as they are (Submission.words), whose
  * effect rig cannot see. */
 static inline rig_part rig_part_words(const uint32_t *words, uint32_t n) {
-  rig_part p = {RIG_PART_WORDS, 0, 0, 0, 0, 0, words, n};
+  rig_part p = {RIG_PART_WORDS, 0, 0, 0, 0, 0, words, n, NULL, NULL, 0, 0};
+  return p;
+}
+/* A launch of f (Submission.launch ~refs f ~params:n): its run's block holds
+ * n bytes of parameters and the grid (rig_run_groups, rig_run_threads). */
+static inline rig_part rig_part_launch(const rig_function *f, const rig_ref *refs, uint32_t nrefs,
+                                       uint32_t params_bytes) {
+  rig_part p = {RIG_PART_LAUNCH, 0, 0, 0, 0, 0, NULL, 0, f, refs, nrefs, params_bytes};
   return p;
 }
 /* p, with its uses unordered. */
@@ -542,6 +655,27 @@ RIG_API uint32_t rig_submission_slots(const rig_submission *s);
 RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out);
 /* The submission r belongs to. Lock-free. */
 RIG_API rig_submission *rig_run_submission(const rig_run *r);
+
+/* The block of launch part `part` (Submission.block): the k that the run's
+ * setters take. RIG_INVALID for a part that is no launch. Lock-free. */
+RIG_API rig_status rig_submission_block(const rig_submission *s, uint32_t part, uint32_t *out_k);
+
+/* A run's launch blocks (Submission.Run). Each sets what one submit of the
+ * run passes block k: its grid of groups, the threads of a group, and its
+ * parameters, stored at byte off; refs overwrite their own bytes at the
+ * submit. RIG_INVALID for a block or a range out of bounds. Lock-free: they
+ * touch only the caller's run. */
+RIG_API rig_status rig_run_groups(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z);
+RIG_API rig_status rig_run_threads(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z);
+RIG_API rig_status rig_run_int64(rig_run *r, uint32_t k, uint32_t off, int64_t v);
+RIG_API rig_status rig_run_int32(rig_run *r, uint32_t k, uint32_t off, int32_t v);
+RIG_API rig_status rig_run_float(rig_run *r, uint32_t k, uint32_t off, float v);
+RIG_API rig_status rig_run_double(rig_run *r, uint32_t k, uint32_t off, double v);
+RIG_API rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t off, const void *src,
+                                 uint32_t n);
+/* Bytes of shared memory per group a launch asks for. The host has none:
+ * submit refuses a host launch that asks (LAUNCH-12). */
+RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes);
 
 /* Runs r's submission once with buffers[i] as slot i and returns its point
  * (d, submitted d + 1) (SUBMIT-6). The work follows waits besides the points

@@ -159,8 +159,9 @@ typedef struct rig_edge_part {
     struct { rig_edge_range dst; uint32_t pattern; uint32_t pattern_bytes; } fill;
     struct {
       void *function;                 /* from resolve */
-      const void *params;             /* parameter block */
+      const void *params;             /* parameter block, refs stored */
       uint32_t params_bytes;
+      uint32_t shared_bytes;          /* per group; 0 where none is asked */
       uint64_t groups[3], threads[3];
     } launch;
     struct { const uint32_t *words; uint32_t count; } words;

@@ -1,0 +1,669 @@
+/* test_launch.c: host code: images, launches, the pool of performance
+ * cores (Running work, Images, Host code, Launches, Performance cores,
+ * Objects).
+ *
+ * The kernels are C sources in tests/kernels, compiled at build time with
+ * clang -c -O2 -fPIC -ffreestanding --target=x86_64-none-unknown-elf (the
+ * arm64 target on arm64) into $RIG_KERNELS.
+ *
+ * Rules: RUN-1..7 HOST-1..4 LAUNCH-1 LAUNCH-3..10 LAUNCH-12..14 PERF-1..5
+ * OBJ-3..6 SYM-1 SYM-2 ERR-19 OPEN-42
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* The bytes of kernel NAME.o; the caller frees them. */
+static void *object(const char *name, size_t *n) {
+  char path[512];
+  const char *dir = getenv("RIG_KERNELS");
+  snprintf(path, sizeof path, "%s/%s.o", dir ? dir : ".", name);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("no kernel %s: build the tests (RIG_KERNELS=%s)", path, dir ? dir : "");
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *b = malloc(*n);
+  assert_int_equal(fread(b, 1, *n, f), *n);
+  fclose(f);
+  return b;
+}
+
+static rig_image *load(const char *name) {
+  size_t n;
+  void *b = object(name, &n);
+  rig_image *im = NULL;
+  ok(rig_image_load(rig_host(), b, n, &im));
+  free(b);
+  return im;
+}
+
+static rig_function *resolve(rig_image *im, const char *name) {
+  rig_function *f = NULL;
+  ok(rig_image_resolve(im, name, &f));
+  assert_non_null(f);
+  return f;
+}
+
+/* OBJ-3..6, RUN-1..7, LAUNCH-3..5, HOST-2, HOST-3: the seed's add example
+ * as written: z = x + y over n floats, in 64 groups; then a second run of
+ * the same submission with new parameters. */
+static void obj_3_6_the_add_example(void **state) {
+  rig_image *image = load("add");
+  rig_function *add = resolve(image, "add");
+  assert_string_equal(rig_function_name(add), "add");
+  assert_ptr_equal(rig_function_image(add), image);
+  assert_ptr_equal(rig_image_device(image), rig_host());
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)}; /* OBJ-4 */
+  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  rig_image_release(image); /* the submission holds the code (RUN-8) */
+  for (int64_t n = 1000; n <= 4096; n += 3096) {
+    rig_buffer *x = create_ok(rig_host(), n * 4), *y = create_ok(rig_host(), n * 4),
+               *z = create_ok(rig_host(), n * 4);
+    float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
+          *zs = rig_buffer_host_address(z);
+    for (int64_t i = 0; i < n; i++) {
+      xs[i] = (float)i;
+      ys[i] = 0.5f * (float)i;
+      zs[i] = -1;
+    }
+    rig_run *run;
+    uint32_t k;
+    ok(rig_submission_take(s, &run));                        /* RUN-5 */
+    ok(rig_submission_block(s, 0, &k));                      /* OBJ-5 */
+    ok(rig_run_groups(run, k, 64, 1, 1));                    /* OBJ-6 */
+    ok(rig_run_threads(run, k, (uint64_t)(n + 63) / 64, 1, 1));
+    ok(rig_run_int64(run, k, 24, n));
+    rig_buffer *bufs[3] = {x, y, z};
+    rig_point p;
+    ok(rig_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
+    assert_true(rig_point_reached(p));                       /* LAUNCH-3: done at return */
+    for (int64_t i = 0; i < n; i++)
+      assert_true(zs[i] == 1.5f * (float)i);
+    rig_buffer_release(x);
+    rig_buffer_release(y);
+    rig_buffer_release(z);
+  }
+  rig_submission_release(s);
+}
+
+/* HOST-2, HOST-3, OPEN-42, SYM-1: what loads and resolves, and what not. */
+static void host_2_3_load_and_resolve(void **state) {
+  rig_image *im = load("libm");
+  rig_function *f = NULL;
+  ok(rig_image_resolve(im, "no_such_function", &f));
+  assert_null(f);                                            /* None */
+  rig_function *a = resolve(im, "sin_exp"), *b = resolve(im, "sin_exp");
+  assert_ptr_equal(a, b);
+  assert_int_equal(rig_function_entry(a) != 0, 1);
+  rig_image_release(im);
+  size_t n;
+  void *bytes = object("add", &n);
+  rig_device *m = open_ok("memory:launch");
+  rig_image *none = NULL;
+  assert_int_equal(rig_image_load(m, bytes, n, &none), RIG_INVALID); /* OPEN-42 */
+  assert_null(none);
+  free(bytes);
+  bytes = object("bad_writable", &n);
+  assert_int_equal(rig_image_load(rig_host(), bytes, n, &none), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_last_error()->message, "LINK-4"));   /* the text's Error */
+  assert_null(none);
+  free(bytes);
+  close_release(m);
+}
+
+/* SYM-1 in a launch: the kernel calls sinf and expf through stubs. */
+static void sym_1_a_launch_calls_the_c_library(void **state) {
+  rig_image *im = load("libm");
+  rig_function *f = resolve(im, "sin_exp");
+  rig_ref refs[2] = {rig_ref_read(0, 0), rig_ref_write(1, 8)};
+  rig_part launch = rig_part_launch(f, refs, 2, 24);
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  rig_buffer *x = create_ok(rig_host(), 256 * 4), *y = create_ok(rig_host(), 256 * 4);
+  float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y);
+  for (int i = 0; i < 256; i++)
+    xs[i] = (float)i / 64;
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 4, 1, 1));
+  ok(rig_run_threads(run, 0, 64, 1, 1));
+  ok(rig_run_int64(run, 0, 16, 256));
+  rig_buffer *bufs[2] = {x, y};
+  rig_point p;
+  ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  for (int i = 0; i < 256; i++) {
+    float want = sinf(xs[i]) + expf(xs[i]);
+    assert_true(ys[i] > want - 1e-4f && ys[i] < want + 1e-4f);
+  }
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_submission_release(s);
+  rig_image_release(im);
+}
+
+struct ids {
+  int64_t *count;
+  int64_t per_group;
+  int64_t *bad;
+  int64_t *calls;
+};
+
+/* Launches ids over groups g and threads t; returns the threads. */
+static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t[3],
+                          int64_t *count, int64_t *bad, int64_t *calls) {
+  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, g[0], g[1], g[2]));
+  ok(rig_run_threads(run, 0, t[0], t[1], t[2]));
+  struct ids p = {count, (int64_t)(t[0] * t[1] * t[2]), bad, calls};
+  ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
+  rig_point pt;
+  ok(rig_submit(run, NULL, 0, NULL, 0, &pt));
+  rig_submission_release(s);
+  return (int64_t)(g[0] * g[1] * g[2] * t[0] * t[1] * t[2]);
+}
+
+/* LAUNCH-6..8: every thread number g * t + i runs exactly once, each call
+ * covers whole groups, over grids of one, two and three axes. */
+static void launch_6_8_each_thread_once_in_whole_groups(void **state) {
+  rig_image *im = load("launch_ids");
+  rig_function *f = resolve(im, "ids");
+  const uint64_t shapes[][6] = {
+      {1, 1, 1, 1, 1, 1}, {1000, 1, 1, 3, 1, 1}, {7, 5, 1, 4, 2, 1}, {3, 4, 5, 2, 3, 2},
+      {100000, 1, 1, 1, 1, 1},
+  };
+  for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+    int64_t total = (int64_t)(shapes[c][0] * shapes[c][1] * shapes[c][2] * shapes[c][3] *
+                              shapes[c][4] * shapes[c][5]);
+    int64_t *count = calloc((size_t)total, sizeof *count), bad = 0, calls = 0;
+    launch_ids(f, shapes[c], shapes[c] + 3, count, &bad, &calls);
+    for (int64_t i = 0; i < total; i++)
+      if (count[i] != 1)
+        fail_msg("shape %zu: thread %lld ran %lld times", c, (long long)i, (long long)count[i]);
+    assert_int_equal(bad, 0);                                /* LAUNCH-7 */
+    assert_true(calls >= 1);
+    free(count);
+  }
+  rig_image_release(im);
+}
+
+/* LAUNCH-12..14, VALID-20: a launch with shared memory, which the host
+ * cannot run, an axis of zero, or more than 2^62 threads never runs, and
+ * submit refuses it; the run is freed. */
+static void launch_12_14_refused_launches_never_run(void **state) {
+  rig_image *im = load("launch_ids");
+  rig_function *f = resolve(im, "ids");
+  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  int64_t count[8] = {0}, bad = 0, calls = 0;
+  struct ids p = {count, 1, &bad, &calls};
+  const uint64_t cases[][7] = {
+      {1, 1, 1, 1, 1, 1, 16},                                /* LAUNCH-12: shared memory */
+      {0, 1, 1, 1, 1, 1, 0},                                 /* LAUNCH-13: zero groups */
+      {1, 1, 1, 1, 0, 1, 0},                                 /* LAUNCH-13: zero threads */
+      {1u << 31, 1u << 31, 2, 1, 1, 1, 0},                   /* 2^63 threads */
+      {1ull << 62, 1, 1, 2, 1, 1, 0},                        /* LAUNCH-14 */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    rig_run *run;
+    ok(rig_submission_take(s, &run));
+    ok(rig_run_groups(run, 0, cases[c][0], cases[c][1], cases[c][2]));
+    ok(rig_run_threads(run, 0, cases[c][3], cases[c][4], cases[c][5]));
+    ok(rig_run_shared(run, 0, (uint32_t)cases[c][6]));
+    ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
+    rig_point pt = 0;
+    assert_int_equal(rig_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID);
+    assert_int_equal(calls, 0);                              /* never ran */
+  }
+  rig_run *run;
+  ok(rig_submission_take(s, &run)); /* each refused submit freed its run */
+  assert_int_equal(rig_run_int64(run, 0, sizeof(struct ids) - 4, 1), RIG_INVALID);
+  assert_int_equal(rig_run_groups(run, 1, 1, 1, 1), RIG_INVALID);
+  uint32_t k;
+  assert_int_equal(rig_submission_block(s, 1, &k), RIG_INVALID);
+  rig_point pt;
+  assert_int_equal(rig_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID); /* grid never set */
+  rig_submission_release(s);
+  rig_image_release(im);
+}
+
+struct pool {
+  int64_t *active, *peak;
+  int64_t spin;
+  uint64_t *thread;
+  int64_t *segv_blocked;
+  int64_t *calls;
+  uint64_t caller;
+  int64_t *caller_ran;
+};
+
+/* LAUNCH-1, LAUNCH-9, LAUNCH-10, ERR-19, PERF-1: a launch runs on the
+ * submitting thread and the pool, on at most rig_host_cores() threads at
+ * once; the pool's workers block every signal, the fault ones included.
+ * The workers' calls wait for one on this thread (caller_ran), so that a
+ * loaded machine, which may run this thread late, cannot leave it none. */
+static void launch_1_10_the_pool(void **state) {
+  rig_image *im = load("launch_pool");
+  rig_function *f = resolve(im, "pool");
+  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  int64_t active = 0, peak = 0, calls = 0, segv[4096] = {0};
+  uint64_t thread[4096] = {0};
+  int64_t caller_ran = 0;
+  struct pool p = {&active, &peak, 200000, thread, segv, &calls,
+                   (uint64_t)pthread_self(), &caller_ran};
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 512, 1, 1));
+  ok(rig_run_threads(run, 0, 1, 1, 1));
+  ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
+  rig_point pt;
+  ok(rig_submit(run, NULL, 0, NULL, 0, &pt));
+  unsigned cores = rig_host_cores();
+  assert_true(cores >= 1);
+  assert_true(peak >= 1 && peak <= (int64_t)cores);          /* LAUNCH-10 */
+  bool on_me = false;
+  uint64_t me = (uint64_t)pthread_self();
+  for (int64_t i = 0; i < calls && i < 4096; i++) {
+    if (thread[i] == me)
+      on_me = true;                                          /* LAUNCH-1 */
+    else
+      assert_int_equal(segv[i], 1);                          /* ERR-19 */
+  }
+  assert_true(on_me);
+  rig_submission_release(s);
+  rig_image_release(im);
+}
+
+static struct {
+  _Atomic int64_t calls;
+  int64_t count[10000];
+  uint64_t thread[10000];
+} par;
+
+static void parallel_part(const void *ctx, int64_t first, int64_t end) {
+  int64_t me = atomic_fetch_add(&par.calls, 1);
+  for (int64_t i = first; i < end; i++)
+    __atomic_fetch_add(&par.count[i], 1, __ATOMIC_RELAXED);
+  if (me < 10000)
+    par.thread[me] = (uint64_t)pthread_self();
+  for (volatile int i = 0; i < 20000; i++)
+    ;
+}
+
+/* LAUNCH-2: other parallel host code runs on the pool that launches use:
+ * every index once, on this thread and threads a launch also ran on. */
+static void launch_2_the_pool_is_shared(void **state) {
+  rig_host_parallel(parallel_part, NULL, 10000);
+  for (int i = 0; i < 10000; i++)
+    assert_int_equal(par.count[i], 1);
+  /* The threads of a launch over many groups, for comparison. */
+  rig_image *im = load("launch_pool");
+  rig_function *f = resolve(im, "pool");
+  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  int64_t active = 0, peak = 0, calls = 0, segv[4096] = {0};
+  uint64_t thread[4096] = {0};
+  struct pool p = {&active, &peak, 200000, thread, segv, &calls, 0, NULL};
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 1024, 1, 1));
+  ok(rig_run_threads(run, 0, 1, 1, 1));
+  ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
+  rig_point pt;
+  ok(rig_submit(run, NULL, 0, NULL, 0, &pt));
+  /* One pool: the threads of both together are at most the cores (the
+   * caller and rig_host_cores() - 1 workers); a second pool would add its
+   * own workers. */
+  uint64_t seen[64];
+  unsigned nseen = 0;
+  int64_t total = atomic_load(&par.calls) < 10000 ? atomic_load(&par.calls) : 10000;
+  for (int64_t i = 0; i < total + (calls < 4096 ? calls : 4096); i++) {
+    uint64_t t = i < total ? par.thread[i] : thread[i - total];
+    bool known = false;
+    for (unsigned k = 0; k < nseen && !known; k++)
+      known = seen[k] == t;
+    if (!known && nseen < 64)
+      seen[nseen++] = t;
+  }
+  assert_true(nseen <= rig_host_cores());
+  assert_true(atomic_load(&par.calls) >= 1);
+  rig_submission_release(s);
+  rig_image_release(im);
+}
+
+/* SYM-2: another image's function, called through the address an entry
+ * ref stores. */
+static void sym_2_entry_refs(void **state) {
+  rig_image *a = load("launch_entry"), *b = load("launch_entry");
+  rig_function *caller = resolve(a, "caller"), *seven = resolve(b, "seven");
+  rig_ref refs[2] = {rig_ref_entry(seven, 0), rig_ref_write(0, 8)};
+  rig_part launch = rig_part_launch(caller, refs, 2, 16);
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  rig_buffer *z = create_ok(rig_host(), 64 * 4);
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 8, 1, 1));
+  ok(rig_run_threads(run, 0, 8, 1, 1));
+  rig_point pt;
+  ok(rig_submit(run, &z, 1, NULL, 0, &pt));
+  float *zs = rig_buffer_host_address(z);
+  for (int i = 0; i < 64; i++)
+    assert_true(zs[i] == 7.0f + (float)i);
+  rig_buffer_release(z);
+  rig_submission_release(s);
+  rig_image_release(a);
+  rig_image_release(b);
+}
+
+/* A launch's refs and slots are checked at make. */
+static void valid_launch_parts_at_make(void **state) {
+  rig_image *im = load("add");
+  rig_function *add = resolve(im, "add");
+  rig_submission *s = NULL;
+  rig_ref off[1] = {rig_ref_read(0, 4)};                     /* not on 8 bytes */
+  rig_part p = rig_part_launch(add, off, 1, 32);
+  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  rig_ref past[1] = {rig_ref_read(0, 32)};                   /* past the block */
+  p = rig_part_launch(add, past, 1, 32);
+  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  rig_ref sparse[1] = {rig_ref_read(1, 0)};                  /* slot 0 unnamed (VALID-8) */
+  p = rig_part_launch(add, sparse, 1, 32);
+  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  p = rig_part_launch(NULL, NULL, 0, 0);
+  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  assert_null(s);
+  rig_image_release(im);
+}
+
+/* Fixed memory (BUF-1, VALID-4, VALID-7): the add example with x fixed at
+ * make and y, z in slots; a written fixed Read buffer and a dead one are
+ * refused at make, one freed after make at submit. VALID-3: the submission
+ * holds its image, released by the program after make. */
+static void valid_3_4_7_fixed_memory(void **state) {
+  rig_image *im = load("add");
+  rig_function *add = resolve(im, "add");
+  int n = 256;
+  rig_buffer *x = create_ok(rig_host(), n * 4), *y = create_ok(rig_host(), n * 4),
+             *z = create_ok(rig_host(), n * 4), *xr;
+  float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
+        *zs = rig_buffer_host_address(z);
+  for (int i = 0; i < n; i++) {
+    xs[i] = 2.0f * (float)i;
+    ys[i] = 1.0f;
+  }
+  ok(rig_buffer_view(x, 0, n * 4, RIG_READ, &xr));
+  rig_ref bad_write[3] = {rig_ref_fixed(xr, RIG_READ_WRITE, 0), rig_ref_read(0, 8),
+                          rig_ref_write(1, 16)};
+  rig_part p = rig_part_launch(add, bad_write, 3, 32);
+  rig_submission *s = NULL;
+  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID); /* VALID-7 */
+  assert_null(s);
+  rig_ref refs[3] = {rig_ref_fixed(xr, RIG_READ, 0), rig_ref_read(0, 8), rig_ref_write(1, 16)};
+  p = rig_part_launch(add, refs, 3, 32);
+  ok(rig_submission_make(rig_host(), &p, 1, &s));
+  assert_int_equal(rig_submission_slots(s), 2);             /* x has no slot */
+  rig_image_release(im);                                    /* VALID-3: s holds it */
+  rig_buffer_release(xr);                                   /* s holds the fixed buffer */
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 4, 1, 1));
+  ok(rig_run_threads(run, 0, 64, 1, 1));
+  ok(rig_run_int64(run, 0, 24, n));
+  rig_buffer *bufs[2] = {y, z};
+  rig_point pt;
+  ok(rig_submit(run, bufs, 2, NULL, 0, &pt));
+  for (int i = 0; i < n; i++)
+    assert_true(zs[i] == 2.0f * (float)i + 1.0f);
+  ok(rig_buffer_free(x));                                   /* the fixed memory dies */
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 4, 1, 1));
+  ok(rig_run_threads(run, 0, 64, 1, 1));
+  assert_int_equal(rig_submit(run, bufs, 2, NULL, 0, &pt), RIG_INVALID); /* VALID-4 */
+  rig_submission_release(s);
+  rig_submission *s2 = NULL;
+  rig_ref dead[1] = {rig_ref_fixed(x, RIG_READ, 0)};
+  p = rig_part_launch(add, dead, 1, 32);
+  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s2), RIG_INVALID); /* VALID-4 */
+  assert_null(s2);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_buffer_release(z);
+}
+
+/* VALID-10: a submission's launches and fills take at most 2^31 - 1 bytes,
+ * each 16 + its parameters rounded up to 16; VALID-1: an io device runs no
+ * work. */
+static void valid_1_10_submission_limits(void **state) {
+  rig_image *im = load("launch_ids");
+  rig_function *f = resolve(im, "ids");
+  static rig_part parts[2100];
+  for (int i = 0; i < 2100; i++)
+    parts[i] = rig_part_launch(f, NULL, 0, 1u << 20);       /* 2100 x (16 + 2^20) > 2^31 */
+  rig_submission *s = NULL;
+  assert_int_equal(rig_submission_make(rig_host(), parts, 2100, &s), RIG_INVALID);
+  assert_null(s);
+  ok(rig_submission_make(rig_host(), parts, 2000, &s));       /* 2000 x (16 + 2^20) fits */
+  rig_submission_release(s);
+  char path[256];
+  const char *t = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/rig-launch-io-%d", t && *t ? t : "/tmp", (int)getpid());
+  rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE, .size = 64};
+  rig_device *io;
+  ok(rig_open_io(&o, &io));
+  s = NULL;
+  assert_int_equal(rig_submission_make(io, parts, 1, &s), RIG_INVALID); /* VALID-1 */
+  assert_null(s);
+  close_release(io);
+  unlink(path);
+  rig_image_release(im);
+}
+
+/* HOST-4, VALID-2, ERR-1, TL-3: the host's queue runs only launches: a host
+ * submission with a copy, fill or words part lacks a queue for it, and
+ * make refuses it, writing no out-parameter and allocating nothing; so
+ * does one whose launch comes with such a part. A launch part alone is
+ * accepted. The same copy is accepted on a memory device, whose queue
+ * takes copies; and the host's copies and fills of the Buffer module,
+ * which are no submissions (TL-3), run. */
+static void host_4_the_hosts_queue_runs_only_launches(void **state) {
+  rig_submission *const untouched = (rig_submission *)(uintptr_t)0x5eed;
+  const uint32_t words[1] = {0};
+  rig_part others[4] = {rig_part_copy(0, 1), rig_part_fill(0, 0x11, 1),
+                        rig_part_words(words, 1), rig_part_unordered(rig_part_copy(0, 1))};
+  rig_image *im = load("add");
+  rig_function *add = resolve(im, "add");
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  uint64_t allocated = rig_allocated(rig_host()), submitted = rig_submitted(rig_host());
+  for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+    rig_submission *s = untouched;
+    assert_int_equal(rig_submission_make(rig_host(), &others[i], 1, &s), RIG_INVALID);
+    assert_ptr_equal(s, untouched);                              /* ERR-1 */
+    assert_int_equal(rig_last_error()->status, RIG_INVALID);
+    assert_non_null(strstr(rig_last_error()->message, "no queue for part 0"));
+    assert_non_null(strstr(rig_last_error()->message, "only launches"));
+    rig_part mixed[2] = {launch, others[i]};                     /* after a launch */
+    assert_int_equal(rig_submission_make(rig_host(), mixed, 2, &s), RIG_INVALID);
+    assert_ptr_equal(s, untouched);
+    assert_non_null(strstr(rig_last_error()->message, "no queue for part 1"));
+  }
+  assert_int_equal(rig_allocated(rig_host()), allocated);
+  assert_int_equal(rig_submitted(rig_host()), submitted);
+  rig_submission *s = NULL;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));           /* a launch: accepted */
+  assert_non_null(s);
+  assert_int_equal(rig_submission_slots(s), 3);
+  uint32_t k = 7;
+  ok(rig_submission_block(s, 0, &k));
+  assert_int_equal(k, 0);
+  rig_submission_release(s);
+  rig_image_release(im);
+  /* The same copy on a memory device, whose queue takes copies. */
+  rig_device *m = open_ok("memory:host-4");
+  s = NULL;
+  ok(rig_submission_make(m, &others[0], 1, &s));
+  rig_submission_release(s);
+  close_release(m);
+  /* TL-3: the host's copies and fills through the Buffer module. */
+  rig_buffer *a = create_ok(rig_host(), 64), *b = create_ok(rig_host(), 64);
+  rig_point p;
+  ok(rig_buffer_submit_fill(a, 0x5c, 1, &p));
+  assert_true(rig_point_reached(p));
+  ok(rig_buffer_submit_copy(a, b, &p));
+  ok(rig_buffer_fill(a, 0x5d, 1));
+  ok(rig_buffer_copy(a, b));
+  uint8_t got[64];
+  ok(rig_buffer_get(b, 0, got, 64));
+  for (int i = 0; i < 64; i++)
+    assert_int_equal(got[i], 0x5d);
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+}
+
+/* The code counts in the host's budget while the image lives (Image.load). */
+static void image_code_counts_in_the_budget(void **state) {
+  uint64_t before = rig_allocated(rig_host());
+  rig_image *im = load("launch_ids");
+  assert_true(rig_allocated(rig_host()) > before);
+  rig_image_release(im);
+  rig_buffer *b = create_ok(rig_host(), 16); /* moves kept values (RECLAIM-17) */
+  rig_buffer_release(b);
+  b = create_ok(rig_host(), 16);
+  rig_buffer_release(b);
+  assert_true(rig_allocated(rig_host()) <= before + 64);
+}
+
+/* Runs this test program again as `test-launch what`, a fresh process
+ * whose count of cores no call took yet; asserts it exits 0. */
+static void in_fresh_process(const char *what) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/proc/self/exe", "test-launch", what, (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void *ask(void *out) {
+  *(unsigned *)out = rig_host_cores();
+  return NULL;
+}
+
+/* PERF-2, PERF-3: the count comes from the affinity mask of the first
+ * thread that asks, and stays. */
+static int first_asker_decides(void) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0)
+    return 10;
+  unsigned first = rig_host_cores();
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int c = 0; c < 64; c++)
+    CPU_SET(c, &all);
+  sched_setaffinity(0, sizeof all, &all);
+  unsigned later = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, ask, &later);
+  pthread_join(t, NULL);
+  return first == 1 && later == 1 ? 0 : 11;
+}
+
+static void perf_2_3_the_first_asker_decides(void **state) { in_fresh_process("perf-first"); }
+
+/* PERF-5: a cgroup v2 quota of 1.5 CPUs (cpu.max "150000 100000") in the
+ * process's cgroup or a parent caps the count at 2; one of 0.5 at 1. The
+ * cgroup tree is a copy under $TMPDIR that RIG_CGROUP_ROOT names, since
+ * this machine may not let a test make cgroups. */
+static int quota_caps(void) {
+  char root[256], dir[800];
+  const char *t = getenv("TMPDIR");
+  snprintf(root, sizeof root, "%s/rig-cgroup-%d", t && *t ? t : "/tmp", (int)getpid());
+  FILE *c = fopen("/proc/self/cgroup", "r");
+  char line[512] = "0::/";
+  while (c && fgets(line, sizeof line, c) && strncmp(line, "0::", 3) != 0)
+    ;
+  if (c)
+    fclose(c);
+  line[strcspn(line, "\n")] = 0;
+  snprintf(dir, sizeof dir, "%s%s", root, line + 3);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && echo '50000 100000' > '%s/cpu.max'", dir, root);
+  if (system(cmd) != 0)
+    return 20;
+  setenv("RIG_CGROUP_ROOT", root, 1);
+  unsigned n = rig_host_cores();
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  (void)system(cmd);
+  return n == 1 ? 0 : 21;
+}
+
+static void perf_5_cgroup_quota(void **state) { in_fresh_process("perf-quota"); }
+
+/* PERF-4: without stated capacities every CPU of the mask counts; with
+ * them, the fast ones. This machine states equal capacities (or none): every
+ * CPU of the mask counts, up to any quota. */
+static void perf_1_4_every_cpu_of_equal_capacity(void **state) {
+  cpu_set_t mask;
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  unsigned n = rig_host_cores();
+  assert_true(n >= 1 && n <= (unsigned)CPU_COUNT(&mask));
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "perf-first") == 0)
+    return first_asker_decides();
+  if (argc == 2 && strcmp(argv[1], "perf-quota") == 0)
+    return quota_caps();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(obj_3_6_the_add_example),
+      cmocka_unit_test(host_2_3_load_and_resolve),
+      cmocka_unit_test(sym_1_a_launch_calls_the_c_library),
+      cmocka_unit_test(launch_6_8_each_thread_once_in_whole_groups),
+      cmocka_unit_test(launch_12_14_refused_launches_never_run),
+      cmocka_unit_test(launch_1_10_the_pool),
+      cmocka_unit_test(sym_2_entry_refs),
+      cmocka_unit_test(launch_2_the_pool_is_shared),
+      cmocka_unit_test(valid_launch_parts_at_make),
+      cmocka_unit_test(host_4_the_hosts_queue_runs_only_launches),
+      cmocka_unit_test(image_code_counts_in_the_budget),
+      cmocka_unit_test(valid_3_4_7_fixed_memory),
+      cmocka_unit_test(valid_1_10_submission_limits),
+      cmocka_unit_test(perf_2_3_the_first_asker_decides),
+      cmocka_unit_test(perf_5_cgroup_quota),
+      cmocka_unit_test(perf_1_4_every_cpu_of_equal_capacity),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
