@@ -320,7 +320,9 @@ RIG__HIDDEN bool rig__stamps_done(rig__alloc *a);
 RIG__HIDDEN void rig__stamps_clear(rig__alloc *a);
 /* Whether a holds no point at all, read without its lock: for memory
  * that no other thread can reach (a magazine's). */
-static inline bool rig__stamps_empty(const rig__alloc *a) { return !a->stamped; }
+static inline bool rig__stamps_empty(const rig__alloc *a) {
+  return !__atomic_load_n(&a->stamped, __ATOMIC_RELAXED);
+}
 /* Waits on the host for what a host read or write of a must follow. */
 RIG__HIDDEN rig_status rig__stamps_wait(rig__alloc *a, bool write);
 

@@ -70,7 +70,7 @@ void rig__stamps_add(rig__alloc *a, rig_point p, bool write, const rig_point *wa
   }
   bool same = e->use && rig_point_slot(e->use) == rig_point_slot(p);
   set(e, write ? p : same ? e->write : 0, p);
-  a->stamped = true;
+  __atomic_store_n(&a->stamped, true, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -97,7 +97,7 @@ void rig__stamps_add_unordered(rig__alloc *a, rig_point p) {
     pthread_mutex_lock(&a->lock);
   }
   *u = p;
-  a->stamped = true;
+  __atomic_store_n(&a->stamped, true, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -124,6 +124,11 @@ static int consider(rig_point p, bool is_write_point, rig_point *out, int *n, in
 
 int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
   int n = 0, st = 0;
+  /* Memory no device's work ever used, as most host memory a host launch
+   * takes: nothing to follow, and no lock to take. A point stamped by a
+   * submit this thread is ordered after is seen (release, acquire). */
+  if (!__atomic_load_n(&a->stamped, __ATOMIC_ACQUIRE))
+    return 0;
   pthread_mutex_lock(&a->lock);
   for (int i = 0; i < RIG__STAMPS && st == 0; i++) {
     rig__stamp *e = &a->stamps[i];
@@ -171,7 +176,7 @@ bool rig__stamps_done(rig__alloc *a) {
 void rig__stamps_clear(rig__alloc *a) {
   memset(a->stamps, 0, sizeof a->stamps);             /* RECLAIM-7 */
   memset(a->unordered, 0, sizeof a->unordered);
-  a->stamped = false;
+  __atomic_store_n(&a->stamped, false, __ATOMIC_RELAXED);
 }
 
 rig_status rig__stamps_wait(rig__alloc *a, bool write) {
