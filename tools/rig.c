@@ -11,6 +11,7 @@
 #include <rig/rig.h>
 
 #include "bench.h"
+#include "demo.h"
 
 static void facts(rig_device *d) {
   uint64_t cache;
@@ -222,8 +223,8 @@ int main(int argc, char **argv) {
     return usage();
   if (strcmp(argv[1], "info") == 0)
     return info();
-  if (strcmp(argv[1], "demo") == 0)
-    return demo();
+  if (strcmp(argv[1], "demo") == 0) /* then the seed's add example on the host */
+    return demo() | rig_demo_add_host(RIG_DEMO_KERNEL_DIR);
   /* The stress run takes a while: only on request. */
   if (strcmp(argv[1], "bench") == 0 && argc == 3)
     return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout)
