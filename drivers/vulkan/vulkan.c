@@ -22,9 +22,16 @@
  * a wait, or k held values send the held ones to the queue in one
  * vkQueueSubmit, one batch per value.
  *
+ * Code: an image is a SPIR-V module; resolve finds a GLCompute entry point
+ * and a launch binds a compute pipeline of it, specialized for the run's
+ * threads of a group, pushes the parameter block as push constants (a block
+ * over 128 bytes goes into a buffer whose device address is pushed) and
+ * dispatches the groups (drivers/vulkan/README.md, "Launches").
+ *
  * k (commit): 8 unless opened with k=K.
  * Per open: an instance, a device, a 64 KiB scratch buffer, a command pool
- * and one record of about 1 KiB; gone at destroy.
+ * and one record of about 1 KiB; gone at destroy. From the first resolve:
+ * a pipeline layout and a 2 MiB buffer for large parameter blocks.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -42,6 +49,23 @@
 #define DEFAULT_K 8
 #define SCRATCH_BYTES 65536u /* where unaligned fills stage their bytes */
 #define SLOT 8u              /* scratch bytes per unaligned fill */
+#define PUSH_BYTES 128u      /* push constants of every pipeline: Vulkan's least
+                                maxPushConstantsSize, so a kernel's layout is the
+                                same on every device */
+#define PARAMS_BYTES (2u << 20) /* large parameter blocks of one command buffer */
+#define PARAMS_ALIGN 256u    /* each large block's start in it */
+#define MAX_DISPATCHES 65536u /* dispatches one launch may split into */
+
+/* SPIR-V */
+#define SPV_MAGIC 0x07230203u
+enum {
+  SPV_OP_MEMORY_MODEL = 14, SPV_OP_ENTRY_POINT = 15, SPV_OP_EXECUTION_MODE = 16,
+  SPV_OP_CAPABILITY = 17, SPV_OP_EXECUTION_MODE_ID = 331, SPV_OP_DECORATE = 71, SPV_OP_CONSTANT = 43,
+  SPV_OP_CONSTANT_COMPOSITE = 44, SPV_OP_SPEC_CONSTANT = 50,
+  SPV_OP_SPEC_CONSTANT_COMPOSITE = 51,
+  SPV_MODEL_GLCOMPUTE = 5, SPV_MODE_LOCAL_SIZE = 17, SPV_MODE_LOCAL_SIZE_ID = 38,
+  SPV_DECORATION_SPEC_ID = 1, SPV_DECORATION_BUILTIN = 11, SPV_BUILTIN_WORKGROUP_SIZE = 25,
+};
 
 /* Memory the driver made: an allocation, or host memory it maps. */
 typedef struct vkmem {
@@ -64,6 +88,36 @@ typedef struct vec {
   held *at;
   size_t n, cap;
 } vec;
+
+/* A pipeline of a function for one group shape. */
+typedef struct vkpipe {
+  uint32_t threads[3];
+  VkPipeline pipe;
+} vkpipe;
+
+struct vkimage;
+
+/* A resolved entry point: each axis of its group either fixed by the
+ * module's LocalSize or a specialization constant (local_size_x_id ...). */
+typedef struct vkfunc {
+  struct vkimage *image;
+  char *name;
+  uint32_t fixed[3];        /* an axis's LocalSize where fixed, else 0 */
+  uint32_t spec[3];         /* an axis's SpecId where it specializes, else UINT32_MAX */
+  vkpipe *pipes;            /* made at the first launch of each shape (submit) */
+  size_t npipes, cappipes;
+  struct vkfunc *next;
+} vkfunc;
+
+/* A loaded SPIR-V module, and a copy of its words for resolve to read. */
+typedef struct vkimage {
+  VkShaderModule module;
+  uint32_t *words;
+  size_t nwords;
+  vkfunc *funcs;
+  bool dead;                /* its Vulkan objects went at the stop */
+  struct vkimage *prev, *next;
+} vkimage;
 
 typedef struct vkdev {
   char name[32];
@@ -116,6 +170,19 @@ typedef struct vkdev {
   /* memory */
   pthread_mutex_t mlock;
   vkmem *mems;
+
+  /* code: images (ilock), the one pipeline layout and the buffer of large
+   * parameter blocks, both made at the first resolve */
+  pthread_mutex_t ilock;
+  vkimage *images;
+  VkPipelineLayout layout;
+  vkmem params;
+  uint64_t params_address;
+  bool launches;            /* a compute queue and buffer device addresses */
+  VkPhysicalDeviceFeatures features;         /* enabled: what modules may need */
+  VkPhysicalDeviceVulkan12Features features12;
+  VkPipelineStageFlags part_stages; /* what parts of one submission run in */
+  VkAccessFlags part_writes, part_access;
 
   /* validation */
   int validate;             /* 0, 1 (abort), 2 (count) */
@@ -333,7 +400,9 @@ static int pick_device(vkdev *v, uint32_t index, rig_edge_error *err) {
 
 static int make_device(vkdev *v, rig_edge_error *err) {
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                          .pNext = &f12};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
   vkGetPhysicalDeviceFeatures2(v->phys, &f2);
   if (!f12.timelineSemaphore)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: %s has no timeline semaphores", v->name,
@@ -349,11 +418,13 @@ static int make_device(vkdev *v, rig_edge_error *err) {
   if (!qf)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: out of memory", v->name);
   vkGetPhysicalDeviceQueueFamilyProperties(v->phys, &nf, qf);
-  /* A compute queue (launches come later), else any that copies. */
+  /* A compute queue, else any that copies (and no launches). */
   uint32_t family = UINT32_MAX;
   for (uint32_t i = 0; i < nf && family == UINT32_MAX; i++)
     if (qf[i].queueCount && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT))
       family = i;
+  /* Launches: a queue that computes, and buffer device addresses for refs. */
+  v->launches = family != UINT32_MAX && v->bda;
   for (uint32_t i = 0; i < nf && family == UINT32_MAX; i++)
     if (qf[i].queueCount && (qf[i].queueFlags & (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT)))
       family = i;
@@ -371,17 +442,49 @@ static int make_device(vkdev *v, rig_edge_error *err) {
     exts[nexts++] = VK_EXT_PCI_BUS_INFO_EXTENSION_NAME;
   if (v->budget_ext)
     exts[nexts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+  /* The features kernels may use where the device has them: wider and
+   * narrower integers and floats, their storage, the scalar layout and the
+   * memory model; nothing that costs what no kernel asks for (robust
+   * buffer access, capture and replay). */
   VkPhysicalDeviceVulkan12Features want = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
       .timelineSemaphore = VK_TRUE,
-      .bufferDeviceAddress = v->bda ? VK_TRUE : VK_FALSE};
+      .bufferDeviceAddress = v->bda ? VK_TRUE : VK_FALSE,
+      .storageBuffer8BitAccess = f12.storageBuffer8BitAccess,
+      .uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess,
+      .storagePushConstant8 = f12.storagePushConstant8,
+      .shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics,
+      .shaderSharedInt64Atomics = f12.shaderSharedInt64Atomics,
+      .shaderFloat16 = f12.shaderFloat16,
+      .shaderInt8 = f12.shaderInt8,
+      .scalarBlockLayout = f12.scalarBlockLayout,
+      .vulkanMemoryModel = f12.vulkanMemoryModel,
+      .vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope,
+      .shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes};
+  VkPhysicalDeviceVulkan11Features want11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+      .pNext = &want,
+      .storageBuffer16BitAccess = f11.storageBuffer16BitAccess,
+      .uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess,
+      .storagePushConstant16 = f11.storagePushConstant16,
+      .variablePointersStorageBuffer = f11.variablePointersStorageBuffer,
+      .variablePointers = f11.variablePointers};
+  VkPhysicalDeviceFeatures2 want2 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+      .pNext = &want11,
+      .features = {.shaderInt64 = f2.features.shaderInt64,
+                   .shaderInt16 = f2.features.shaderInt16,
+                   .shaderFloat64 = f2.features.shaderFloat64}};
+  v->features = want2.features;
+  v->features12 = want;
+  v->features12.pNext = NULL;
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                  .queueFamilyIndex = family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &priority};
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                            .pNext = &want,
+                            .pNext = &want2,
                             .queueCreateInfoCount = 1,
                             .pQueueCreateInfos = &qci,
                             .enabledExtensionCount = nexts,
@@ -402,6 +505,15 @@ static int make_device(vkdev *v, rig_edge_error *err) {
                          v->name);
   if (!v->GetMemoryHostPointerProperties)
     v->import = false;
+  /* Barriers between the parts of one submission: copies and fills, and
+   * launches where the queue computes. */
+  v->part_stages = VK_PIPELINE_STAGE_TRANSFER_BIT |
+                   (v->launches ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT : 0);
+  v->part_writes = VK_ACCESS_TRANSFER_WRITE_BIT | (v->launches ? VK_ACCESS_SHADER_WRITE_BIT : 0);
+  v->part_access = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                   (v->launches ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                      VK_ACCESS_UNIFORM_READ_BIT
+                                : 0);
 
   VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
@@ -649,6 +761,380 @@ static int vk_map(void *h, void *host, uint64_t bytes, rig_edge_alloc *out, rig_
   return RIG_EDGE_OK;
 }
 
+/* ---- code: SPIR-V images, entry points, pipelines ------------------------- */
+
+/* The capabilities a module declares that need a feature the device may
+ * lack: refused at load with the feature's name, not at the first launch. */
+static const char *missing_feature(const vkdev *v, uint32_t cap) {
+  switch (cap) {
+  case 9: /* Float16 */
+    return v->features12.shaderFloat16 ? NULL : "shaderFloat16";
+  case 10: /* Float64 */
+    return v->features.shaderFloat64 ? NULL : "shaderFloat64";
+  case 11: /* Int64 */
+    return v->features.shaderInt64 ? NULL : "shaderInt64";
+  case 22: /* Int16 */
+    return v->features.shaderInt16 ? NULL : "shaderInt16";
+  case 39: /* Int8 */
+    return v->features12.shaderInt8 ? NULL : "shaderInt8";
+  case 5345: /* VulkanMemoryModel */
+    return v->features12.vulkanMemoryModel ? NULL : "vulkanMemoryModel";
+  default:
+    return NULL;
+  }
+}
+
+/* Checks a module's header and that its instructions tile its words.
+ * Returns NULL, or why it is no SPIR-V module this device takes. */
+static const char *check_module(const vkdev *v, const uint32_t *w, size_t n, char *why,
+                                size_t whyn) {
+  if (n < 5 || w[0] != SPV_MAGIC) {
+    snprintf(why, whyn, "not a SPIR-V module (%s)",
+             n < 5 ? "shorter than its header"
+             : w[0] == __builtin_bswap32(SPV_MAGIC) ? "words of the other byte order"
+                                                    : "magic is not 0x07230203");
+    return why;
+  }
+  bool model = false, entries = false;
+  for (size_t i = 5; i < n;) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
+    if (count == 0 || count > n - i) {
+      snprintf(why, whyn, "malformed SPIR-V: instruction at word %zu runs past the module", i);
+      return why;
+    }
+    const char *f = op == SPV_OP_CAPABILITY && count >= 2 ? missing_feature(v, w[i + 1]) : NULL;
+    if (f) {
+      snprintf(why, whyn, "the module needs the %s feature, which %.64s lacks", f,
+               v->props.deviceName);
+      return why;
+    }
+    model |= op == SPV_OP_MEMORY_MODEL;
+    entries |= op == SPV_OP_ENTRY_POINT;
+    i += count;
+  }
+  if (!model || !entries) {
+    snprintf(why, whyn, "malformed SPIR-V: no %s", model ? "OpEntryPoint" : "OpMemoryModel");
+    return why;
+  }
+  return NULL;
+}
+
+static int vk_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *out_code_bytes,
+                   rig_edge_error *err) {
+  vkdev *v = h;
+  char why[200];
+  if (!v->launches)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s runs no code (%s)", v->name,
+                         v->bda ? "no queue computes" : "no buffer device addresses");
+  if (n % 4)
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
+                         "not a SPIR-V module: %zu bytes is no whole number of words", n);
+  uint32_t *words = malloc(n ? n : 4);
+  if (!words)
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", v->name);
+  if (n)
+    memcpy(words, bytes, n); /* aligned, and kept for resolve */
+  if (check_module(v, words, n / 4, why, sizeof why)) {
+    free(words);
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s", why);
+  }
+  vkimage *im = calloc(1, sizeof *im);
+  if (!im) {
+    free(words);
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", v->name);
+  }
+  VkShaderModuleCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                 .codeSize = n,
+                                 .pCode = words};
+  VkResult r = vkCreateShaderModule(v->dev, &ci, NULL, &im->module);
+  if (r != VK_SUCCESS) {
+    free(words);
+    free(im);
+    if (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+      return vk_fail(err, r, "vkCreateShaderModule", v->name);
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: vkCreateShaderModule: %s", v->name,
+                         vk_name(r));
+  }
+  im->words = words;
+  im->nwords = n / 4;
+  pthread_mutex_lock(&v->ilock);
+  im->next = v->images;
+  if (v->images)
+    v->images->prev = im;
+  v->images = im;
+  pthread_mutex_unlock(&v->ilock);
+  *out_image = im;
+  *out_code_bytes = n;
+  return RIG_EDGE_OK;
+}
+
+/* The instruction that defines id (a constant or a composite), or NULL. */
+static const uint32_t *definition(const vkimage *im, uint32_t id) {
+  const uint32_t *w = im->words;
+  for (size_t i = 5; i < im->nwords; i += w[i] >> 16) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
+    if ((op == SPV_OP_CONSTANT || op == SPV_OP_SPEC_CONSTANT || op == SPV_OP_CONSTANT_COMPOSITE ||
+         op == SPV_OP_SPEC_CONSTANT_COMPOSITE) && count >= 4 && w[i + 2] == id)
+      return w + i;
+  }
+  return NULL;
+}
+
+/* The SpecId that decorates id, or UINT32_MAX. */
+static uint32_t spec_id_of(const vkimage *im, uint32_t id) {
+  const uint32_t *w = im->words;
+  for (size_t i = 5; i < im->nwords; i += w[i] >> 16)
+    if ((w[i] & 0xffff) == SPV_OP_DECORATE && (w[i] >> 16) >= 4 && w[i + 1] == id &&
+        w[i + 2] == SPV_DECORATION_SPEC_ID)
+      return w[i + 3];
+  return UINT32_MAX;
+}
+
+/* Axis a of f's group from the 32-bit constant id: a specialization
+ * constant with a SpecId, or a fixed value. */
+static bool axis_from(const vkimage *im, uint32_t id, vkfunc *f, int a) {
+  const uint32_t *x = definition(im, id);
+  if (!x || ((x[0] & 0xffff) != SPV_OP_CONSTANT && (x[0] & 0xffff) != SPV_OP_SPEC_CONSTANT))
+    return false;
+  uint32_t spec = (x[0] & 0xffff) == SPV_OP_SPEC_CONSTANT ? spec_id_of(im, id) : UINT32_MAX;
+  f->spec[a] = spec;
+  f->fixed[a] = spec == UINT32_MAX ? x[3] : 0;
+  return true;
+}
+
+/* Finds the GLCompute entry point name in im and its group's axes: the
+ * WorkgroupSize built-in where the module decorates one (it overrides the
+ * rest), else a LocalSizeId, else the LocalSize. glslang's
+ * local_size_x_id = 0 makes the built-in a composite of specialization
+ * constants with SpecIds. Returns 1 found, 0 none, -1 for an entry whose
+ * group size it cannot read. Allocates nothing; load checked the words. */
+static int parse_entry(const vkimage *im, const char *name, vkfunc *f) {
+  const uint32_t *w = im->words;
+  size_t n = im->nwords;
+  uint32_t entry = UINT32_MAX, wgs = UINT32_MAX, ids[3] = {0, 0, 0}, literal[3] = {0, 0, 0};
+  bool has_literal = false, has_ids = false;
+  for (size_t i = 5; i < n; i += w[i] >> 16) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
+    const uint32_t *x = w + i;
+    if (op == SPV_OP_ENTRY_POINT && count >= 4 && x[1] == SPV_MODEL_GLCOMPUTE) {
+      const char *str = (const char *)(x + 3);
+      size_t room = (count - 3) * 4;
+      if (strnlen(str, room) < room && strcmp(str, name) == 0)
+        entry = x[2];
+    } else if (op == SPV_OP_DECORATE && count >= 4 && x[2] == SPV_DECORATION_BUILTIN &&
+               x[3] == SPV_BUILTIN_WORKGROUP_SIZE)
+      wgs = x[1];
+  }
+  if (entry == UINT32_MAX)
+    return 0; /* None */
+  for (size_t i = 5; i < n; i += w[i] >> 16) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
+    const uint32_t *x = w + i;
+    if (op == SPV_OP_EXECUTION_MODE && count >= 6 && x[1] == entry && x[2] == SPV_MODE_LOCAL_SIZE) {
+      memcpy(literal, x + 3, sizeof literal);
+      has_literal = true;
+    } else if (op == SPV_OP_EXECUTION_MODE_ID && count >= 6 && x[1] == entry &&
+               x[2] == SPV_MODE_LOCAL_SIZE_ID) {
+      memcpy(ids, x + 3, sizeof ids);
+      has_ids = true;
+    }
+  }
+  const uint32_t *composite = wgs != UINT32_MAX ? definition(im, wgs) : NULL;
+  if (composite && (composite[0] >> 16) >= 6 &&
+      ((composite[0] & 0xffff) == SPV_OP_CONSTANT_COMPOSITE ||
+       (composite[0] & 0xffff) == SPV_OP_SPEC_CONSTANT_COMPOSITE)) {
+    memcpy(ids, composite + 3, sizeof ids);
+    has_ids = true;
+  }
+  if (has_ids) {
+    for (int a = 0; a < 3; a++)
+      if (!axis_from(im, ids[a], f, a))
+        return -1;
+    return 1;
+  }
+  if (!has_literal)
+    return -1;
+  for (int a = 0; a < 3; a++) {
+    f->fixed[a] = literal[a];
+    f->spec[a] = UINT32_MAX;
+  }
+  return 1;
+}
+
+/* The pipeline layout every pipeline shares (PUSH_BYTES of push constants,
+ * no descriptors) and the buffer of large parameter blocks: made at the
+ * first resolve, so that no submit makes them. ilock held. */
+static int make_code_objects(vkdev *v, rig_edge_error *err) {
+  if (v->layout)
+    return RIG_EDGE_OK;
+  int r = make_buffer(v, &v->params, PARAMS_BYTES, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
+                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, NULL, 0, NULL, err);
+  if (r != RIG_EDGE_OK)
+    return r == RIG_EDGE_NO_ROOM ? r : RIG_EDGE_UNSUPPORTED;
+  v->params_address = address_of(v, &v->params);
+  VkPushConstantRange range = {VK_SHADER_STAGE_COMPUTE_BIT, 0, PUSH_BYTES};
+  VkPipelineLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                   .pushConstantRangeCount = 1,
+                                   .pPushConstantRanges = &range};
+  VkResult vr = vkCreatePipelineLayout(v->dev, &ci, NULL, &v->layout);
+  if (vr != VK_SUCCESS) {
+    free_objects(v, &v->params);
+    v->layout = VK_NULL_HANDLE;
+    return vk_fail(err, vr, "vkCreatePipelineLayout", v->name);
+  }
+  return RIG_EDGE_OK;
+}
+
+static int vk_resolve(void *h, void *image, const char *name, void **out_function,
+                      rig_edge_error *err) {
+  vkdev *v = h;
+  vkimage *im = image;
+  vkfunc *f = calloc(1, sizeof *f);
+  if (!f || !(f->name = strdup(name))) {
+    free(f);
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", v->name);
+  }
+  int found = parse_entry(im, name, f);
+  if (found <= 0) {
+    free(f->name);
+    free(f);
+    *out_function = NULL; /* None */
+    return found == 0 ? RIG_EDGE_OK
+                      : rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: entry point %s: its group "
+                                      "size is neither a LocalSize nor constants", v->name, name);
+  }
+  pthread_mutex_lock(&v->ilock);
+  int r = make_code_objects(v, err);
+  if (r == RIG_EDGE_OK) {
+    f->image = im;
+    f->next = im->funcs;
+    im->funcs = f;
+  }
+  pthread_mutex_unlock(&v->ilock);
+  if (r != RIG_EDGE_OK) {
+    free(f->name);
+    free(f);
+    return r;
+  }
+  *out_function = f;
+  return RIG_EDGE_OK;
+}
+
+/* Destroys im's pipelines and module; the work that used them is done. */
+static void image_objects_free(vkdev *v, vkimage *im) {
+  for (vkfunc *f = im->funcs; f; f = f->next) {
+    for (size_t i = 0; i < f->npipes; i++)
+      vkDestroyPipeline(v->dev, f->pipes[i].pipe, NULL);
+    f->npipes = 0;
+  }
+  if (im->module)
+    vkDestroyShaderModule(v->dev, im->module, NULL);
+  im->module = VK_NULL_HANDLE;
+  im->dead = true;
+}
+
+static void image_free(vkdev *v, vkimage *im) {
+  if (!im->dead)
+    image_objects_free(v, im);
+  for (vkfunc *f = im->funcs, *next; f; f = next) {
+    next = f->next;
+    free(f->pipes);
+    free(f->name);
+    free(f);
+  }
+  free(im->words);
+  free(im);
+}
+
+/* Core unloads an image once the work submitted until its release is done
+ * (RUN-8); after the stop, which destroyed its objects, it only frees. */
+static int vk_unload(void *h, void *image, rig_edge_error *err) {
+  vkdev *v = h;
+  vkimage *im = image;
+  pthread_mutex_lock(&v->ilock);
+  if (im->prev)
+    im->prev->next = im->next;
+  else if (v->images == im)
+    v->images = im->next;
+  if (im->next)
+    im->next->prev = im->prev;
+  pthread_mutex_unlock(&v->ilock);
+  image_free(v, im);
+  return RIG_EDGE_OK;
+}
+
+/* Whether f can run groups of t threads here: each fixed axis is t's, and
+ * the group is within the device's limits. */
+static int check_threads(const vkdev *v, const vkfunc *f, const uint64_t t[3], rig_edge_error *err) {
+  const VkPhysicalDeviceLimits *l = &v->props.limits;
+  for (int a = 0; a < 3; a++) {
+    if (f->spec[a] == UINT32_MAX && t[a] != f->fixed[a])
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                           "%s: %s has a fixed LocalSize %ux%ux%u; the launch asks groups of "
+                           "%llux%llux%llu threads (declare local_size_x_id/y_id/z_id)",
+                           v->name, f->name, f->fixed[0] ? f->fixed[0] : 1u,
+                           f->fixed[1] ? f->fixed[1] : 1u, f->fixed[2] ? f->fixed[2] : 1u,
+                           (unsigned long long)t[0], (unsigned long long)t[1],
+                           (unsigned long long)t[2]);
+    if (t[a] > l->maxComputeWorkGroupSize[a])
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                           "%s: %s: %llu threads on axis %d; the device runs at most %u",
+                           v->name, f->name, (unsigned long long)t[a], a,
+                           l->maxComputeWorkGroupSize[a]);
+  }
+  if (t[0] * t[1] * t[2] > l->maxComputeWorkGroupInvocations)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s: groups of %llu threads; the device runs at most %u", v->name,
+                         f->name, (unsigned long long)(t[0] * t[1] * t[2]),
+                         l->maxComputeWorkGroupInvocations);
+  return RIG_EDGE_OK;
+}
+
+/* f's pipeline for groups of t threads: made at the first launch of that
+ * shape, with t as the specialization constants of f's group axes, and
+ * kept until the image goes. qlock held. */
+static int pipeline_for(vkdev *v, vkfunc *f, const uint64_t t[3], VkPipeline *out,
+                        rig_edge_error *err) {
+  for (size_t i = 0; i < f->npipes; i++)
+    if (f->pipes[i].threads[0] == t[0] && f->pipes[i].threads[1] == t[1] &&
+        f->pipes[i].threads[2] == t[2]) {
+      *out = f->pipes[i].pipe;
+      return RIG_EDGE_OK;
+    }
+  if (f->npipes == f->cappipes) { /* check_launch checked t */
+    size_t cap = f->cappipes ? 2 * f->cappipes : 4;
+    vkpipe *p = realloc(f->pipes, cap * sizeof *p);
+    if (!p)
+      return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: out of host memory", v->name);
+    f->pipes = p;
+    f->cappipes = cap;
+  }
+  uint32_t data[3] = {(uint32_t)t[0], (uint32_t)t[1], (uint32_t)t[2]};
+  VkSpecializationMapEntry map[3];
+  uint32_t nmap = 0;
+  for (uint32_t a = 0; a < 3; a++)
+    if (f->spec[a] != UINT32_MAX)
+      map[nmap++] = (VkSpecializationMapEntry){f->spec[a], 4 * a, 4};
+  VkSpecializationInfo si = {nmap, map, sizeof data, data};
+  VkComputePipelineCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = f->image->module,
+                .pName = f->name,
+                .pSpecializationInfo = nmap ? &si : NULL},
+      .layout = v->layout};
+  VkPipeline pipe;
+  VkResult vr = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &pipe);
+  if (vr != VK_SUCCESS)
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkCreateComputePipelines (%s): %s (%d)",
+                         v->name, f->name, vk_name(vr), (int)vr);
+  f->pipes[f->npipes++] = (vkpipe){{data[0], data[1], data[2]}, pipe};
+  *out = pipe;
+  return RIG_EDGE_OK;
+}
+
 /* ---- work ---------------------------------------------------------------- */
 
 static const VkMemoryBarrier all_to_all = {
@@ -720,10 +1206,122 @@ static void record_fill(vkdev *v, VkCommandBuffer cb, const rig_edge_part *p, ui
     copy_bytes(cb, v->scratch.buf, s, m->buf, b, o + n - b);
 }
 
-static uint64_t part_bytes(const rig_edge_part *p) {
-  return p->kind == RIG_EDGE_PART_COPY ? p->u.copy.dst.bytes
-         : p->kind == RIG_EDGE_PART_FILL ? p->u.fill.dst.bytes
-                                         : 0;
+/* Whether a part records anything: copies and fills of bytes, launches. */
+static bool part_runs(const rig_edge_part *p) {
+  return p->kind == RIG_EDGE_PART_COPY ? p->u.copy.dst.bytes > 0
+         : p->kind == RIG_EDGE_PART_FILL ? p->u.fill.dst.bytes > 0
+                                         : p->kind == RIG_EDGE_PART_LAUNCH;
+}
+
+/* Between two parts of one submission: the later one follows the earlier
+ * one's writes, and its writes follow the earlier one's reads. */
+static void part_barrier(const vkdev *v, VkCommandBuffer cb) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = v->part_writes,
+                        .dstAccessMask = v->part_access};
+  barrier(cb, v->part_stages, v->part_stages, &mb);
+}
+
+/* What record keeps across the parts of one command buffer. */
+typedef struct recording {
+  uint64_t slot;            /* next scratch slot of unaligned fills */
+  uint64_t params;          /* next byte of the large-parameter buffer */
+  VkPipeline bound;         /* the pipeline bound last */
+} recording;
+
+/* Whether the device can run launch part p: no shared bytes asked (a
+ * Vulkan kernel declares its own), at most 2^32 groups an axis in at most
+ * MAX_DISPATCHES dispatches, groups of a shape the function takes within
+ * the device's limits. Its refusal fails the submit today (SUBMIT-30); it
+ * is what a driver entry that checks work before core takes a value would
+ * call, so that the refusal were RIG_INVALID (VALID-20). */
+static int check_launch(const vkdev *v, const rig_edge_part *p, uint64_t *out_dispatches,
+                        rig_edge_error *err) {
+  const vkfunc *f = p->u.launch.function;
+  const uint64_t *g = p->u.launch.groups;
+  const uint32_t *max = v->props.limits.maxComputeWorkGroupCount;
+  if (p->u.launch.shared_bytes)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s asks %u bytes of shared memory per group; a Vulkan kernel "
+                         "declares its shared memory itself", v->name, f->name,
+                         p->u.launch.shared_bytes);
+  uint64_t dispatches = 1;
+  for (int a = 0; a < 3; a++) {
+    if (g[a] > UINT32_MAX)
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: %llu groups on axis %d; a "
+                           "shader numbers at most 2^32", v->name, f->name,
+                           (unsigned long long)g[a], a);
+    dispatches *= (g[a] + max[a] - 1) / max[a];
+  }
+  if (dispatches > MAX_DISPATCHES)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: %llux%llux%llu groups take %llu "
+                         "dispatches", v->name, f->name, (unsigned long long)g[0],
+                         (unsigned long long)g[1], (unsigned long long)g[2],
+                         (unsigned long long)dispatches);
+  *out_dispatches = dispatches;
+  return check_threads(v, f, p->u.launch.threads, err);
+}
+
+/* A launch: its pipeline for the run's group shape (made at the first
+ * launch of that shape), the parameter block as push constants, or, over
+ * PUSH_BYTES, copied into the parameter buffer with vkCmdUpdateBuffer and
+ * its device address pushed; then the groups, in as many dispatches as the
+ * device's maxComputeWorkGroupCount asks. */
+static int record_launch(vkdev *v, VkCommandBuffer cb, const rig_edge_part *p, recording *rec,
+                         rig_edge_error *err) {
+  vkfunc *f = p->u.launch.function;
+  const uint64_t *g = p->u.launch.groups;
+  const uint32_t *max = v->props.limits.maxComputeWorkGroupCount;
+  uint32_t bytes = p->u.launch.params_bytes;
+  uint64_t dispatches = 1;
+  int r = check_launch(v, p, &dispatches, err);
+  if (r != RIG_EDGE_OK)
+    return r;
+  VkPipeline pipe = VK_NULL_HANDLE;
+  if ((r = pipeline_for(v, f, p->u.launch.threads, &pipe, err)) != RIG_EDGE_OK)
+    return r;
+  uint8_t push[PUSH_BYTES] = {0};
+  if (bytes <= PUSH_BYTES) {
+    if (bytes)
+      memcpy(push, p->u.launch.params, bytes);
+  } else {
+    uint64_t size = ((uint64_t)bytes + 3) / 4 * 4; /* core's block has room past its end */
+    if (rec->params + size > PARAMS_BYTES) { /* every byte used in this command buffer */
+      VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                            .srcAccessMask = VK_ACCESS_SHADER_READ_BIT,
+                            .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+      barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, &mb);
+      rec->params = 0;
+    }
+    const uint8_t *src = p->u.launch.params;
+    for (uint64_t o = 0; o < size; o += 65536) /* vkCmdUpdateBuffer's most */
+      vkCmdUpdateBuffer(cb, v->params.buf, rec->params + o, size - o < 65536 ? size - o : 65536,
+                        src + o);
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_UNIFORM_READ_BIT};
+    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &mb);
+    uint64_t address = v->params_address + rec->params;
+    memcpy(push, &address, sizeof address);
+    rec->params += (size + PARAMS_ALIGN - 1) / PARAMS_ALIGN * PARAMS_ALIGN;
+  }
+  if (pipe != rec->bound) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    rec->bound = pipe;
+  }
+  vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, PUSH_BYTES, push);
+  if (dispatches == 1) {
+    vkCmdDispatch(cb, (uint32_t)g[0], (uint32_t)g[1], (uint32_t)g[2]);
+    return RIG_EDGE_OK;
+  }
+  for (uint64_t z = 0; z < g[2]; z += max[2])
+    for (uint64_t y = 0; y < g[1]; y += max[1])
+      for (uint64_t x = 0; x < g[0]; x += max[0])
+        vkCmdDispatchBase(cb, (uint32_t)x, (uint32_t)y, (uint32_t)z,
+                          (uint32_t)(g[0] - x < max[0] ? g[0] - x : max[0]),
+                          (uint32_t)(g[1] - y < max[1] ? g[1] - y : max[1]),
+                          (uint32_t)(g[2] - z < max[2] ? g[2] - z : max[2]));
+  return RIG_EDGE_OK;
 }
 
 static int get_cb(vkdev *v, VkCommandBuffer *out, rig_edge_error *err) {
@@ -775,10 +1373,11 @@ static int record(vkdev *v, const rig_edge_work *w, VkCommandBuffer *out, rig_ed
   bool any = false;
   for (uint32_t i = 0; i < w->nparts; i++) {
     const rig_edge_part *p = &w->parts[i];
-    if (p->kind != RIG_EDGE_PART_COPY && p->kind != RIG_EDGE_PART_FILL)
+    if (p->kind != RIG_EDGE_PART_COPY && p->kind != RIG_EDGE_PART_FILL &&
+        (p->kind != RIG_EDGE_PART_LAUNCH || !v->launches))
       return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: part kind %u is not run here",
                            v->name, p->kind);
-    any |= part_bytes(p) > 0;
+    any |= part_runs(p);
   }
   *out = VK_NULL_HANDLE;
   if (!any)
@@ -795,21 +1394,28 @@ static int record(vkdev *v, const rig_edge_work *w, VkCommandBuffer *out, rig_ed
     return vk_fail(err, vr, "vkBeginCommandBuffer", v->name);
   }
   barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, &all_to_all);
-  uint64_t slot = 0;
+  recording rec = {0, 0, VK_NULL_HANDLE};
   bool first = true;
-  for (uint32_t i = 0; i < w->nparts; i++) {
+  for (uint32_t i = 0; i < w->nparts && r == RIG_EDGE_OK; i++) {
     const rig_edge_part *p = &w->parts[i];
-    if (!part_bytes(p))
+    if (!part_runs(p))
       continue;
     if (!first)
-      transfer_barrier(cb);
+      part_barrier(v, cb);
     first = false;
     if (p->kind == RIG_EDGE_PART_COPY) {
       const vkmem *s = p->u.copy.src.alloc->handle, *d = p->u.copy.dst.alloc->handle;
       copy_bytes(cb, s->buf, s->base + p->u.copy.src.offset, d->buf,
                  d->base + p->u.copy.dst.offset, p->u.copy.dst.bytes);
-    } else
-      record_fill(v, cb, p, &slot);
+    } else if (p->kind == RIG_EDGE_PART_FILL)
+      record_fill(v, cb, p, &rec.slot);
+    else
+      r = record_launch(v, cb, p, &rec, err);
+  }
+  if (r != RIG_EDGE_OK) {
+    (void)vkEndCommandBuffer(cb);
+    put_spare(v, cb);
+    return r;
   }
   barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, &to_host);
   if ((vr = vkEndCommandBuffer(cb)) != VK_SUCCESS) {
@@ -1060,14 +1666,14 @@ static void make_facts(vkdev *v) {
     if (v->memprops.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
       budget += v->budget_ext && mb.heapBudget[i] ? mb.heapBudget[i] : v->memprops.memoryHeaps[i].size;
   f->budget = budget;
-  f->hang_ms = 0;         /* copies and fills end; launches bring a bound */
+  f->hang_ms = 0;         /* no bound: a kernel may run as long as it likes */
   f->commit_k = v->k;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_OWN_WORD | (v->import ? RIG_EDGE_MAPS_HOST : 0) |
              (v->device_host ? RIG_EDGE_HOST_ADDRESSES : 0);
   f->queues = 1;
   f->part_queue[RIG_EDGE_PART_COPY] = 0;
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE; /* no launches yet */
+  f->part_queue[RIG_EDGE_PART_LAUNCH] = v->launches ? 0 : RIG_EDGE_NO_QUEUE;
   f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
 }
 
@@ -1105,6 +1711,25 @@ static int vk_stop(void *h, rig_edge_error *err) {
   vkDestroyCommandPool(v->dev, v->pool, NULL);
   v->pool = VK_NULL_HANDLE;
   free_objects(v, &v->scratch);
+  /* Code: nothing runs any more. Core unloads no image of a stopped
+   * device, so their objects go now, and their records at destroy. */
+  pthread_mutex_lock(&v->ilock);
+  bool pipelines = false;
+  for (vkimage *im = v->images; im; im = im->next)
+    if (!im->dead) {
+      for (vkfunc *f = im->funcs; f; f = f->next)
+        pipelines |= f->npipes > 0;
+      image_objects_free(v, im);
+    }
+  /* Lavapipe (Mesa 22.3) frees a pipeline its queue ran only when the
+   * queue next runs or idles, and leaks it at vkDestroyDevice: idle it. */
+  if (pipelines)
+    (void)vkQueueWaitIdle(v->queue);
+  free_objects(v, &v->params);
+  if (v->layout)
+    vkDestroyPipelineLayout(v->dev, v->layout, NULL);
+  v->layout = VK_NULL_HANDLE;
+  pthread_mutex_unlock(&v->ilock);
   __atomic_store_n(&v->stopped, true, __ATOMIC_RELEASE);
   vkDestroySemaphore(v->dev, v->timeline, NULL);
   v->timeline = VK_NULL_HANDLE;
@@ -1136,6 +1761,14 @@ static void vk_destroy(void *h) {
       free(m);
     }
     free_objects(v, &v->scratch);
+    while (v->images) {
+      vkimage *im = v->images;
+      v->images = im->next;
+      image_free(v, im);
+    }
+    free_objects(v, &v->params);
+    if (v->layout)
+      vkDestroyPipelineLayout(v->dev, v->layout, NULL);
     if (v->timeline)
       vkDestroySemaphore(v->dev, v->timeline, NULL);
     if (v->pool)
@@ -1154,6 +1787,7 @@ static void vk_destroy(void *h) {
   free(v->values);
   pthread_mutex_destroy(&v->qlock);
   pthread_mutex_destroy(&v->mlock);
+  pthread_mutex_destroy(&v->ilock);
   free(v);
 }
 
@@ -1163,6 +1797,7 @@ static int vk_open(const char *args, void **out, rig_edge_error *err) {
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "vulkan: out of memory");
   pthread_mutex_init(&v->qlock, NULL);
   pthread_mutex_init(&v->mlock, NULL);
+  pthread_mutex_init(&v->ilock, NULL);
   uint32_t index;
   snprintf(v->name, sizeof v->name, "vulkan:%.20s", args);
   if (!parse(v, args, &index)) {
@@ -1242,6 +1877,9 @@ static const rig_edge_driver vulkan_driver = {
     .release = vk_release,
     .map = vk_map,
     .unmap = vk_unmap,
+    .load = vk_load,
+    .resolve = vk_resolve,
+    .unload = vk_unload,
     .capability = vk_capability,
 };
 

@@ -642,10 +642,13 @@ static rig_link_status map_image(linker *l) {
   size_t slack = l->align > page ? (size_t)l->align - page : 0;
   if (bytes > SIZE_MAX - slack)
     return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes", bytes);
-  /* Populated at once: the image is written whole next, and one fault per
-   * page costs more than the kernel filling the range in one call. */
+  /* A small image is populated at once: it is written whole next, and one
+   * fault per page costs more than the kernel filling the range in one
+   * call. A large one faults in as written, so that an object claiming a
+   * huge empty section commits nothing it does not write. */
+  int populate = bytes + slack <= ((size_t)16 << 20) ? MAP_POPULATE : 0;
   void *m = mmap(NULL, bytes + slack, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+                 MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
   if (m == MAP_FAILED)
     return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
                 strerror(errno));

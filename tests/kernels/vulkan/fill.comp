@@ -5,7 +5,7 @@
 #version 460
 #extension GL_EXT_buffer_reference : require
 
-layout(local_size_x = 64) in;
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer Words { uint v[]; };
 
