@@ -32,6 +32,19 @@ static rig_status follow(rig__waits *w, rig_device *d, const rig__use *uses, siz
 
 /* Adds p to the stamps of the memory the work used. A write replaces the
  * points the work followed: those it waited for (w), and those reached. */
+/* VALID-20: work the driver says it cannot run is refused before a value
+ * is taken, so nothing runs and nothing is lost (edge.h's check, ABI 1.1). */
+static rig_status check_work(rig_device *d, const rig_edge_work *work) {
+  const rig_edge_driver *t = d->drv;
+  rig_edge_error err = {0};
+  if (t->size < offsetof(rig_edge_driver, check) + sizeof t->check || !t->check)
+    return RIG_OK;
+  int r = RIG__DRIVER(t->check(d->h, work, &err));
+  if (r == RIG_EDGE_OK)
+    return RIG_OK;
+  return rig__fail(RIG_INVALID, d, 0, "rig_submit: %s", err.message);
+}
+
 static void stamp(rig_device *d, const rig__use *uses, size_t nuses, const rig__waits *w,
                   rig_point p) {
   if (d->is_host)
@@ -117,7 +130,10 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
                                 size_t nuses, const rig_point *waits, size_t nwaits,
                                 rig_point *out) {
   rig__waits w;
-  rig_status st = follow(&w, d, uses, nuses, waits, nwaits);
+  rig_status st = check_work(d, work);
+  if (st != RIG_OK)
+    return st;
+  st = follow(&w, d, uses, nuses, waits, nwaits);
   if (st == RIG_OK)
     st = lock_for(d, work, &w);
   if (st != RIG_OK)

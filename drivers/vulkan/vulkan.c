@@ -1860,6 +1860,21 @@ static const void *vk_capability(void *h, const char *key) {
   return strcmp(key, RIG_VULKAN_VALIDATION) == 0 ? &v->validation : NULL;
 }
 
+/* VALID-20: the launches of work it cannot run are refused before core
+ * takes a value (edge.h's check). */
+static int vk_check(void *h, const rig_edge_work *work, rig_edge_error *err) {
+  const vkdev *v = h;
+  for (uint32_t i = 0; i < work->nparts; i++) {
+    uint64_t dispatches;
+    if (work->parts[i].kind != RIG_EDGE_PART_LAUNCH)
+      continue;
+    int r = check_launch(v, &work->parts[i], &dispatches, err);
+    if (r != RIG_EDGE_OK)
+      return r;
+  }
+  return RIG_EDGE_OK;
+}
+
 static const rig_edge_driver vulkan_driver = {
     .abi_major = RIG_EDGE_ABI_MAJOR,
     .abi_minor = RIG_EDGE_ABI_MINOR,
@@ -1881,6 +1896,7 @@ static const rig_edge_driver vulkan_driver = {
     .resolve = vk_resolve,
     .unload = vk_unload,
     .capability = vk_capability,
+    .check = vk_check,
 };
 
 RIG_EDGE_DRIVER(vulkan_driver)

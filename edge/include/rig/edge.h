@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 0u
+#define RIG_EDGE_ABI_MINOR 1u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -267,6 +267,13 @@ typedef struct rig_edge_driver {
 
   /* io drivers only (OPEN-37); NULL for every other driver. */
   const rig_edge_io *io;
+
+  /* ABI 1.1 (core reads it only where size reaches it). May the device run
+   * this work? Called by rig_submit before a value is taken: a refusal,
+   * RIG_EDGE_UNSUPPORTED with the reason, makes the submit RIG_INVALID,
+   * with nothing run and nothing lost (VALID-20). NULL: it runs any work
+   * core lets through. Waits for nothing; allocates nothing. */
+  int (*check)(void *h, const rig_edge_work *work, rig_edge_error *err);
 } rig_edge_driver;
 
 /* The io interface (docs/io.md): an io library is a plugin like a driver,
