@@ -5,6 +5,7 @@
 #ifndef RIG_BENCH_H
 #define RIG_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,6 +28,9 @@ int rig_bench_pingpong(FILE *out);
 /* The ordering stress test at 10^6 submits: submits, order violations and
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);
+
+/* The bytes of the file at path, malloc'd, or NULL; *n their count. */
+void *rig_bench_read_file(const char *path, size_t *n);
 
 /* Timing: a function run `iters` times per round. */
 typedef void (*rig_bench_fn)(void *ctx, uint64_t iters);

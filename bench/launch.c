@@ -19,23 +19,27 @@
 
 #include "bench.h"
 
-static void *object(const char *name, size_t *n) {
-  char path[512];
-  const char *dir = getenv("RIG_BENCH_KERNELS");
-  snprintf(path, sizeof path, "%s/%s", dir ? dir : RIG_BENCH_KERNEL_DIR, name);
+void *rig_bench_read_file(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
   fseek(f, 0, SEEK_END);
   *n = (size_t)ftell(f);
   fseek(f, 0, SEEK_SET);
-  void *b = malloc(*n);
+  void *b = malloc(*n ? *n : 1);
   if (b && fread(b, 1, *n, f) != *n) {
     free(b);
     b = NULL;
   }
   fclose(f);
   return b;
+}
+
+static void *object(const char *name, size_t *n) {
+  char path[512];
+  const char *dir = getenv("RIG_BENCH_KERNELS");
+  snprintf(path, sizeof path, "%s/%s", dir ? dir : RIG_BENCH_KERNEL_DIR, name);
+  return rig_bench_read_file(path, n);
 }
 
 static rig_function *function_of(const char *obj, const char *name, rig_image **im) {

@@ -7,23 +7,8 @@
 
 #include <rig/rig.h>
 
+#include "bench.h"
 #include "demo.h"
-
-static void *read_object(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *b = malloc(*n);
-  if (b && fread(b, 1, *n, f) != *n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  return b;
-}
 
 /* Prints one line per step; returns 0 when z = x + y. */
 int rig_demo_add_host(const char *kernel_dir) {
@@ -31,7 +16,7 @@ int rig_demo_add_host(const char *kernel_dir) {
   char path[512];
   size_t bytes;
   snprintf(path, sizeof path, "%s/add.o", kernel_dir);
-  void *obj = read_object(path, &bytes);
+  void *obj = rig_bench_read_file(path, &bytes);
   rig_image *image = NULL;
   rig_function *add = NULL;
   if (!obj) { /* an installed rig has no build tree: nothing to show */

@@ -18,7 +18,8 @@ enum { RUN_FREE, RUN_TAKEN, RUN_SUBMITTING };
 typedef struct block {
   uint64_t groups[3], threads[3];
   uint32_t shared;
-  unsigned char *params;        /* the part's params_bytes, 16-aligned */
+  uint32_t bytes;               /* the part's params_bytes */
+  unsigned char *params;        /* bytes of them, 16-aligned */
 } block;
 
 struct rig_run {
@@ -375,6 +376,7 @@ static rig_run *run_new(rig_submission *s) {
       ok = false;
     } else if (k != UINT32_MAX) {
       memset(r->blocks[k].params, 0, s->parts[i].params_bytes + 16u);
+      r->blocks[k].bytes = s->parts[i].params_bytes;
     }
   }
   if (!ok) {
@@ -709,20 +711,12 @@ RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes) {
   return RIG_OK;
 }
 
-/* The bytes of the part of block k, in s's order. */
-static uint32_t params_bytes_of(const rig_submission *s, uint32_t k) {
-  for (uint32_t i = 0; i < s->nparts; i++)
-    if (s->block_of[i] == k)
-      return s->parts[i].params_bytes;
-  return 0;
-}
-
 RIG_API rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t off, const void *src,
                                  uint32_t n) {
   block *b = block_at(r, k, "rig_run_bytes");
   if (!b)
     return RIG_INVALID;
-  uint32_t size = params_bytes_of(r->s, k);
+  uint32_t size = b->bytes;
   if ((n && !src) || off > size || n > size - off)
     return rig__fail(RIG_INVALID, r->s->dev, 0,
                      "rig_run: [%u, +%u) is out of block %u's %u bytes", off, n, k, size);
