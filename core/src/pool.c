@@ -212,6 +212,12 @@ static void start_workers(void) {
 
 void rig__pool_launch(void *fn, const void *params, uint64_t groups, uint64_t per_group) {
   unsigned n = rig__perf_cores();
+  if (n <= 1 || groups <= 1) {
+    /* No worker could take a group: one call, and no job to publish, so
+     * no atomic either (LAUNCH-1, LAUNCH-7). */
+    ((kernel_fn)fn)(params, 0, (int64_t)(groups * per_group));
+    return;
+  }
   job j = {.fn = (kernel_fn)fn, .params = params, .groups = groups, .per_group = per_group};
   /* Chunks small enough to balance, large enough that taking one is noise. */
   j.chunk = groups / (8 * (uint64_t)n) ? groups / (8 * (uint64_t)n) : 1;
@@ -219,29 +225,25 @@ void rig__pool_launch(void *fn, const void *params, uint64_t groups, uint64_t pe
    * take (LAUNCH-1). */
   uint64_t mine = j.chunk < groups ? j.chunk : groups;
   atomic_store(&j.next, mine);
-  if (n > 1 && groups > 1) {
-    pthread_mutex_lock(&pool_lock);
-    if (workers + 1 < n)
-      start_workers();
-    j.next_job = jobs;
-    jobs = &j;
-    pthread_cond_broadcast(&work_cond);
-    pthread_mutex_unlock(&pool_lock);
-  }
+  pthread_mutex_lock(&pool_lock);
+  if (workers + 1 < n)
+    start_workers();
+  j.next_job = jobs;
+  jobs = &j;
+  pthread_cond_broadcast(&work_cond);
+  pthread_mutex_unlock(&pool_lock);
   j.fn(j.params, 0, (int64_t)(mine * per_group));     /* LAUNCH-1 */
   atomic_fetch_add(&j.done, mine);
   run_chunks(&j);
-  if (n > 1 && groups > 1) {
-    pthread_mutex_lock(&pool_lock);
-    while (j.helpers || atomic_load(&j.done) < groups)
-      pthread_cond_wait(&done_cond, &pool_lock);
-    for (job **p = &jobs; *p; p = &(*p)->next_job)
-      if (*p == &j) {
-        *p = j.next_job;
-        break;
-      }
-    pthread_mutex_unlock(&pool_lock);
-  }
+  pthread_mutex_lock(&pool_lock);
+  while (j.helpers || atomic_load(&j.done) < groups)
+    pthread_cond_wait(&done_cond, &pool_lock);
+  for (job **p = &jobs; *p; p = &(*p)->next_job)
+    if (*p == &j) {
+      *p = j.next_job;
+      break;
+    }
+  pthread_mutex_unlock(&pool_lock);
 }
 
 RIG_API void rig_host_parallel(void (*fn)(const void *ctx, int64_t first, int64_t end),

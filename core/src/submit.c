@@ -45,6 +45,9 @@ struct rig_submission {
   rig_keep_release keep_release;
   uint8_t *slot_writes;          /* per slot: written by a part */
   pthread_mutex_t lock;          /* the run pool */
+  /* One free run outside the list: a take and a free of it cost one
+   * exchange each, not a lock and an unlock (P1). */
+  _Atomic(rig_run *) spare;
   rig_run *free_runs;
   rig_run *all_runs;
 };
@@ -77,7 +80,9 @@ static uint32_t nuses_of(const rig_part *p) {
 
 /* Use k of p: its slot, whether it writes, whether it is unordered; false
  * for an entry ref, which names no slot. */
-static bool use_of(const rig_part *p, uint32_t k, uint32_t *slot, bool *write, bool *unordered) {
+static inline __attribute__((always_inline)) bool use_of(const rig_part *p, uint32_t k,
+                                                          uint32_t *slot, bool *write,
+                                                          bool *unordered) {
   *unordered = p->flags & RIG_PART_UNORDERED;
   if (p->kind == RIG_PART_LAUNCH) {
     const rig_ref *r = &p->refs[k];
@@ -392,21 +397,24 @@ RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
     return st;
   if (!s || !out)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_submission_take: NULL argument");
-  /* A run is on the free list exactly while it is RUN_FREE; both change
-   * together under s->lock (claim_run relies on it). */
-  rig__lock(&s->lock);
-  rig_run *r = s->free_runs;
-  if (r) {
-    s->free_runs = r->next_free;
-    r->owner = pthread_self();
-    atomic_store(&r->state, RUN_TAKEN);
-  }
-  rig__unlock(&s->lock);
+  /* A run leaves the spare or the free list before it leaves RUN_FREE, and
+   * only claim_free, which finds it in one of them, takes it otherwise: so
+   * no run is handed out twice (claim_run relies on it). */
+  rig_run *r = atomic_exchange(&s->spare, NULL);
   if (!r) {
+    rig__lock(&s->lock);
+    if ((r = s->free_runs))
+      s->free_runs = r->next_free;
+    rig__unlock(&s->lock);
+  }
+  if (r) {
+    r->owner = pthread_self();
+    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
+  } else {
     if (!(r = run_new(s)))
       return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0, "rig_submission_take: out of memory");
     r->owner = pthread_self();
-    atomic_store(&r->state, RUN_TAKEN);
+    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
     rig__lock(&s->lock);
     r->next_all = s->all_runs;
     s->all_runs = r;
@@ -418,8 +426,11 @@ RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
 
 static void run_free(rig_run *r) {
   rig_submission *s = r->s;
+  rig_run *none = NULL;
+  atomic_store_explicit(&r->state, RUN_FREE, memory_order_release);
+  if (atomic_compare_exchange_strong(&s->spare, &none, r))
+    return;
   pthread_mutex_lock(&s->lock); /* not counted: submit frees inside a lock too */
-  atomic_store(&r->state, RUN_FREE);
   r->next_free = s->free_runs;
   s->free_runs = r;
   pthread_mutex_unlock(&s->lock);
@@ -449,16 +460,17 @@ static rig_edge_range range_of(rig_buffer *b) {
  * 2^62 threads (LAUNCH-14), no shared memory on a device that has none
  * (LAUNCH-12, VALID-20: the host). */
 static rig_status check_grid(rig_device *d, const block *b, uint32_t i) {
-  unsigned __int128 total = 1;
+  uint64_t total = 1;
   for (int a = 0; a < 3; a++) {
     if (!b->groups[a] || !b->threads[a])
       return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: an axis of zero %s", i,
                        b->groups[a] ? "threads" : "groups");
-    total *= (unsigned __int128)b->groups[a] * b->threads[a];
-    if (total > ((unsigned __int128)1 << 62))
+    /* total stays at most 2^62, so a product past 2^64 is past 2^62 too */
+    if (__builtin_mul_overflow(total, b->groups[a], &total) ||
+        __builtin_mul_overflow(total, b->threads[a], &total) || total > (UINT64_C(1) << 62))
       return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: more than 2^62 threads", i);
   }
-  if (b->shared && rig_runs_on_host(d))
+  if (b->shared && rig__runs_on_host(d))
     return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: %s has no shared memory", i,
                      d->name);
   return RIG_OK;
@@ -467,7 +479,7 @@ static rig_status check_grid(rig_device *d, const block *b, uint32_t i) {
 /* The address d's code uses for b: the host's for a device that runs on
  * the host (LAUNCH-5), else the device's. */
 static uint64_t address_of(const rig_device *d, const rig_buffer *b) {
-  if (rig_runs_on_host(d))
+  if (rig__runs_on_host(d))
     return (uint64_t)(uintptr_t)b->mem->host + b->offset;
   return b->mem->address + b->offset;
 }
@@ -522,9 +534,10 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   rig_device *d = r->s->dev;
   rig_edge_part *e = &r->parts[i];
   bool unordered = p->flags & RIG_PART_UNORDERED;
-  memset(e, 0, sizeof *e);
+  memset(e->follows, 0, sizeof e->follows);
   if (p->kind == RIG_PART_LAUNCH)
-    return build_launch(r, i, bufs, nuses);
+    return build_launch(r, i, bufs, nuses);   /* sets every field it reads */
+  memset(e, 0, sizeof *e);
   if (p->kind == RIG_PART_WORDS) {
     e->kind = RIG_EDGE_PART_WORDS;
     e->queue = d->facts.part_queue[e->kind];
@@ -597,21 +610,24 @@ static void order_parts(rig_run *r, rig_buffer *const *bufs) {
     }
 }
 
-/* Takes r off the free list for this submit; false when it is not free. A
- * free run left on the list would be handed out by a take while this submit
- * uses it, and pushed a second time by run_free (SUBMIT-12, SUBMIT-14). */
+/* Takes r off the spare or the free list for this submit; false when it is
+ * in neither. A free run left there would be handed out by a take while
+ * this submit uses it, and put back a second time by run_free (SUBMIT-12,
+ * SUBMIT-14). */
 static bool claim_free(rig_run *r) {
   rig_submission *s = r->s;
   pthread_mutex_lock(&s->lock); /* not counted, as in run_free */
-  bool free_run = atomic_load(&r->state) == RUN_FREE;
+  rig_run *spare = r;
+  bool free_run = atomic_compare_exchange_strong(&s->spare, &spare, NULL);
+  for (rig_run **p = &s->free_runs; !free_run && *p; p = &(*p)->next_free)
+    if (*p == r) {
+      *p = r->next_free;
+      free_run = true;
+      break;
+    }
   if (free_run) {
-    for (rig_run **p = &s->free_runs; *p; p = &(*p)->next_free)
-      if (*p == r) {
-        *p = r->next_free;
-        break;
-      }
     r->owner = pthread_self();
-    atomic_store(&r->state, RUN_SUBMITTING);
+    atomic_store_explicit(&r->state, RUN_SUBMITTING, memory_order_release);
   }
   pthread_mutex_unlock(&s->lock);
   return free_run;
@@ -625,7 +641,7 @@ static rig_status claim_run(rig_run *r) {
     if (!claim_free(r))
       return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_submit: another submit of the run is under way");
   } else if (!pthread_equal(r->owner, pthread_self())) {
-    atomic_store(&r->state, RUN_TAKEN);
+    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
     return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_submit: another thread took the run");
   }
   return RIG_OK;

@@ -24,7 +24,7 @@ static rig_status follow(rig__waits *w, rig_device *d, const rig__use *uses, siz
   do {
     if ((st = rig__waits_gather(w, d, uses, nuses, waits, nwaits)))
       return st;
-    if ((st = rig__waits_on_host(w, d)))
+    if (w->n && (st = rig__waits_on_host(w, d)))
       return st;
   } while (w->overflow);
   return RIG_OK;
@@ -36,9 +36,9 @@ static rig_status follow(rig__waits *w, rig_device *d, const rig__use *uses, siz
  * is taken, so nothing runs and nothing is lost (edge.h's check, ABI 1.1). */
 static rig_status check_work(rig_device *d, const rig_edge_work *work) {
   const rig_edge_driver *t = d->drv;
-  rig_edge_error err = {0};
   if (t->size < offsetof(rig_edge_driver, check) + sizeof t->check || !t->check)
     return RIG_OK;
+  rig_edge_error err = {0};
   int r = RIG__DRIVER(t->check(d->h, work, &err));
   if (r == RIG_EDGE_OK)
     return RIG_OK;
@@ -114,7 +114,7 @@ static rig_status lock_for(rig_device *d, rig_edge_work *work, rig__waits *w) {
     rig_status st = lock_with_room(d, work);
     if (st != RIG_OK)
       return st;
-    int failed = rig__waits_to_queue(w, d, work);
+    int failed = w->n ? rig__waits_to_queue(w, d, work) : -1;
     if (failed < 0)
       return RIG_OK;
     rig_point p = w->points[failed];
@@ -149,8 +149,11 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
     return rig__lost_error(d);
   }
   work->value = v;
-  atomic_store(&d->submitted, v);
-  rig_edge_error err = {0};
+  /* Release, not seq_cst: readers load with acquire, and the submit lock
+   * orders writers; a locked store per value is a submit's largest cost. */
+  atomic_store_explicit(&d->submitted, v, memory_order_release);
+  rig_edge_error err;
+  rig__edge_error_clear(&err);
   /* The host's work is this process's own code, not a driver library's
    * (ERR-9 masks signals across calls into those): its submit runs it
    * with the thread's mask as the program set it. */
@@ -162,9 +165,9 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
   else if (!d->drv->commit)
-    atomic_store(&d->committed, v);                    /* its submit commits */
+    atomic_store_explicit(&d->committed, v, memory_order_release); /* its submit commits */
   if (r == RIG_EDGE_OK)
-    atomic_store(&d->taken, v);
+    atomic_store_explicit(&d->taken, v, memory_order_release);
   rig__unlock(&d->submit_lock);
   if (r != RIG_EDGE_OK)
     return rig__lost_error(d);

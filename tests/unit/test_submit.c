@@ -146,6 +146,50 @@ static void submit_26_another_submit_of_the_run_under_way(void **state) {
   close_release(d);
 }
 
+/* SUBMIT-12, SUBMIT-14, SUBMIT-25: a freed run waits for its next take in
+ * the submission's spare or on its free list. Either way a submit takes it
+ * as a free run, a take hands out each free run once, and a run another
+ * thread took is refused, wherever it was kept. */
+static void *submit_free_in_thread(void *arg) {
+  struct racer *r = arg;
+  r->st = rig_submit(r->run, &r->b, 1, NULL, 0, &r->p);
+  return NULL;
+}
+
+static void submit_12_14_25_spare_and_free_list(void **state) {
+  rig_device *m = open_ok("memory:sub-spare");
+  rig_submission *s = fill_submission(m);
+  rig_buffer *b = create_ok(m, 64);
+  rig_run *r1, *r2, *again[2];
+  rig_point p;
+  check_ok(rig_submission_take(s, &r1), "take");
+  check_ok(rig_submission_take(s, &r2), "take a second");
+  assert_ptr_not_equal(r1, r2);
+  check_ok(rig_submit(r1, &b, 1, NULL, 0, &p), "submit r1"); /* to the spare */
+  check_ok(rig_submit(r2, &b, 1, NULL, 0, &p), "submit r2"); /* to the list */
+  for (int round = 0; round < 3; round++) {                  /* SUBMIT-14 */
+    check_ok(rig_submit(r1, &b, 1, NULL, 0, &p), "free r1 submitted");
+    check_ok(rig_submit(r2, &b, 1, NULL, 0, &p), "free r2 submitted");
+  }
+  check_ok(rig_submission_take(s, &again[0]), "take");
+  check_ok(rig_submission_take(s, &again[1]), "take");
+  assert_ptr_not_equal(again[0], again[1]);                  /* each once */
+  assert_true((again[0] == r1 && again[1] == r2) || (again[0] == r2 && again[1] == r1));
+  for (int i = 0; i < 2; i++) {                              /* SUBMIT-25 */
+    struct racer x = {s, again[i], b, RIG_OK, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, submit_free_in_thread, &x);
+    pthread_join(t, NULL);
+    assert_int_equal(x.st, RIG_INVALID);
+  }
+  for (int i = 0; i < 2; i++)
+    check_ok(rig_submit(again[i], &b, 1, NULL, 0, &p), "submit the taken run");
+  assert_int_equal(rig_point_value(p), rig_submitted(m));
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(m);
+}
+
 /* SUBMIT-22, SUBMIT-23, SUBMIT-29, SUBMIT-30: once a value is assigned, the
  * driver takes the work or the device is lost: a refused submit is Lost,
  * and its point still stamps the memory; later submits are Lost too. */
@@ -193,6 +237,7 @@ int main(void) {
       cmocka_unit_test(submit_15_a_free_run),
       cmocka_unit_test(submit_24_the_hosts_work_is_done_at_return),
       cmocka_unit_test(submit_26_another_submit_of_the_run_under_way),
+      cmocka_unit_test(submit_12_14_25_spare_and_free_list),
       cmocka_unit_test(submit_22_23_29_30_refused_work),
       cmocka_unit_test(valid_6_15_buffers_on_the_device),
   };
