@@ -2,7 +2,8 @@
 #ifndef RIG_TOOLS_DEMO_H
 #define RIG_TOOLS_DEMO_H
 
-/* The seed's add example on the host, from kernel_dir/add.o; 0 when right. */
-int rig_demo_add_host(const char *kernel_dir);
+/* The seed's add example on the host, from the add.o the program carries;
+ * 0 when z = x + y. */
+int rig_demo_add_host(void);
 
 #endif

@@ -1,35 +1,30 @@
 /* demo_add.c: `rig demo`'s host step, the seed's add example as written
  * (Objects, OBJ-3..6): tests/kernels/add.c, compiled for the host at build
- * time, loaded once, and launched over n floats in 64 groups on the host's
- * performance cores. */
+ * time and carried in the rig program (tools/embed.py), loaded once, and
+ * launched over n floats in 64 groups on the host's performance cores. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <rig/rig.h>
 
-#include "bench.h"
 #include "demo.h"
 
+/* demo_add_object.c, generated from the bench's add.o */
+extern const unsigned char rig_demo_add_object[];
+extern const unsigned long rig_demo_add_object_bytes;
+
 /* Prints one line per step; returns 0 when z = x + y. */
-int rig_demo_add_host(const char *kernel_dir) {
+int rig_demo_add_host(void) {
   enum { N = 1000 };
-  char path[512];
-  size_t bytes;
-  snprintf(path, sizeof path, "%s/add.o", kernel_dir);
-  void *obj = rig_bench_read_file(path, &bytes);
   rig_image *image = NULL;
   rig_function *add = NULL;
-  if (!obj) { /* an installed rig has no build tree: nothing to show */
-    printf("  add on host: skipped, no %s (run rig demo from the build tree)\n", path);
-    return 0;
-  }
+  const void *obj = rig_demo_add_object;
+  size_t bytes = rig_demo_add_object_bytes;
   if (rig_image_load(rig_host(), obj, bytes, &image) != RIG_OK ||
       rig_image_resolve(image, "add", &add) != RIG_OK || !add) {
     printf("  add on host: %s\n", rig_last_error()->message);
-    free(obj);
     return 1;
   }
-  free(obj);
   rig_buffer *x, *y, *z;
   rig_buffer_create(rig_host(), N * 4, &x);
   rig_buffer_create(rig_host(), N * 4, &y);

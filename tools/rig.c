@@ -279,7 +279,10 @@ static int demo(void) {
     printf("rig demo: no device opens: %s\n", rig_last_error()->message);
     return 1;
   }
-  printf("rig demo on %s (arch %s)\n", rig_name(d), rig_arch(d));
+  printf("rig demo on %s (arch %s)%s\n", rig_name(d), rig_arch(d),
+         rig_runs_on_host(d) || strcmp(rig_arch(d), "memory") == 0
+             ? ": no GPU driver opens, so a memory device stands for the GPU"
+             : "");
   for (int i = 0; i < N; i++)
     in[i] = i == 0 ? 65535.f : (float)i;
   CHECK(rig_buffer_create(rig_host(), sizeof in, &host));
@@ -325,7 +328,7 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "info") == 0)
     return info();
   if (strcmp(argv[1], "demo") == 0) /* then the seed's add example on the host */
-    return demo() | rig_demo_add_host(RIG_DEMO_KERNEL_DIR);
+    return demo() | rig_demo_add_host();
   /* The stress run takes a while: only on request. */
   if (strcmp(argv[1], "bench") == 0 && argc == 3)
     return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout)
