@@ -282,17 +282,8 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
  * once warm: the run holds its block, the pool's workers are up, and the
  * kernel's calls into the C library go through stubs made at load. */
 static void submit_20_host_launch_allocates_nothing(void **st) {
-  char path[512];
-  const char *dir = getenv("RIG_KERNELS");
-  snprintf(path, sizeof path, "%s/add.o", dir ? dir : ".");
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  static unsigned char obj[1 << 16];
-  size_t n = fread(obj, 1, sizeof obj, f);
-  fclose(f);
-  rig_image *im = NULL;
+  rig_image *im = kernel_load("add");
   rig_function *add = NULL;
-  ok(rig_image_load(rig_host(), obj, n, &im));
   ok(rig_image_resolve(im, "add", &add));
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(add, refs, 3, 32);

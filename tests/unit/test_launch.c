@@ -29,32 +29,6 @@
 
 #include "util.h"
 
-/* The bytes of kernel NAME.o; the caller frees them. */
-static void *object(const char *name, size_t *n) {
-  char path[512];
-  const char *dir = getenv("RIG_KERNELS");
-  snprintf(path, sizeof path, "%s/%s.o", dir ? dir : ".", name);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("no kernel %s: build the tests (RIG_KERNELS=%s)", path, dir ? dir : "");
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *b = malloc(*n);
-  assert_int_equal(fread(b, 1, *n, f), *n);
-  fclose(f);
-  return b;
-}
-
-static rig_image *load(const char *name) {
-  size_t n;
-  void *b = object(name, &n);
-  rig_image *im = NULL;
-  ok(rig_image_load(rig_host(), b, n, &im));
-  free(b);
-  return im;
-}
-
 static rig_function *resolve(rig_image *im, const char *name) {
   rig_function *f = NULL;
   ok(rig_image_resolve(im, name, &f));
@@ -66,7 +40,7 @@ static rig_function *resolve(rig_image *im, const char *name) {
  * as written: z = x + y over n floats, in 64 groups; then a second run of
  * the same submission with new parameters. */
 static void obj_3_6_the_add_example(void **state) {
-  rig_image *image = load("add");
+  rig_image *image = kernel_load("add");
   rig_function *add = resolve(image, "add");
   assert_string_equal(rig_function_name(add), "add");
   assert_ptr_equal(rig_function_image(add), image);
@@ -108,7 +82,7 @@ static void obj_3_6_the_add_example(void **state) {
 
 /* HOST-2, HOST-3, OPEN-42, SYM-1: what loads and resolves, and what not. */
 static void host_2_3_load_and_resolve(void **state) {
-  rig_image *im = load("libm");
+  rig_image *im = kernel_load("libm");
   rig_function *f = NULL;
   ok(rig_image_resolve(im, "no_such_function", &f));
   assert_null(f);                                            /* None */
@@ -117,13 +91,13 @@ static void host_2_3_load_and_resolve(void **state) {
   assert_int_equal(rig_function_entry(a) != 0, 1);
   rig_image_release(im);
   size_t n;
-  void *bytes = object("add", &n);
+  void *bytes = kernel_object("add", &n);
   rig_device *m = open_ok("memory:launch");
   rig_image *none = NULL;
   assert_int_equal(rig_image_load(m, bytes, n, &none), RIG_INVALID); /* OPEN-42 */
   assert_null(none);
   free(bytes);
-  bytes = object("bad_writable", &n);
+  bytes = kernel_object("bad_writable", &n);
   assert_int_equal(rig_image_load(rig_host(), bytes, n, &none), RIG_UNAVAILABLE);
   assert_non_null(strstr(rig_last_error()->message, "LINK-4"));   /* the text's Error */
   assert_null(none);
@@ -133,7 +107,7 @@ static void host_2_3_load_and_resolve(void **state) {
 
 /* SYM-1 in a launch: the kernel calls sinf and expf through stubs. */
 static void sym_1_a_launch_calls_the_c_library(void **state) {
-  rig_image *im = load("libm");
+  rig_image *im = kernel_load("libm");
   rig_function *f = resolve(im, "sin_exp");
   rig_ref refs[2] = {rig_ref_read(0, 0), rig_ref_write(1, 8)};
   rig_part launch = rig_part_launch(f, refs, 2, 24);
@@ -189,7 +163,7 @@ static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t
 /* LAUNCH-6..8: every thread number g * t + i runs exactly once, each call
  * covers whole groups, over grids of one, two and three axes. */
 static void launch_6_8_each_thread_once_in_whole_groups(void **state) {
-  rig_image *im = load("launch_ids");
+  rig_image *im = kernel_load("launch_ids");
   rig_function *f = resolve(im, "ids");
   const uint64_t shapes[][6] = {
       {1, 1, 1, 1, 1, 1}, {1000, 1, 1, 3, 1, 1}, {7, 5, 1, 4, 2, 1}, {3, 4, 5, 2, 3, 2},
@@ -214,7 +188,7 @@ static void launch_6_8_each_thread_once_in_whole_groups(void **state) {
  * cannot run, an axis of zero, or more than 2^62 threads never runs, and
  * submit refuses it; the run is freed. */
 static void launch_12_14_refused_launches_never_run(void **state) {
-  rig_image *im = load("launch_ids");
+  rig_image *im = kernel_load("launch_ids");
   rig_function *f = resolve(im, "ids");
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
   rig_submission *s;
@@ -267,7 +241,7 @@ struct pool {
  * The workers' calls wait for one on this thread (caller_ran), so that a
  * loaded machine, which may run this thread late, cannot leave it none. */
 static void launch_1_10_the_pool(void **state) {
-  rig_image *im = load("launch_pool");
+  rig_image *im = kernel_load("launch_pool");
   rig_function *f = resolve(im, "pool");
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
   rig_submission *s;
@@ -323,7 +297,7 @@ static void launch_2_the_pool_is_shared(void **state) {
   for (int i = 0; i < 10000; i++)
     assert_int_equal(par.count[i], 1);
   /* The threads of a launch over many groups, for comparison. */
-  rig_image *im = load("launch_pool");
+  rig_image *im = kernel_load("launch_pool");
   rig_function *f = resolve(im, "pool");
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
   rig_submission *s;
@@ -361,7 +335,7 @@ static void launch_2_the_pool_is_shared(void **state) {
 /* SYM-2: another image's function, called through the address an entry
  * ref stores. */
 static void sym_2_entry_refs(void **state) {
-  rig_image *a = load("launch_entry"), *b = load("launch_entry");
+  rig_image *a = kernel_load("launch_entry"), *b = kernel_load("launch_entry");
   rig_function *caller = resolve(a, "caller"), *seven = resolve(b, "seven");
   rig_ref refs[2] = {rig_ref_entry(seven, 0), rig_ref_write(0, 8)};
   rig_part launch = rig_part_launch(caller, refs, 2, 16);
@@ -385,7 +359,7 @@ static void sym_2_entry_refs(void **state) {
 
 /* A launch's refs and slots are checked at make. */
 static void valid_launch_parts_at_make(void **state) {
-  rig_image *im = load("add");
+  rig_image *im = kernel_load("add");
   rig_function *add = resolve(im, "add");
   rig_submission *s = NULL;
   rig_ref off[1] = {rig_ref_read(0, 4)};                     /* not on 8 bytes */
@@ -408,7 +382,7 @@ static void valid_launch_parts_at_make(void **state) {
  * refused at make, one freed after make at submit. VALID-3: the submission
  * holds its image, released by the program after make. */
 static void valid_3_4_7_fixed_memory(void **state) {
-  rig_image *im = load("add");
+  rig_image *im = kernel_load("add");
   rig_function *add = resolve(im, "add");
   int n = 256;
   rig_buffer *x = create_ok(rig_host(), n * 4), *y = create_ok(rig_host(), n * 4),
@@ -462,7 +436,7 @@ static void valid_3_4_7_fixed_memory(void **state) {
  * each 16 + its parameters rounded up to 16; VALID-1: an io device runs no
  * work. */
 static void valid_1_10_submission_limits(void **state) {
-  rig_image *im = load("launch_ids");
+  rig_image *im = kernel_load("launch_ids");
   rig_function *f = resolve(im, "ids");
   static rig_part parts[2100];
   for (int i = 0; i < 2100; i++)
@@ -498,7 +472,7 @@ static void host_4_the_hosts_queue_runs_only_launches(void **state) {
   const uint32_t words[1] = {0};
   rig_part others[4] = {rig_part_copy(0, 1), rig_part_fill(0, 0x11, 1),
                         rig_part_words(words, 1), rig_part_unordered(rig_part_copy(0, 1))};
-  rig_image *im = load("add");
+  rig_image *im = kernel_load("add");
   rig_function *add = resolve(im, "add");
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(add, refs, 3, 32);
@@ -551,7 +525,7 @@ static void host_4_the_hosts_queue_runs_only_launches(void **state) {
 /* The code counts in the host's budget while the image lives (Image.load). */
 static void image_code_counts_in_the_budget(void **state) {
   uint64_t before = rig_allocated(rig_host());
-  rig_image *im = load("launch_ids");
+  rig_image *im = kernel_load("launch_ids");
   assert_true(rig_allocated(rig_host()) > before);
   rig_image_release(im);
   rig_buffer *b = create_ok(rig_host(), 16); /* moves kept values (RECLAIM-17) */

@@ -55,27 +55,11 @@ struct fill_bytes {
   uint32_t pattern, size;
 };
 
-/* Loads tests/kernels/NAME.o onto the host. */
-static rig_image *load_kernel(const char *name) {
-  char path[512];
-  const char *dir = getenv("RIG_KERNELS");
-  snprintf(path, sizeof path, "%s/%s.o", dir ? dir : ".", name);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("no kernel %s: build the tests (RIG_KERNELS=%s)", path, dir ? dir : "");
-  static unsigned char bytes[1 << 16];
-  size_t n = fread(bytes, 1, sizeof bytes, f);
-  fclose(f);
-  rig_image *im = NULL;
-  check_ok(rig_image_load(rig_host(), bytes, n, &im), "load");
-  return im;
-}
-
 /* SUBMIT-24, LAUNCH-3: on host, a submit's work is done when it returns:
  * a launch, the only part the host's queue runs (HOST-4). Its bytes are
  * there through the raw address, with no wait and no call of rig's. */
 static void submit_24_the_hosts_work_is_done_at_return(void **state) {
-  rig_image *im = load_kernel("fill_bytes");
+  rig_image *im = kernel_load("fill_bytes");
   rig_function *f = NULL;
   check_ok(rig_image_resolve(im, "fill_bytes", &f), "resolve");
   assert_non_null(f);

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -76,6 +78,33 @@ rig_buffer *create_ok(rig_device *d, size_t n) {
   rig_buffer *b = NULL;
   check_ok(rig_buffer_create(d, n, &b), "rig_buffer_create");
   return b;
+}
+
+void *kernel_object(const char *name, size_t *n) {
+  char path[512];
+  const char *dir = getenv("RIG_KERNELS");
+  snprintf(path, sizeof path, "%s/%s.o", dir ? dir : ".", name);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("no kernel %s: build the tests (RIG_KERNELS=%s)", path, dir ? dir : "");
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *b = malloc(*n ? *n : 1);
+  assert_non_null(b);
+  assert_int_equal(fread(b, 1, *n, f), *n);
+  fclose(f);
+  return b;
+}
+
+rig_image *kernel_load(const char *name) {
+  size_t n;
+  void *b = kernel_object(name, &n);
+  rig_image *im = NULL;
+  rig_status st = rig_image_load(rig_host(), b, n, &im);
+  free(b);
+  check_ok(st, "rig_image_load");
+  return im;
 }
 
 /* Closes before releasing, so that the close's status is checked and the

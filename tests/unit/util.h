@@ -54,6 +54,14 @@ rig_buffer *create_ok(rig_device *d, size_t n);
 /* Closes d, asserting the close succeeded, and drops the test's reference. */
 void close_release(rig_device *d);
 
+/* ---- host kernels (tests/kernels) --------------------------------------- */
+
+/* The bytes of $RIG_KERNELS/NAME.o, which the caller frees; fails the test
+ * when the kernel is not built. */
+void *kernel_object(const char *name, size_t *n);
+/* Kernel NAME.o loaded onto the host, asserting the load succeeded. */
+rig_image *kernel_load(const char *name);
+
 /* ---- slots and timelines ----------------------------------------------- */
 
 /* The slot d holds. */
