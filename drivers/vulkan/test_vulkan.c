@@ -6,7 +6,7 @@
  * no validation errors where the layer runs.
  *
  * Rules: RUN-1..8 OBJ-3..6 ORDER-3 LAUNCH-6..8 LAUNCH-13 LAUNCH-14 ERR-26
- * TL-8..10 LOSS-1 STOP-1
+ * TL-8..10 LOSS-1 STOP-1 SUBMIT-3 ORDER-8 ORDER-10 SUBS-1 SUBMIT-7
  *
  * A machine with no Vulkan device skips (exit 77) and says why.
  * RIG_TEST_FILTER=NAME runs only the tests whose names match (cmocka's
@@ -923,6 +923,160 @@ static void launch_runs_asynchronously(void **st) {
   close_dev(d);
 }
 
+/* ---- recorded command buffers kept for work that comes again --------------------- */
+
+/* Asserts each of the n words of b is want + i * step. */
+static void expect_words(rig_buffer *b, uint32_t n, uint32_t want, uint32_t step) {
+  uint32_t got[64];
+  assert_true(n <= 64);
+  ok(rig_buffer_get(b, 0, got, n * 4));
+  for (uint32_t i = 0; i < n; i++)
+    if (got[i] != want + i * step)
+      fail_msg("word %u is %08x, want %08x", i, got[i], want + i * step);
+}
+
+/* One run of fill.comp over b (n words of pattern + i * step); waited for. */
+static void fill_run(rig_submission *s, rig_buffer *b, uint32_t n, uint32_t pattern,
+                     uint32_t step) {
+  rig_run *run;
+  rig_point p;
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 1, 1, 1));
+  ok(rig_run_threads(run, 0, n, 1, 1));
+  ok(rig_run_int32(run, 0, 8, (int32_t)pattern));
+  ok(rig_run_int32(run, 0, 12, (int32_t)step));
+  ok(rig_run_int32(run, 0, 16, (int32_t)n));
+  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_point_wait(p));
+}
+
+/* SUBS-1, SUBMIT-7, RUN-6: the driver keeps the command buffer of work it
+ * recorded and submits it again for the same work (README, "The
+ * timeline"); each run still does what its own buffers and parameters
+ * say: other buffers, other parameters, a new grid, and memory made after
+ * a release (whose handle may be the old one's) each record afresh, and
+ * the same work again replays. */
+static void subs_1_runs_again_replay_only_the_same_work(void **st) {
+  rig_device *d = open_dev(",k=1");
+  rig_image *im = load_kernel(d, "fill");
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part launch = rig_part_launch(resolve_ok(im, "fill"), &ref, 1, 24);
+  rig_submission *s;
+  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_image_release(im);
+  rig_buffer *x, *y;
+  ok(rig_buffer_create(d, 256, &x));
+  ok(rig_buffer_create(d, 256, &y));
+  ok(rig_buffer_fill(y, 0, 1));
+  for (int round = 0; round < 3; round++) {
+    ok(rig_buffer_fill(x, 0, 1));
+    fill_run(s, x, 16, 0x100, 1);                            /* the same work each round */
+    expect_words(x, 16, 0x100, 1);
+    expect_words(y, 16, 0, 0);                               /* not y's */
+  }
+  fill_run(s, y, 16, 0x100, 1);                              /* another buffer */
+  expect_words(y, 16, 0x100, 1);
+  fill_run(s, x, 16, 0x200, 2);                              /* other parameters */
+  expect_words(x, 16, 0x200, 2);
+  fill_run(s, x, 32, 0x300, 1);                              /* another grid */
+  expect_words(x, 32, 0x300, 1);
+  fill_run(s, x, 16, 0x100, 1);                              /* the first work again */
+  expect_words(x, 16, 0x100, 1);
+  expect_words(y, 16, 0x100, 1);
+  for (int i = 0; i < 4; i++) { /* memory of a new buffer, maybe at the old handle */
+    rig_buffer_release(x);
+    ok(rig_free_cache(d));
+    ok(rig_buffer_create(d, 256, &x));
+    ok(rig_buffer_fill(x, 0, 1));
+    fill_run(s, x, 16, 0x100, 1);
+    expect_words(x, 16, 0x100, 1);
+  }
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_submission_release(s);
+  close_dev(d);
+}
+
+/* ---- waits on other Vulkan devices ------------------------------------------------- */
+
+/* Submits spin.comp on d over SPIN_GROUPS groups of 64 threads, writing
+ * out (threads * 4 bytes) from seed; returns its point. */
+static rig_point spin_on(rig_device *d, rig_buffer *out, uint32_t seed, uint32_t rounds) {
+  rig_image *im = load_kernel(d, "spin");
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part launch = rig_part_launch(resolve_ok(im, "spin"), &ref, 1, 16);
+  rig_submission *s;
+  rig_run *run;
+  rig_point p;
+  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_image_release(im);
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, SPIN_GROUPS, 1, 1));
+  ok(rig_run_threads(run, 0, 64, 1, 1));
+  ok(rig_run_int32(run, 0, 8, (int32_t)rounds));
+  ok(rig_run_int32(run, 0, 12, (int32_t)seed));
+  ok(rig_submit(run, &out, 1, NULL, 0, &p));
+  rig_submission_release(s);
+  return p;
+}
+
+/* SUBMIT-3, ORDER-8, ORDER-10: device A's work after a point of device B,
+ * a second open of the same Vulkan device. Each open is a VkDevice of its
+ * own, whose timeline semaphore no other VkDevice can wait on without
+ * exporting it (VK_KHR_external_semaphore_fd, which lavapipe lacks), and
+ * core waits in a queue only on a host word (README, "Waits on other
+ * devices"): so A's submit waits on the host for B's point before it
+ * returns, counted in host_waits and not in queue_waits, and A's work
+ * reads what B's slow launch wrote, through the stamps and through a
+ * submit's waits alike. */
+static void submit_3_waits_on_another_vulkan_device(void **st) {
+  rig_device *a = open_dev(""), *b = open_dev(",k=1"); /* B's launch goes to its queue at once */
+  const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000, bytes = threads * 4;
+  rig_buffer *h, *on_a, *on_b, *x, *y;
+  ok(rig_buffer_create(rig_host(), bytes, &h)); /* 64 KiB: starts on a page (MACH-23) */
+  ok(rig_buffer_fill(h, 0, 1));
+  ok(rig_buffer_borrow(a, h, &on_a));
+  ok(rig_buffer_borrow(b, h, &on_b));
+  ok(rig_buffer_create(a, bytes, &x));
+  ok(rig_buffer_create(a, 4, &y));
+  rig_stats before, after;
+  for (int via_waits = 0; via_waits < 2; via_waits++) {
+    uint32_t seed = 777 + (uint32_t)via_waits;
+    rig_point spin = spin_on(b, on_b, seed, rounds), copy;     /* B writes H, slowly */
+    rig_device_stats(a, &before);
+    if (!via_waits) {
+      ok(rig_buffer_submit_copy(on_a, x, &copy));              /* ORDER-8: follows B's write */
+    } else {
+      rig_part part = rig_part_fill(0, 1, 1);
+      rig_submission *s;
+      rig_run *run;
+      ok(rig_submission_make(a, &part, 1, &s));
+      ok(rig_submission_take(s, &run));
+      ok(rig_submit(run, &y, 1, &spin, 1, &copy));             /* ORDER-10: a submit's wait */
+      rig_submission_release(s);
+    }
+    rig_device_stats(a, &after);
+    assert_int_equal(after.host_waits, before.host_waits + 1); /* SUBMIT-3 */
+    assert_int_equal(after.queue_waits, before.queue_waits);
+    assert_true(rig_point_reached(spin)); /* the host waited before the submit returned */
+    ok(rig_point_wait(copy));
+    if (via_waits)
+      continue;
+    uint32_t *got = malloc(bytes);
+    ok(rig_buffer_get(x, 0, got, bytes));
+    for (uint32_t k = 0; k < threads; k++)
+      if (got[k] != spin_value(seed + k, rounds))
+        fail_msg("x[%u] is %08x, want %08x: A's copy ran before B's launch ended", k, got[k],
+                 spin_value(seed + k, rounds));
+    free(got);
+  }
+  rig_buffer *all[] = {y, x, on_b, on_a, h};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    rig_buffer_release(all[i]);
+  close_dev(b);
+  close_dev(a);
+}
+
 static int setup(void **st) {
   const char *e = getenv("RIG_VK_DEVICE");
   snprintf(base, sizeof base, "%s", e && *e ? e : "vulkan:0");
@@ -963,6 +1117,8 @@ int main(void) {
       cmocka_unit_test(launch_13_14_refused_before_the_driver),
       cmocka_unit_test(valid_20_launch_the_driver_cannot_run),
       cmocka_unit_test(launch_runs_asynchronously),
+      cmocka_unit_test(subs_1_runs_again_replay_only_the_same_work),
+      cmocka_unit_test(submit_3_waits_on_another_vulkan_device),
   };
   const char *only = getenv("RIG_TEST_FILTER"); /* one test's name, or a pattern */
   if (only && *only)

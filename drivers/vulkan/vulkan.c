@@ -78,11 +78,26 @@ typedef struct vkmem {
   struct vkmem *prev, *next; /* the device's list */
 } vkmem;
 
-/* A value's work: its command buffer, or none for work of no bytes. */
+/* A value's work: its command buffer, or none for work of no bytes;
+ * cached: the cb is the cache's, which keeps it past its run. */
 typedef struct held {
   uint64_t value;
   VkCommandBuffer cb;
+  bool cached;
 } held;
+
+/* A command buffer kept for work that comes again, as each run of one
+ * submission does: recorded once, submitted each time its key (the work's
+ * parts as recorded: buffers, offsets, patterns, functions, grids and
+ * parameter bytes) comes back, while no memory or code of the device went
+ * since (gen) and its last run is done (last). */
+#define CACHED_CBS 4
+typedef struct cached {
+  VkCommandBuffer cb;
+  uint64_t gen, last;
+  uint8_t *key;
+  size_t nkey, capkey;
+} cached;
 
 typedef struct vec {
   held *at;
@@ -149,6 +164,10 @@ typedef struct vkdev {
   /* the queue: held work, work on the queue, spare command buffers */
   pthread_mutex_t qlock;
   vec held, flight;
+  cached cache[CACHED_CBS];
+  uint64_t gen;             /* counts each release of memory or code (atomic) */
+  uint8_t *key;             /* the key of the work record() takes */
+  size_t nkey, capkey;
   VkCommandBuffer *spare;
   size_t nspare, capspare;
   VkSubmitInfo *infos;
@@ -714,9 +733,16 @@ static int vk_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
   return RIG_EDGE_OK;
 }
 
+/* A command buffer that names an object is invalid once the object goes,
+ * even where a new one takes its handle: the cache's entries recorded
+ * before go stale. Counted before the object goes, so that no record can
+ * see its handle reused under the old count. */
+static void objects_go(vkdev *v) { __atomic_fetch_add(&v->gen, 1, __ATOMIC_ACQ_REL); }
+
 static int vk_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   vkdev *v = h;
   vkmem *m = a->handle;
+  objects_go(v);
   unlink_mem(v, m);
   free_objects(v, m);
   free(m);
@@ -1051,6 +1077,7 @@ static void image_free(vkdev *v, vkimage *im) {
 static int vk_unload(void *h, void *image, rig_edge_error *err) {
   vkdev *v = h;
   vkimage *im = image;
+  objects_go(v); /* its pipelines */
   pthread_mutex_lock(&v->ilock);
   if (im->prev)
     im->prev->next = im->next;
@@ -1365,37 +1392,22 @@ static bool push(vec *x, held e) {
   return true;
 }
 
-/* Records the work's parts into a command buffer: after every earlier
- * value's work (ORDER-2), each part after the one before it (parts of one
- * queue run in order), and visible to the host once its value is signaled
- * (TL-20). */
-static int record(vkdev *v, const rig_edge_work *w, VkCommandBuffer *out, rig_edge_error *err) {
-  bool any = false;
-  for (uint32_t i = 0; i < w->nparts; i++) {
-    const rig_edge_part *p = &w->parts[i];
-    if (p->kind != RIG_EDGE_PART_COPY && p->kind != RIG_EDGE_PART_FILL &&
-        (p->kind != RIG_EDGE_PART_LAUNCH || !v->launches))
-      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: part kind %u is not run here",
-                           v->name, p->kind);
-    any |= part_runs(p);
-  }
-  *out = VK_NULL_HANDLE;
-  if (!any)
-    return RIG_EDGE_OK; /* the signal alone follows every earlier submission */
-  VkCommandBuffer cb;
-  int r = get_cb(v, &cb, err);
-  if (r != RIG_EDGE_OK)
-    return r;
+/* Records the work's parts into cb: after every earlier value's work
+ * (ORDER-2), each part after the one before it (parts of one queue run in
+ * order), and visible to the host once its value is signaled (TL-20).
+ * once: the cb runs once (VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+ * else the cache keeps it for the same work again. */
+static int record_cb(vkdev *v, const rig_edge_work *w, bool once, VkCommandBuffer cb,
+                     rig_edge_error *err) {
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+                                 .flags = once ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0};
   VkResult vr = vkBeginCommandBuffer(cb, &bi);
-  if (vr != VK_SUCCESS) {
-    put_spare(v, cb);
+  if (vr != VK_SUCCESS)
     return vk_fail(err, vr, "vkBeginCommandBuffer", v->name);
-  }
   barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, &all_to_all);
   recording rec = {0, 0, VK_NULL_HANDLE};
   bool first = true;
+  int r = RIG_EDGE_OK;
   for (uint32_t i = 0; i < w->nparts && r == RIG_EDGE_OK; i++) {
     const rig_edge_part *p = &w->parts[i];
     if (!part_runs(p))
@@ -1414,15 +1426,163 @@ static int record(vkdev *v, const rig_edge_work *w, VkCommandBuffer *out, rig_ed
   }
   if (r != RIG_EDGE_OK) {
     (void)vkEndCommandBuffer(cb);
-    put_spare(v, cb);
     return r;
   }
   barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, &to_host);
-  if ((vr = vkEndCommandBuffer(cb)) != VK_SUCCESS) {
-    put_spare(v, cb);
+  if ((vr = vkEndCommandBuffer(cb)) != VK_SUCCESS)
     return vk_fail(err, vr, "vkEndCommandBuffer", v->name);
+  return RIG_EDGE_OK;
+}
+
+/* ---- the cache of recorded command buffers -------------------------------- */
+
+static VkResult counter(vkdev *v, uint64_t *out);
+static void note_reached(vkdev *v, uint64_t value);
+
+/* Appends n bytes to the key; false without memory. */
+static bool key_add(vkdev *v, const void *bytes, size_t n) {
+  if (v->nkey + n > v->capkey) {
+    size_t cap = (v->nkey + n) * 2;
+    uint8_t *k = realloc(v->key, cap);
+    if (!k)
+      return false;
+    v->key = k;
+    v->capkey = cap;
   }
-  *out = cb;
+  memcpy(v->key + v->nkey, bytes, n);
+  v->nkey += n;
+  return true;
+}
+
+/* A range as recorded: the VkBuffer and the offset in it. */
+static bool key_range(vkdev *v, const rig_edge_range *r) {
+  const vkmem *m = r->alloc->handle;
+  uint64_t at[3] = {(uint64_t)(uintptr_t)m->buf, m->base + r->offset, r->bytes};
+  return key_add(v, at, sizeof at);
+}
+
+/* The key of w into v->key: what record_cb reads of each part. False
+ * without memory, and the work is not cached. */
+static bool make_key(vkdev *v, const rig_edge_work *w) {
+  bool ok = true;
+  v->nkey = 0;
+  for (uint32_t i = 0; i < w->nparts && ok; i++) {
+    const rig_edge_part *p = &w->parts[i];
+    ok = key_add(v, &p->kind, sizeof p->kind);
+    if (p->kind == RIG_EDGE_PART_COPY)
+      ok = ok && key_range(v, &p->u.copy.src) && key_range(v, &p->u.copy.dst);
+    else if (p->kind == RIG_EDGE_PART_FILL)
+      ok = ok && key_range(v, &p->u.fill.dst) &&
+           key_add(v, &p->u.fill.pattern, 2 * sizeof p->u.fill.pattern);
+    else /* a launch: the function, the grid, then the parameter block */
+      ok = ok && key_add(v, &p->u.launch.function, sizeof p->u.launch.function) &&
+           key_add(v, &p->u.launch.params_bytes, 2 * sizeof(uint32_t) + 6 * sizeof(uint64_t)) &&
+           key_add(v, p->u.launch.params, p->u.launch.params_bytes);
+  }
+  return ok;
+}
+
+/* Whether the run of value last is done. qlock held. */
+static bool done(vkdev *v, uint64_t last) {
+  uint64_t now;
+  if (last <= __atomic_load_n(&v->reached, __ATOMIC_ACQUIRE))
+    return true;
+  if (counter(v, &now) != VK_SUCCESS)
+    return false;
+  note_reached(v, now);
+  return last <= now;
+}
+
+/* The entry of v->key recorded since gen, or NULL. */
+static cached *cache_find(vkdev *v, uint64_t gen) {
+  for (int i = 0; i < CACHED_CBS; i++) {
+    cached *c = &v->cache[i];
+    if (c->cb && c->gen == gen && c->nkey == v->nkey && memcmp(c->key, v->key, v->nkey) == 0)
+      return c;
+  }
+  return NULL;
+}
+
+/* An entry to record new work into: an empty one, else the one whose last
+ * run is oldest, once it is done; its command buffer goes back to the
+ * spares. NULL where every entry's work still runs. */
+static cached *cache_slot(vkdev *v) {
+  cached *best = NULL;
+  for (int i = 0; i < CACHED_CBS; i++) {
+    cached *c = &v->cache[i];
+    if (!c->cb)
+      return c;
+    if (!best || c->last < best->last)
+      best = c;
+  }
+  if (!done(v, best->last))
+    return NULL;
+  put_spare(v, best->cb);
+  best->cb = VK_NULL_HANDLE;
+  return best;
+}
+
+/* Keeps cb in c for the work of value, under v->key. */
+static bool cache_keep(vkdev *v, cached *c, VkCommandBuffer cb, uint64_t gen, uint64_t value) {
+  if (v->nkey > c->capkey) {
+    uint8_t *k = realloc(c->key, v->nkey);
+    if (!k)
+      return false;
+    c->key = k;
+    c->capkey = v->nkey;
+  }
+  memcpy(c->key, v->key, v->nkey);
+  c->nkey = v->nkey;
+  c->cb = cb;
+  c->gen = gen;
+  c->last = value;
+  return true;
+}
+
+/* The cache's command buffers go back to the spares (the stop). */
+static void cache_clear(vkdev *v) {
+  for (int i = 0; i < CACHED_CBS; i++) {
+    if (v->cache[i].cb)
+      put_spare(v, v->cache[i].cb);
+    v->cache[i].cb = VK_NULL_HANDLE;
+  }
+}
+
+/* The work's command buffer into out: none for work of no bytes; the
+ * cache's where the same work ran before and is done, as each run of a
+ * submission is (no recording, as a hand-written program records once);
+ * else a new one, which the cache keeps where it has room. */
+static int record(vkdev *v, const rig_edge_work *w, held *out, rig_edge_error *err) {
+  bool any = false;
+  for (uint32_t i = 0; i < w->nparts; i++) {
+    const rig_edge_part *p = &w->parts[i];
+    if (p->kind != RIG_EDGE_PART_COPY && p->kind != RIG_EDGE_PART_FILL &&
+        (p->kind != RIG_EDGE_PART_LAUNCH || !v->launches))
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: part kind %u is not run here",
+                           v->name, p->kind);
+    any |= part_runs(p);
+  }
+  *out = (held){w->value, VK_NULL_HANDLE, false};
+  if (!any)
+    return RIG_EDGE_OK; /* the signal alone follows every earlier submission */
+  /* Read before recording: memory released meanwhile is none of this
+   * work's, and makes the entry stale at once. */
+  uint64_t gen = __atomic_load_n(&v->gen, __ATOMIC_ACQUIRE);
+  bool keyed = make_key(v, w);
+  cached *c = keyed ? cache_find(v, gen) : NULL;
+  if (c && done(v, c->last)) {
+    c->last = w->value;
+    *out = (held){w->value, c->cb, true};
+    return RIG_EDGE_OK;
+  }
+  c = keyed && !c ? cache_slot(v) : NULL; /* the same work still runs: record it once */
+  VkCommandBuffer cb;
+  int r = get_cb(v, &cb, err);
+  if (r == RIG_EDGE_OK && (r = record_cb(v, w, !c, cb, err)) != RIG_EDGE_OK)
+    put_spare(v, cb);
+  if (r != RIG_EDGE_OK)
+    return r;
+  *out = (held){w->value, cb, c && cache_keep(v, c, cb, gen, w->value)};
   return RIG_EDGE_OK;
 }
 
@@ -1495,8 +1655,8 @@ static int flush(vkdev *v, uint64_t upto, rig_edge_error *err) {
   if (r != VK_SUCCESS)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkQueueSubmit: %s (%d)", v->name, vk_name(r),
                          (int)r);
-  for (size_t i = 0; i < n; i++)
-    if (v->held.at[i].cb && !push(&v->flight, v->held.at[i]))
+  for (size_t i = 0; i < n; i++) /* the cache keeps its own */
+    if (v->held.at[i].cb && !v->held.at[i].cached && !push(&v->flight, v->held.at[i]))
       return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: out of host memory", v->name);
   __atomic_store_n(&v->queued, v->held.at[n - 1].value, __ATOMIC_RELEASE);
   memmove(v->held.at, v->held.at + n, (v->held.n - n) * sizeof *v->held.at);
@@ -1515,9 +1675,9 @@ static int vk_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     v->base = w->value - 1; /* the first value: 1 on the semaphore */
   if (!v->nspare || v->flight.n >= 64)
     recycle(v);
-  VkCommandBuffer cb;
-  int r = record(v, w, &cb, err);
-  if (r == RIG_EDGE_OK && !push(&v->held, (held){w->value, cb}))
+  held e;
+  int r = record(v, w, &e, err);
+  if (r == RIG_EDGE_OK && !push(&v->held, e))
     r = rig_edge_fail(err, RIG_EDGE_FAULT, "%s: out of host memory", v->name);
   if (r == RIG_EDGE_OK) {
     __atomic_store_n(&v->taken, w->value, __ATOMIC_RELEASE);
@@ -1694,7 +1854,7 @@ static int vk_stop(void *h, rig_edge_error *err) {
     return RIG_EDGE_OK;
   pthread_mutex_lock(&v->qlock);
   for (size_t i = 0; i < v->held.n; i++)
-    if (v->held.at[i].cb)
+    if (v->held.at[i].cb && !v->held.at[i].cached)
       put_spare(v, v->held.at[i].cb);
   v->held.n = 0;
   (void)vkQueueWaitIdle(v->queue); /* a lost device returns at once */
@@ -1705,6 +1865,7 @@ static int vk_stop(void *h, rig_edge_error *err) {
   for (size_t i = 0; i < v->flight.n; i++)
     put_spare(v, v->flight.at[i].cb);
   v->flight.n = 0;
+  cache_clear(v);
   if (v->nspare)
     vkFreeCommandBuffers(v->dev, v->pool, (uint32_t)v->nspare, v->spare);
   v->nspare = 0;
@@ -1785,6 +1946,9 @@ static void vk_destroy(void *h) {
   free(v->infos);
   free(v->tinfos);
   free(v->values);
+  free(v->key);
+  for (int i = 0; i < CACHED_CBS; i++)
+    free(v->cache[i].key);
   pthread_mutex_destroy(&v->qlock);
   pthread_mutex_destroy(&v->mlock);
   pthread_mutex_destroy(&v->ilock);
