@@ -4,8 +4,11 @@
  * A point of the submitting device itself needs no wait: device order
  * covers it (ORDER-2). A point of another device goes to the submitting
  * device's queue where its driver waits on other devices' words
- * (QUEUE_WAITS) and the other device's word is core's; otherwise submit
- * waits for it on the host, before it takes a value, holding no lock.
+ * (QUEUE_WAITS) and the other device's word is core's, or where the other
+ * device keeps its own word (OWN_WORD), is of the same driver, and the
+ * driver maps it (map_peer, edge ABI 1.2: two opens of one Vulkan device
+ * sharing a VkDevice). Otherwise, or where map_peer says no, submit waits
+ * for it on the host, before it takes a value, holding no lock (SUBMIT-3).
  * Either way the waited work is committed first (TL-9).
  *
  * A device keeps one mapping of another device's word per slot it waits
@@ -77,9 +80,44 @@ rig_status rig__waits_gather(rig__waits *w, rig_device *d, const rig__use *uses,
   return RIG_OK;
 }
 
-/* Whether d's queue can wait for p itself. */
+typedef int (*map_peer_fn)(void *h, void *peer, void **out_mapping, rig_edge_error *err);
+
+/* The driver's map_peer where its table reaches it (edge ABI 1.2), else
+ * NULL: a 1.0 or 1.1 table ends before it, and core never reads past a
+ * table's size. */
+static map_peer_fn peer_mapper(const rig_edge_driver *t) {
+  if (t->size < offsetof(rig_edge_driver, map_peer) + sizeof t->map_peer)
+    return NULL;
+  return t->map_peer;
+}
+
+/* Whether d's queue may be asked to wait for a point of other itself: a
+ * word of core's where d's queue waits on words (QUEUE_WAITS), or the own
+ * word of a device of d's driver where the driver maps peers (map_peer,
+ * which may still say no: then the host waits, SUBMIT-3). A forked child's
+ * handles are its parent's (STOP-20): it maps nothing. */
 static bool queue_can_wait(const rig_device *d, const rig_device *other) {
-  return (d->facts.flags & RIG_EDGE_QUEUE_WAITS) && !(other->facts.flags & RIG_EDGE_OWN_WORD);
+  if (other->facts.flags & RIG_EDGE_OWN_WORD)
+    return other->drv == d->drv && peer_mapper(d->drv) && d->drv->unmap_word && !d->forked &&
+           !other->forked;
+  return d->facts.flags & RIG_EDGE_QUEUE_WAITS;
+}
+
+/* Whether d's queue ever waits on another device's word. */
+static bool waits_in_queue(const rig_device *d) {
+  return (d->facts.flags & RIG_EDGE_QUEUE_WAITS) || peer_mapper(d->drv);
+}
+
+/* The driver's mapping of o's word for d's queue (map_word, or map_peer
+ * for a device that keeps its own word), or NULL where it has none. */
+static void *map_of(rig_device *d, rig_device *o) {
+  rig_edge_error err = {0};
+  void *map = NULL;
+  int r = !queue_can_wait(d, o) ? RIG_EDGE_UNSUPPORTED
+          : (o->facts.flags & RIG_EDGE_OWN_WORD)
+              ? RIG__DRIVER(peer_mapper(d->drv)(d->h, o->h, &map, &err))
+              : RIG__DRIVER(d->drv->map_word(d->h, &o->word, &map, &err));
+  return r == RIG_EDGE_OK ? map : NULL;
 }
 
 rig_status rig__waits_on_host(rig__waits *w, rig_device *d) {
@@ -142,12 +180,10 @@ static rig__mapping *mapping_for(rig_device *d, rig_device *o) {
     d->retired = m;
     release_passed(d);
   }
-  rig_edge_error err = {0};
   void *map = NULL;
-  if (!(m = calloc(1, sizeof *m)) ||
-      RIG__DRIVER(d->drv->map_word(d->h, &o->word, &map, &err)) != RIG_EDGE_OK) {
+  if (!(m = calloc(1, sizeof *m)) || !(map = map_of(d, o))) {
     free(m);
-    return NULL;
+    return NULL; /* the host waits for it (SUBMIT-3) */
   }
   m->slot = o->slot;
   m->dev = rig_device_retain(o);
@@ -211,7 +247,7 @@ RIG_API void rig_device_stats(const rig_device *d, rig_stats *out) {
 
 bool rig__waits_on_lost(rig_device *d, char *who, size_t n) {
   bool found = false;
-  if (!(d->facts.flags & RIG_EDGE_QUEUE_WAITS) || pthread_mutex_trylock(&d->submit_lock) != 0)
+  if (!waits_in_queue(d) || pthread_mutex_trylock(&d->submit_lock) != 0)
     return false; /* no queue waits, or a submit under way: the next slice looks */
   uint64_t reached = rig__read_signaled(d);
   for (rig__mapping *m = d->mappings; m && !found; m = m->next)

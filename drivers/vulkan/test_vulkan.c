@@ -6,7 +6,8 @@
  * no validation errors where the layer runs.
  *
  * Rules: RUN-1..8 OBJ-3..6 ORDER-3 LAUNCH-6..8 LAUNCH-13 LAUNCH-14 ERR-26
- * TL-8..10 LOSS-1 STOP-1 SUBMIT-3 ORDER-8 ORDER-10 SUBS-1 SUBMIT-7
+ * TL-8..10 LOSS-1 STOP-1 SUBMIT-2 SUBMIT-3 ORDER-8 ORDER-10 SUBS-1 SUBMIT-7
+ * TL-9 OPEN-20..23 LOSS-6 LOSS-14
  *
  * A machine with no Vulkan device skips (exit 77) and says why.
  * RIG_TEST_FILTER=NAME runs only the tests whose names match (cmocka's
@@ -1020,17 +1021,48 @@ static rig_point spin_on(rig_device *d, rig_buffer *out, uint32_t seed, uint32_t
   return p;
 }
 
-/* SUBMIT-3, ORDER-8, ORDER-10: device A's work after a point of device B,
- * a second open of the same Vulkan device. Each open is a VkDevice of its
- * own, whose timeline semaphore no other VkDevice can wait on without
- * exporting it (VK_KHR_external_semaphore_fd, which lavapipe lacks), and
- * core waits in a queue only on a host word (README, "Waits on other
- * devices"): so A's submit waits on the host for B's point before it
- * returns, counted in host_waits and not in queue_waits, and A's work
- * reads what B's slow launch wrote, through the stamps and through a
- * submit's waits alike. */
-static void submit_3_waits_on_another_vulkan_device(void **st) {
-  rig_device *a = open_dev(""), *b = open_dev(",k=1"); /* B's launch goes to its queue at once */
+/* A's submit after B's point, B spinning into host memory both borrow:
+ * through the stamps (ORDER-8: A copies what B writes) or a submit's
+ * waits (ORDER-10: A fills y after B's point). Returns A's point, and
+ * A's stats before and after in *before and *after. */
+static rig_point after_spin(rig_device *a, rig_buffer *on_a, rig_buffer *x, rig_buffer *y,
+                            rig_point spin, bool via_waits, rig_stats *before, rig_stats *after) {
+  rig_point p;
+  rig_device_stats(a, before);
+  if (!via_waits) {
+    ok(rig_buffer_submit_copy(on_a, x, &p));                   /* ORDER-8: follows B's write */
+  } else {
+    rig_part part = rig_part_fill(0, 1, 1);
+    rig_submission *s;
+    rig_run *run;
+    ok(rig_submission_make(a, &part, 1, &s));
+    ok(rig_submission_take(s, &run));
+    ok(rig_submit(run, &y, 1, &spin, 1, &p));                  /* ORDER-10: a submit's wait */
+    rig_submission_release(s);
+  }
+  rig_device_stats(a, after);
+  return p;
+}
+
+/* Asserts x holds what spin.comp from seed wrote: A's copy ran after B's
+ * launch ended. */
+static void expect_spin(rig_buffer *x, uint32_t threads, uint32_t seed, uint32_t rounds) {
+  uint32_t *got = malloc(threads * 4);
+  ok(rig_buffer_get(x, 0, got, threads * 4));
+  for (uint32_t k = 0; k < threads; k++)
+    if (got[k] != spin_value(seed + k, rounds))
+      fail_msg("x[%u] is %08x, want %08x: A's copy ran before B's launch ended", k, got[k],
+               spin_value(seed + k, rounds));
+  free(got);
+}
+
+/* Device A (options a_opts) after device B (b_opts), a second open of the
+ * same Vulkan device: B runs a slow spin.comp into host memory that A and
+ * B both borrow, then A copies it, and A submits work whose waits name
+ * B's point. queue: whether A's queue waits (the opens share a VkDevice,
+ * SUBMIT-2) or the host does (SUBMIT-3). */
+static void waits_on_another_open(const char *a_opts, const char *b_opts, bool queue) {
+  rig_device *a = open_dev(a_opts), *b = open_dev(b_opts);
   const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000, bytes = threads * 4;
   rig_buffer *h, *on_a, *on_b, *x, *y;
   ok(rig_buffer_create(rig_host(), bytes, &h)); /* 64 KiB: starts on a page (MACH-23) */
@@ -1042,39 +1074,115 @@ static void submit_3_waits_on_another_vulkan_device(void **st) {
   rig_stats before, after;
   for (int via_waits = 0; via_waits < 2; via_waits++) {
     uint32_t seed = 777 + (uint32_t)via_waits;
-    rig_point spin = spin_on(b, on_b, seed, rounds), copy;     /* B writes H, slowly */
-    rig_device_stats(a, &before);
-    if (!via_waits) {
-      ok(rig_buffer_submit_copy(on_a, x, &copy));              /* ORDER-8: follows B's write */
+    rig_point spin = spin_on(b, on_b, seed, rounds);          /* B writes H, slowly */
+    rig_point p = after_spin(a, on_a, x, y, spin, via_waits, &before, &after);
+    if (queue) {
+      assert_false(rig_point_reached(spin));  /* A's submit returned before B's point */
+      assert_int_equal(after.queue_waits, before.queue_waits + 1); /* SUBMIT-2 */
+      assert_int_equal(after.host_waits, before.host_waits);
+      assert_int_equal(after.word_mappings, 1);   /* one mapping of B's word (OPEN-20) */
+      assert_false(rig_point_reached(p));
     } else {
-      rig_part part = rig_part_fill(0, 1, 1);
-      rig_submission *s;
-      rig_run *run;
-      ok(rig_submission_make(a, &part, 1, &s));
-      ok(rig_submission_take(s, &run));
-      ok(rig_submit(run, &y, 1, &spin, 1, &copy));             /* ORDER-10: a submit's wait */
-      rig_submission_release(s);
+      assert_int_equal(after.host_waits, before.host_waits + 1); /* SUBMIT-3 */
+      assert_int_equal(after.queue_waits, before.queue_waits);
+      assert_true(rig_point_reached(spin)); /* the host waited before the submit returned */
     }
-    rig_device_stats(a, &after);
-    assert_int_equal(after.host_waits, before.host_waits + 1); /* SUBMIT-3 */
-    assert_int_equal(after.queue_waits, before.queue_waits);
-    assert_true(rig_point_reached(spin)); /* the host waited before the submit returned */
-    ok(rig_point_wait(copy));
-    if (via_waits)
-      continue;
-    uint32_t *got = malloc(bytes);
-    ok(rig_buffer_get(x, 0, got, bytes));
-    for (uint32_t k = 0; k < threads; k++)
-      if (got[k] != spin_value(seed + k, rounds))
-        fail_msg("x[%u] is %08x, want %08x: A's copy ran before B's launch ended", k, got[k],
-                 spin_value(seed + k, rounds));
-    free(got);
+    ok(rig_point_wait(p));
+    assert_true(rig_point_reached(spin)); /* A's work ended after B's (ORDER-8, ORDER-10) */
+    if (!via_waits)
+      expect_spin(x, threads, seed, rounds);
   }
   rig_buffer *all[] = {y, x, on_b, on_a, h};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     rig_buffer_release(all[i]);
   close_dev(b);
   close_dev(a);
+}
+
+/* SUBMIT-2, ORDER-8, ORDER-10, TL-9, OPEN-20..23: two opens of vulkan:0
+ * (A, and B with k=1) share one VkDevice, so A's queue waits on B's
+ * timeline semaphore (map_peer, edge ABI 1.2): A's submit counts one queue
+ * wait and no host wait, and returns while B's launch still runs; A's copy
+ * still reads every word B's launch wrote. */
+static void submit_2_queue_waits_on_an_open_of_the_same_vkdevice(void **st) {
+  waits_on_another_open("", ",k=1", true);
+}
+
+/* SUBMIT-3: B opened with share=0 has a VkDevice of its own, whose
+ * semaphore A's queue cannot wait on (lavapipe exports none): map_peer
+ * says no, and A's submit waits for B's point on the host before it
+ * returns, counted in host_waits; A's work reads what B wrote. */
+static void submit_3_host_waits_on_another_vkdevice(void **st) {
+  waits_on_another_open("", ",k=1,share=0", false);
+}
+
+/* LOSS-6: B is lost (an injected fault of its second submit) while A's
+ * queue waits on B's launch, above the value B had reached: a wait on A
+ * loses A "NAME lost" (unless the launch, about 1.4 s here, ended within
+ * the wait's first 100 ms slice: then A's work ran after it, as ordered),
+ * and both stops end, A's once B's launch, which was on the shared queue,
+ * is done (no hang). */
+static void loss_6_peer_lost_while_a_queue_waits(void **st) {
+  rig_device *a = open_dev(""), *b = open_dev(",k=1,fault_nth=2");
+  const uint32_t threads = SPIN_GROUPS * 64, bytes = threads * 4;
+  rig_buffer *h, *on_a, *on_b, *x, *y;
+  ok(rig_buffer_create(rig_host(), bytes, &h));
+  ok(rig_buffer_borrow(a, h, &on_a));
+  ok(rig_buffer_borrow(b, h, &on_b));
+  ok(rig_buffer_create(a, bytes, &x));
+  ok(rig_buffer_create(b, 4, &y));
+  rig_stats before, after;
+  rig_point spin = spin_on(b, on_b, 5, 60000);
+  rig_point p = after_spin(a, on_a, x, NULL, spin, false, &before, &after);
+  assert_int_equal(after.queue_waits, before.queue_waits + 1);
+  rig_point q;
+  assert_int_equal(rig_buffer_submit_fill(y, 1, 1, &q), RIG_LOST);   /* B's second submit */
+  rig_status waited = rig_point_wait(p);
+  if (waited == RIG_OK) { /* B's launch ended within the wait's first slice, before a watch */
+    print_message("B's launch ended before a watch of A's wait: A not lost\n");
+    expect_spin(x, threads, 5, 60000);
+  } else {
+    assert_int_equal(waited, RIG_LOST);                                /* LOSS-6 */
+    assert_non_null(rig_lost(a));
+    assert_non_null(strstr(rig_lost(a), "fault_nth=2 lost"));
+  }
+  rig_buffer *all[] = {y, x, on_b, on_a, h};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    rig_buffer_release(all[i]);
+  ok(rig_close(a)); /* its batch waits on B's launch, which ends */
+  ok(rig_close(b));
+  rig_device_release(a);
+  rig_device_release(b);
+}
+
+/* LOSS-14: a VK_ERROR_DEVICE_LOST (injected: lose_nth) loses the VkDevice,
+ * so every open that shares it: A, whose own calls would still succeed on
+ * lavapipe, is lost at its next call with a message that names the VkDevice's
+ * loss, and both close. An open of its own VkDevice (share=0) works on. */
+static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
+  rig_device *a = open_dev(""), *b = open_dev(",k=1,lose_nth=1"), *c = open_dev(",share=0");
+  rig_buffer *on_a, *on_b, *on_c;
+  ok(rig_buffer_create(a, 64, &on_a));
+  ok(rig_buffer_create(b, 64, &on_b));
+  ok(rig_buffer_create(c, 64, &on_c));
+  rig_point p;
+  assert_int_equal(rig_buffer_submit_fill(on_b, 1, 1, &p), RIG_LOST);
+  assert_non_null(strstr(rig_lost(b), "VK_ERROR_DEVICE_LOST"));
+  assert_int_equal(rig_buffer_fill(on_a, 2, 1), RIG_LOST);
+  assert_non_null(rig_lost(a));
+  assert_non_null(strstr(rig_lost(a), "its VkDevice is lost"));
+  ok(rig_buffer_fill(on_c, 3, 1));                 /* another VkDevice: not lost */
+  uint8_t byte;
+  ok(rig_buffer_get(on_c, 0, &byte, 1));
+  assert_int_equal(byte, 3);
+  rig_buffer_release(on_a);
+  rig_buffer_release(on_b);
+  rig_buffer_release(on_c);
+  ok(rig_close(a));
+  ok(rig_close(b));
+  rig_device_release(a);
+  rig_device_release(b);
+  close_dev(c);
 }
 
 static int setup(void **st) {
@@ -1118,7 +1226,10 @@ int main(void) {
       cmocka_unit_test(valid_20_launch_the_driver_cannot_run),
       cmocka_unit_test(launch_runs_asynchronously),
       cmocka_unit_test(subs_1_runs_again_replay_only_the_same_work),
-      cmocka_unit_test(submit_3_waits_on_another_vulkan_device),
+      cmocka_unit_test(submit_2_queue_waits_on_an_open_of_the_same_vkdevice),
+      cmocka_unit_test(submit_3_host_waits_on_another_vkdevice),
+      cmocka_unit_test(loss_6_peer_lost_while_a_queue_waits),
+      cmocka_unit_test(loss_14_a_lost_vkdevice_loses_every_open_on_it),
   };
   const char *only = getenv("RIG_TEST_FILTER"); /* one test's name, or a pattern */
   if (only && *only)

@@ -12,15 +12,25 @@
  *   host=0              the host addresses none of its Device memory, even
  *                       on unified memory: copies to and from the host go
  *                       through staging, as on a discrete GPU
+ *   share=0             a VkInstance and VkDevice of its own (default: the
+ *                       one shared by the opens of its physical device and
+ *                       validation setting)
  *   fault_nth=N         its N-th submit fails as a lost device's would, with
  *                       "injected fault at V" (tests of loss)
+ *   lose_nth=N          its N-th submit fails as VK_ERROR_DEVICE_LOST, which
+ *                       loses the shared VkDevice and every open on it
+ *                       (LOSS-14; tests)
  *
- * One VkInstance and one VkDevice per open, one queue, one timeline
- * semaphore: work of value v signals v. The driver keeps its word itself
- * (OWN_WORD): signaled() reads the semaphore's counter, wait() is
- * vkWaitSemaphores. Submit records a command buffer and holds it; commit,
- * a wait, or k held values send the held ones to the queue in one
- * vkQueueSubmit, one batch per value.
+ * One VkInstance, VkDevice and queue per physical device and validation
+ * setting, shared by its opens (refcounted; the queue under a lock of the
+ * VkDevice's); one timeline semaphore per open: work of value v signals v.
+ * An open's queue waits on another open's point through map_peer (edge ABI
+ * 1.2) where both share the VkDevice: the batch waits on the peer's
+ * semaphore (SUBMIT-2); elsewhere core waits on the host (SUBMIT-3).
+ * The driver keeps its word itself (OWN_WORD): signaled() reads the
+ * semaphore's counter, wait() is vkWaitSemaphores. Submit records a
+ * command buffer and holds it; commit, a wait, or k held values send the
+ * held ones to the queue in one vkQueueSubmit, one batch per value.
  *
  * Code: an image is a SPIR-V module; resolve finds a GLCompute entry point
  * and a launch binds a compute pipeline of it, specialized for the run's
@@ -29,9 +39,11 @@
  * dispatches the groups (drivers/vulkan/README.md, "Launches").
  *
  * k (commit): 8 unless opened with k=K.
- * Per open: an instance, a device, a 64 KiB scratch buffer, a command pool
- * and one record of about 1 KiB; gone at destroy. From the first resolve:
- * a pipeline layout and a 2 MiB buffer for large parameter blocks.
+ * Per open: a semaphore, a 64 KiB scratch buffer, a command pool and one
+ * record of about 1 KiB; gone at destroy. Per shared VkDevice: an instance,
+ * the device and a record; gone at the last open's destroy. From the
+ * first resolve: a pipeline layout and a 2 MiB buffer for large parameter
+ * blocks.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -39,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <vulkan/vulkan.h>
 
@@ -78,12 +91,24 @@ typedef struct vkmem {
   struct vkmem *prev, *next; /* the device's list */
 } vkmem;
 
+/* The waits of a value's batch on other devices' timeline semaphores of
+ * the same VkDevice (map_peer): one block, freed once the batch is on the
+ * queue or dropped. */
+typedef struct waitset {
+  uint32_t n;
+  VkSemaphore *sems;
+  uint64_t *values;             /* the semaphores' own values */
+  VkPipelineStageFlags *stages; /* ALL_COMMANDS: the batch waits whole */
+} waitset;
+
 /* A value's work: its command buffer, or none for work of no bytes;
- * cached: the cb is the cache's, which keeps it past its run. */
+ * cached: the cb is the cache's, which keeps it past its run; ws: its
+ * waits, or NULL. */
 typedef struct held {
   uint64_t value;
   VkCommandBuffer cb;
   bool cached;
+  waitset *ws;
 } held;
 
 /* A command buffer kept for work that comes again, as each run of one
@@ -134,13 +159,39 @@ typedef struct vkimage {
   struct vkimage *prev, *next;
 } vkimage;
 
-typedef struct vkdev {
+/* A VkDevice and its one queue, shared by every open of one physical
+ * device with one validation setting (README, "Sharing a VkDevice"):
+ * listed while open, refcounted under shared_lock, gone at the last
+ * destroy. Every vkQueueSubmit and vkQueueWaitIdle holds qlock: the queue
+ * is externally synchronized. */
+typedef struct vkshared {
+  struct vkshared *next;
+  uint32_t index;
+  int validate;
+  pid_t pid;                /* the process that made it: a forked child's
+                               copy of the list names the parent's devices */
+  bool listed;              /* shareable: in shared_list */
+  uint32_t refs;            /* opens on it (shared_lock) */
   char name[32];
   VkInstance inst;
   VkDebugUtilsMessengerEXT messenger;
-  VkPhysicalDevice phys;
+  PFN_vkDestroyDebugUtilsMessengerEXT DestroyMessenger;
   VkDevice dev;
   VkQueue queue;
+  pthread_mutex_t qlock;
+  int lost;                 /* LOST_*: VK_ERROR_DEVICE_LOST seen by an open (atomic) */
+  char lost_by[32];         /* the open that saw it; set before lost */
+  rig_vulkan_validation validation;
+} vkshared;
+
+typedef struct vkdev {
+  char name[32];
+  vkshared *sh;             /* its VkDevice, queue, instance: the rest is its own */
+  bool share;               /* share=0: a VkDevice of its own, never a peer's */
+  VkInstance inst;          /* sh's */
+  VkPhysicalDevice phys;
+  VkDevice dev;             /* sh's */
+  VkQueue queue;            /* sh's: submit under sh->qlock */
   uint32_t family;
   VkSemaphore timeline;
   VkCommandPool pool;
@@ -159,7 +210,6 @@ typedef struct vkdev {
   PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValue;
   PFN_vkGetBufferDeviceAddress GetBufferDeviceAddress;
   PFN_vkGetMemoryHostPointerPropertiesEXT GetMemoryHostPointerProperties;
-  PFN_vkDestroyDebugUtilsMessengerEXT DestroyMessenger;
 
   /* the queue: held work, work on the queue, spare command buffers */
   pthread_mutex_t qlock;
@@ -182,7 +232,9 @@ typedef struct vkdev {
                                start high, stays within the device's
                                maxTimelineSemaphoreValueDifference */
   uint32_t k;
-  uint64_t fault_nth, submits;
+  uint64_t fault_nth, lose_nth, submits;
+  uint32_t maps;            /* other opens' mappings of its semaphore (qlock):
+                               it outlives the stop while any is out */
   bool opened, stopped;
   uint64_t final;           /* after the stop: the last value it reports */
 
@@ -206,7 +258,6 @@ typedef struct vkdev {
   /* validation */
   int validate;             /* 0, 1 (abort), 2 (count) */
   bool no_host;             /* host=0: the host addresses no Device memory */
-  rig_vulkan_validation validation;
 } vkdev;
 
 /* ---- messages ------------------------------------------------------------ */
@@ -239,10 +290,43 @@ static int vk_fail(rig_edge_error *err, VkResult r, const char *what, const char
   return rig_edge_fail(err, code, "%s: %s: %s (%d)", name, what, vk_name(r), (int)r);
 }
 
+/* LOSS-14: VK_ERROR_DEVICE_LOST loses the VkDevice, and so every open
+ * that shares it, not only the one whose call saw it. The first to see it
+ * names itself in the others' messages. */
+enum { LOST_NONE, LOST_NAMING, LOST_SET };
+
+static void mark_lost(vkdev *v) {
+  vkshared *sh = v->sh;
+  int none = LOST_NONE;
+  if (!sh || !__atomic_compare_exchange_n(&sh->lost, &none, LOST_NAMING, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return;
+  snprintf(sh->lost_by, sizeof sh->lost_by, "%s", v->name);
+  __atomic_store_n(&sh->lost, LOST_SET, __ATOMIC_RELEASE);
+}
+
+/* RIG_EDGE_FAULT where the shared VkDevice is lost (LOSS-14), else OK:
+ * an open whose own calls still succeed (lavapipe, or an injected loss)
+ * is lost with the one that saw it. */
+static int check_lost(const vkdev *v, rig_edge_error *err) {
+  if (!v->sh || __atomic_load_n(&v->sh->lost, __ATOMIC_ACQUIRE) != LOST_SET)
+    return RIG_EDGE_OK;
+  return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: its VkDevice is lost (VK_ERROR_DEVICE_LOST "
+                       "at %s, which shares it)", v->name, v->sh->lost_by);
+}
+
+/* A failed call on the queue or the semaphore: a fault, which a lost
+ * device's makes every sharer's (LOSS-14). */
+static int vk_fail_lost(vkdev *v, rig_edge_error *err, VkResult r, const char *what) {
+  if (r == VK_ERROR_DEVICE_LOST)
+    mark_lost(v);
+  return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: %s: %s (%d)", v->name, what, vk_name(r), (int)r);
+}
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
-  vkdev *v = user;
+  vkshared *v = user;
   (void)types;
   if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))
     return VK_FALSE;
@@ -300,6 +384,7 @@ static bool parse(vkdev *v, const char *args, uint32_t *index) {
   char *end;
   const char *env = getenv("RIG_VULKAN_VALIDATE");
   v->k = DEFAULT_K;
+  v->share = true;
   v->validate = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "count") == 0 ? 2 : 1;
   *index = 0;
   if (*args && *args != ',') {
@@ -317,6 +402,10 @@ static bool parse(vkdev *v, const char *args, uint32_t *index) {
       v->no_host = p[6] == '0';
     else if (strncmp(p + 1, "fault_nth=", 10) == 0)
       v->fault_nth = strtoull(p + 11, NULL, 10);
+    else if (strncmp(p + 1, "lose_nth=", 9) == 0)
+      v->lose_nth = strtoull(p + 10, NULL, 10);
+    else if (strncmp(p + 1, "share=", 6) == 0)
+      v->share = p[7] != '0';
     else
       return false;
   }
@@ -325,7 +414,7 @@ static bool parse(vkdev *v, const char *args, uint32_t *index) {
   return true;
 }
 
-static int make_instance(vkdev *v, rig_edge_error *err) {
+static int make_instance(vkshared *v, rig_edge_error *err) {
   uint32_t version = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
@@ -508,10 +597,16 @@ static int make_device(vkdev *v, rig_edge_error *err) {
                             .pQueueCreateInfos = &qci,
                             .enabledExtensionCount = nexts,
                             .ppEnabledExtensionNames = exts};
-  VkResult r = vkCreateDevice(v->phys, &dci, NULL, &v->dev);
-  if (r != VK_SUCCESS)
+  /* The first open of the shared VkDevice makes it; a later one asks the
+   * same questions of the same physical device, gets the same answers,
+   * and takes it (shared_lock held). */
+  VkResult r = VK_SUCCESS;
+  if (!v->sh->dev && (r = vkCreateDevice(v->phys, &dci, NULL, &v->sh->dev)) != VK_SUCCESS)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: vkCreateDevice: %s", v->name, vk_name(r));
-  vkGetDeviceQueue(v->dev, family, 0, &v->queue);
+  if (!v->sh->queue)
+    vkGetDeviceQueue(v->sh->dev, family, 0, &v->sh->queue);
+  v->dev = v->sh->dev;
+  v->queue = v->sh->queue;
 #define GET(field, fn) v->field = (PFN_##fn)vkGetDeviceProcAddr(v->dev, #fn)
   GET(WaitSemaphores, vkWaitSemaphores);
   GET(GetSemaphoreCounterValue, vkGetSemaphoreCounterValue);
@@ -1562,7 +1657,7 @@ static int record(vkdev *v, const rig_edge_work *w, held *out, rig_edge_error *e
                            v->name, p->kind);
     any |= part_runs(p);
   }
-  *out = (held){w->value, VK_NULL_HANDLE, false};
+  *out = (held){w->value, VK_NULL_HANDLE, false, NULL};
   if (!any)
     return RIG_EDGE_OK; /* the signal alone follows every earlier submission */
   /* Read before recording: memory released meanwhile is none of this
@@ -1572,7 +1667,7 @@ static int record(vkdev *v, const rig_edge_work *w, held *out, rig_edge_error *e
   cached *c = keyed ? cache_find(v, gen) : NULL;
   if (c && done(v, c->last)) {
     c->last = w->value;
-    *out = (held){w->value, c->cb, true};
+    *out = (held){w->value, c->cb, true, NULL};
     return RIG_EDGE_OK;
   }
   c = keyed && !c ? cache_slot(v) : NULL; /* the same work still runs: record it once */
@@ -1582,7 +1677,7 @@ static int record(vkdev *v, const rig_edge_work *w, held *out, rig_edge_error *e
     put_spare(v, cb);
   if (r != RIG_EDGE_OK)
     return r;
-  *out = (held){w->value, cb, c && cache_keep(v, c, cb, gen, w->value)};
+  *out = (held){w->value, cb, c && cache_keep(v, c, cb, gen, w->value), NULL};
   return RIG_EDGE_OK;
 }
 
@@ -1640,21 +1735,33 @@ static int flush(vkdev *v, uint64_t upto, rig_edge_error *err) {
   for (size_t i = 0; i < n; i++) {
     held *e = &v->held.at[i];
     v->values[i] = e->value - v->base;
+    const waitset *ws = e->ws;
     v->tinfos[i] = (VkTimelineSemaphoreSubmitInfo){
         .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = ws ? ws->n : 0,
+        .pWaitSemaphoreValues = ws ? ws->values : NULL,
         .signalSemaphoreValueCount = 1,
         .pSignalSemaphoreValues = &v->values[i]};
     v->infos[i] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                                  .pNext = &v->tinfos[i],
+                                 .waitSemaphoreCount = ws ? ws->n : 0,
+                                 .pWaitSemaphores = ws ? ws->sems : NULL,
+                                 .pWaitDstStageMask = ws ? ws->stages : NULL,
                                  .commandBufferCount = e->cb ? 1 : 0,
                                  .pCommandBuffers = e->cb ? &e->cb : NULL,
                                  .signalSemaphoreCount = 1,
                                  .pSignalSemaphores = &v->timeline};
   }
+  /* The queue is the shared VkDevice's: externally synchronized. */
+  pthread_mutex_lock(&v->sh->qlock);
   VkResult r = vkQueueSubmit(v->queue, (uint32_t)n, v->infos, VK_NULL_HANDLE);
+  pthread_mutex_unlock(&v->sh->qlock);
   if (r != VK_SUCCESS)
-    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkQueueSubmit: %s (%d)", v->name, vk_name(r),
-                         (int)r);
+    return vk_fail_lost(v, err, r, "vkQueueSubmit");
+  for (size_t i = 0; i < n; i++) {
+    free(v->held.at[i].ws); /* on the queue: Vulkan copied the waits */
+    v->held.at[i].ws = NULL;
+  }
   for (size_t i = 0; i < n; i++) /* the cache keeps its own */
     if (v->held.at[i].cb && !v->held.at[i].cached && !push(&v->flight, v->held.at[i]))
       return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: out of host memory", v->name);
@@ -1664,21 +1771,91 @@ static int flush(vkdev *v, uint64_t upto, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* Whether the batch that waits for peer's value must wait on its
+ * semaphore: 0 where it need not (reached, or peer stopped, whose held
+ * work never runs and whose values count as reached, STOP-1), 1 where it
+ * must, once the value's work is on the queue; the value is sent there
+ * now where it is still held (TL-9, as core's commit does first), so that
+ * its signal precedes the wait in the queue's order and no wait waits on
+ * a signal nobody will submit. Else a fault of peer's flush, which is one
+ * of the shared queue's. Called holding no lock of v's: peer's qlock only. */
+static int peer_ready(vkdev *peer, uint64_t value, rig_edge_error *err) {
+  if (value <= __atomic_load_n(&peer->reached, __ATOMIC_ACQUIRE))
+    return 0;
+  if (value <= __atomic_load_n(&peer->queued, __ATOMIC_ACQUIRE))
+    return 1;
+  pthread_mutex_lock(&peer->qlock);
+  int r = peer->stopped ? 0 : flush(peer, value, err);
+  bool queued = !peer->stopped && r == RIG_EDGE_OK;
+  pthread_mutex_unlock(&peer->qlock);
+  return r != RIG_EDGE_OK ? r : queued;
+}
+
+/* The waits of work w on peers' semaphores (map_peer's mappings, each the
+ * peer's vkdev), into *out: NULL where none is left. SUBMIT-2. */
+static int take_waits(const rig_edge_work *w, waitset **out, rig_edge_error *err) {
+  *out = NULL;
+  if (!w->nwaits)
+    return RIG_EDGE_OK;
+  size_t n = w->nwaits;
+  waitset *ws = malloc(sizeof *ws + n * (sizeof(VkSemaphore) + sizeof(uint64_t) +
+                                         sizeof(VkPipelineStageFlags)));
+  if (!ws)
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "out of host memory for a submit's waits");
+  ws->sems = (VkSemaphore *)(ws + 1);
+  ws->values = (uint64_t *)(ws->sems + n);
+  ws->stages = (VkPipelineStageFlags *)(ws->values + n);
+  ws->n = 0;
+  for (size_t i = 0; i < n; i++) {
+    vkdev *peer = w->waits[i].mapping;
+    uint64_t value = w->waits[i].value, base = __atomic_load_n(&peer->base, __ATOMIC_ACQUIRE);
+    int r = peer_ready(peer, value, err);
+    if (r < 0) {
+      free(ws);
+      return r;
+    }
+    if (!r)
+      continue;
+    /* The mapping keeps peer->timeline alive (vk_map_peer). */
+    ws->sems[ws->n] = peer->timeline;
+    ws->values[ws->n] = value > base ? value - base : 1;
+    ws->stages[ws->n++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  }
+  if (!ws->n)
+    free(ws);
+  else
+    *out = ws;
+  return RIG_EDGE_OK;
+}
+
 static int vk_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   vkdev *v = h;
-  if (v->fault_nth && ++v->submits == v->fault_nth)
+  uint64_t nth = ++v->submits; /* core serialises a device's submits (DOM-5) */
+  if (v->fault_nth && nth == v->fault_nth)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "injected fault at %" PRIu64, w->value);
-  if (w->nwaits) /* no QUEUE_WAITS: core waits on the host (SUBMIT-3) */
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: its queue waits on no word", v->name);
+  if (v->lose_nth && nth == v->lose_nth) { /* as a lost VkDevice's submit would */
+    mark_lost(v);
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkQueueSubmit: VK_ERROR_DEVICE_LOST (-4), "
+                         "injected at %" PRIu64, v->name, w->value);
+  }
+  int r = check_lost(v, err);
+  waitset *ws = NULL;
+  if (r == RIG_EDGE_OK)
+    r = take_waits(w, &ws, err); /* before qlock: it takes peers' (lock order) */
+  if (r != RIG_EDGE_OK)
+    return r;
   pthread_mutex_lock(&v->qlock);
-  if (!__atomic_load_n(&v->taken, __ATOMIC_RELAXED))
-    v->base = w->value - 1; /* the first value: 1 on the semaphore */
+  if (!__atomic_load_n(&v->taken, __ATOMIC_RELAXED)) /* the first value: 1 on the semaphore */
+    __atomic_store_n(&v->base, w->value - 1, __ATOMIC_RELEASE);
   if (!v->nspare || v->flight.n >= 64)
     recycle(v);
   held e;
-  int r = record(v, w, &e, err);
+  r = record(v, w, &e, err);
+  e.ws = r == RIG_EDGE_OK ? ws : NULL;
   if (r == RIG_EDGE_OK && !push(&v->held, e))
     r = rig_edge_fail(err, RIG_EDGE_FAULT, "%s: out of host memory", v->name);
+  if (r != RIG_EDGE_OK)
+    free(ws);
   if (r == RIG_EDGE_OK) {
     __atomic_store_n(&v->taken, w->value, __ATOMIC_RELEASE);
     if (v->held.n >= v->k) /* TL-10: at most k values wait uncommitted */
@@ -1690,8 +1867,11 @@ static int vk_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
 
 static int vk_commit(void *h, uint64_t value, rig_edge_error *err) {
   vkdev *v = h;
+  int r = check_lost(v, err);
+  if (r != RIG_EDGE_OK)
+    return r;
   pthread_mutex_lock(&v->qlock);
-  int r = flush(v, value, err);
+  r = flush(v, value, err);
   pthread_mutex_unlock(&v->qlock);
   return r;
 }
@@ -1719,10 +1899,12 @@ static int vk_signaled(void *h, uint64_t *out, rig_edge_error *err) {
     *out = known;
     return RIG_EDGE_OK;
   }
+  int lost = check_lost(v, err);
+  if (lost != RIG_EDGE_OK)
+    return lost;
   VkResult r = counter(v, out);
   if (r != VK_SUCCESS)
-    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkGetSemaphoreCounterValue: %s", v->name,
-                         vk_name(r));
+    return vk_fail_lost(v, err, r, "vkGetSemaphoreCounterValue");
   note_reached(v, *out);
   return RIG_EDGE_OK;
 }
@@ -1730,6 +1912,9 @@ static int vk_signaled(void *h, uint64_t *out, rig_edge_error *err) {
 /* A wait commits what it waits for (TL-9), then waits on the semaphore. */
 static int vk_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err) {
   vkdev *v = h;
+  int lost = check_lost(v, err);
+  if (lost != RIG_EDGE_OK)
+    return lost;
   if (__atomic_load_n(&v->queued, __ATOMIC_ACQUIRE) < value) {
     pthread_mutex_lock(&v->qlock);
     int r = flush(v, value, err);
@@ -1749,7 +1934,7 @@ static int vk_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error 
   }
   if (r == VK_TIMEOUT)
     return RIG_EDGE_TIMEOUT;
-  return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkWaitSemaphores: %s", v->name, vk_name(r));
+  return vk_fail_lost(v, err, r, "vkWaitSemaphores");
 }
 
 /* ---- facts, stop, destroy ------------------------------------------------ */
@@ -1845,6 +2030,24 @@ static int vk_facts(void *h, rig_edge_facts *out, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* Waits until the work v sent to the queue is done: its semaphore reaches
+ * the last value queued. Not vkQueueWaitIdle: the queue is shared, and
+ * other opens' work is not this stop's to wait for. Every wait in v's
+ * batches is on a value some open sent to the queue before them
+ * (peer_ready), so this ends; a lost device returns at once. qlock held. */
+static void own_work_done(vkdev *v) {
+  uint64_t q = __atomic_load_n(&v->queued, __ATOMIC_ACQUIRE);
+  if (!q || !v->timeline)
+    return;
+  uint64_t raw = q > v->base ? q - v->base : 1;
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                            .semaphoreCount = 1,
+                            .pSemaphores = &v->timeline,
+                            .pValues = &raw};
+  if (v->WaitSemaphores(v->dev, &wi, UINT64_MAX) == VK_ERROR_DEVICE_LOST)
+    mark_lost(v);
+}
+
 /* Ends the queue: held work never runs (TL-8); what the queue holds ends;
  * then it reports the last value it took, run or not (STOP-1), and frees
  * everything but the memory still out and the device it lives on. */
@@ -1853,11 +2056,13 @@ static int vk_stop(void *h, rig_edge_error *err) {
   if (v->stopped)
     return RIG_EDGE_OK;
   pthread_mutex_lock(&v->qlock);
-  for (size_t i = 0; i < v->held.n; i++)
+  for (size_t i = 0; i < v->held.n; i++) {
     if (v->held.at[i].cb && !v->held.at[i].cached)
       put_spare(v, v->held.at[i].cb);
+    free(v->held.at[i].ws);
+  }
   v->held.n = 0;
-  (void)vkQueueWaitIdle(v->queue); /* a lost device returns at once */
+  own_work_done(v);
   uint64_t done = 0;
   if (counter(v, &done) != VK_SUCCESS)
     done = 0;
@@ -1884,16 +2089,21 @@ static int vk_stop(void *h, rig_edge_error *err) {
     }
   /* Lavapipe (Mesa 22.3) frees a pipeline its queue ran only when the
    * queue next runs or idles, and leaks it at vkDestroyDevice: idle it. */
-  if (pipelines)
+  if (pipelines) {
+    pthread_mutex_lock(&v->sh->qlock);
     (void)vkQueueWaitIdle(v->queue);
+    pthread_mutex_unlock(&v->sh->qlock);
+  }
   free_objects(v, &v->params);
   if (v->layout)
     vkDestroyPipelineLayout(v->dev, v->layout, NULL);
   v->layout = VK_NULL_HANDLE;
   pthread_mutex_unlock(&v->ilock);
   __atomic_store_n(&v->stopped, true, __ATOMIC_RELEASE);
-  vkDestroySemaphore(v->dev, v->timeline, NULL);
-  v->timeline = VK_NULL_HANDLE;
+  if (!v->maps) { /* else other opens' queues may wait on it: it goes at destroy */
+    vkDestroySemaphore(v->dev, v->timeline, NULL);
+    v->timeline = VK_NULL_HANDLE;
+  }
   pthread_mutex_unlock(&v->qlock);
   /* Host memory it maps goes back now: nothing runs on it any more, and
    * core unmaps nothing of a stopped device. */
@@ -1907,6 +2117,122 @@ static int vk_stop(void *h, rig_edge_error *err) {
 
 static int vk_unmap(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   return vk_release(h, a, err);
+}
+
+/* ---- the shared VkDevice -------------------------------------------------- */
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static vkshared *shared_list; /* the shareable ones (shared_lock) */
+
+/* A fork waits for an open under way, which holds shared_lock while it
+ * makes a VkDevice: the child then finds the lock free and the list whole
+ * (and makes VkDevices of its own, since entries carry the parent's pid).
+ * glibc drops these handlers if the driver is unloaded. */
+static void fork_prepare(void) { pthread_mutex_lock(&shared_lock); }
+static void fork_after(void) { pthread_mutex_unlock(&shared_lock); }
+static void fork_handlers(void) { pthread_atfork(fork_prepare, fork_after, fork_after); }
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* Drops one open's reference; the last frees the queue's work (a pipeline
+ * lavapipe frees only when the queue next runs or idles, and leaks at
+ * vkDestroyDevice), the VkDevice, the messenger and the instance. */
+static void shared_put(vkshared *sh) {
+  if (!sh)
+    return;
+  pthread_mutex_lock(&shared_lock);
+  bool last = --sh->refs == 0;
+  if (last && sh->listed)
+    for (vkshared **p = &shared_list; *p; p = &(*p)->next)
+      if (*p == sh) {
+        *p = sh->next;
+        break;
+      }
+  pthread_mutex_unlock(&shared_lock);
+  if (!last)
+    return;
+  if (sh->queue)
+    (void)vkQueueWaitIdle(sh->queue); /* no open is left to submit */
+  if (sh->dev)
+    vkDestroyDevice(sh->dev, NULL);
+  if (sh->messenger)
+    sh->DestroyMessenger(sh->inst, sh->messenger, NULL);
+  if (sh->inst)
+    vkDestroyInstance(sh->inst, NULL);
+  pthread_mutex_destroy(&sh->qlock);
+  free(sh);
+}
+
+/* v->sh: the listed VkDevice of v's physical device and validation
+ * setting where v shares (v->share, the default), else a new one with its
+ * instance, which vk_open lists once its device is made. shared_lock held,
+ * so that two opens make one. */
+static int shared_get(vkdev *v, uint32_t index, rig_edge_error *err) {
+  for (vkshared *s = v->share ? shared_list : NULL; s; s = s->next)
+    if (s->index == index && s->validate == v->validate && s->pid == getpid()) {
+      s->refs++;
+      v->sh = s;
+      v->inst = s->inst;
+      return RIG_EDGE_OK;
+    }
+  vkshared *s = calloc(1, sizeof *s);
+  if (!s)
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: out of memory", v->name);
+  pthread_mutex_init(&s->qlock, NULL);
+  s->refs = 1;
+  s->index = index;
+  s->validate = v->validate;
+  s->pid = getpid();
+  s->validation.size = sizeof s->validation;
+  snprintf(s->name, sizeof s->name, "%s", v->name);
+  v->sh = s;
+  int r = make_instance(s, err);
+  v->inst = s->inst;
+  return r;
+}
+
+/* Lists v's new shared VkDevice for later opens to share. shared_lock held. */
+static void shared_list_add(vkdev *v) {
+  if (!v->share || v->sh->listed)
+    return;
+  v->sh->listed = true;
+  v->sh->next = shared_list;
+  shared_list = v->sh;
+}
+
+/* ---- waits on peers: map_peer (edge ABI 1.2) ------------------------------ */
+
+/* SUBMIT-2, OPEN-20..23: h's queue can wait on peer's timeline semaphore
+ * where both are opens on one VkDevice (a semaphore of another VkDevice
+ * would need exporting, VK_KHR_external_semaphore_fd). The mapping is peer
+ * itself; it counts in peer->maps, which keeps peer's semaphore past its
+ * stop until unmap_word gives it back (core's mapping also holds peer's
+ * device, so peer's destroy comes after). RIG_EDGE_UNSUPPORTED for another
+ * VkDevice (share=0, another validation setting) or a stopped peer: core
+ * waits on the host (SUBMIT-3). Takes peer's qlock; waits for nothing. */
+static int vk_map_peer(void *h, void *peer_h, void **out, rig_edge_error *err) {
+  vkdev *v = h, *p = peer_h;
+  if (v->sh != p->sh)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s is another VkDevice", v->name,
+                         p->name);
+  pthread_mutex_lock(&p->qlock);
+  bool ok = !p->stopped && p->timeline;
+  if (ok)
+    p->maps++;
+  pthread_mutex_unlock(&p->qlock);
+  if (!ok)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s is stopped", v->name, p->name);
+  *out = p;
+  return RIG_EDGE_OK;
+}
+
+/* Gives back a mapping of vk_map_peer: the queue passed the waits that
+ * used it, or h's stop waited for its work. Takes the peer's qlock. */
+static void vk_unmap_word(void *h, void *mapping) {
+  vkdev *p = mapping;
+  (void)h;
+  pthread_mutex_lock(&p->qlock);
+  p->maps--;
+  pthread_mutex_unlock(&p->qlock);
 }
 
 static void vk_destroy(void *h) {
@@ -1934,12 +2260,8 @@ static void vk_destroy(void *h) {
       vkDestroySemaphore(v->dev, v->timeline, NULL);
     if (v->pool)
       vkDestroyCommandPool(v->dev, v->pool, NULL);
-    vkDestroyDevice(v->dev, NULL);
   }
-  if (v->messenger)
-    v->DestroyMessenger(v->inst, v->messenger, NULL);
-  if (v->inst)
-    vkDestroyInstance(v->inst, NULL);
+  shared_put(v->sh);
   free(v->held.at);
   free(v->flight.at);
   free(v->spare);
@@ -1966,13 +2288,18 @@ static int vk_open(const char *args, void **out, rig_edge_error *err) {
   snprintf(v->name, sizeof v->name, "vulkan:%.20s", args);
   if (!parse(v, args, &index)) {
     rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "vulkan: '%s' is not N[,validate=0|1|count][,k=K][,host=0|1]"
-                  "[,fault_nth=N]", args);
+                  "[,share=0|1][,fault_nth=N][,lose_nth=N]", args);
     vk_destroy(v);
     return RIG_EDGE_UNSUPPORTED;
   }
   snprintf(v->name, sizeof v->name, "vulkan:%u", index);
-  v->validation.size = sizeof v->validation;
-  int r = make_instance(v, err);
+  /* One VkDevice per physical device and validation setting, made by the
+   * first open and shared by the later ones (share=0: one of its own);
+   * shared_lock held until it is made and listed, so that two opens at
+   * once make one. */
+  pthread_once(&fork_once, fork_handlers);
+  pthread_mutex_lock(&shared_lock);
+  int r = shared_get(v, index, err);
   if (r == RIG_EDGE_OK)
     r = pick_device(v, index, err);
   if (r == RIG_EDGE_OK) {
@@ -1989,6 +2316,9 @@ static int vk_open(const char *args, void **out, rig_edge_error *err) {
     v->device_host = v->uma && !v->no_host;
     r = make_device(v, err);
   }
+  if (r == RIG_EDGE_OK)
+    shared_list_add(v);
+  pthread_mutex_unlock(&shared_lock);
   if (r == RIG_EDGE_OK && v->import) {
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
@@ -2019,9 +2349,11 @@ static int vk_open(const char *args, void **out, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* The validation record is the shared VkDevice's: its layer and messenger
+ * serve every open on it. */
 static const void *vk_capability(void *h, const char *key) {
   vkdev *v = h;
-  return strcmp(key, RIG_VULKAN_VALIDATION) == 0 ? &v->validation : NULL;
+  return strcmp(key, RIG_VULKAN_VALIDATION) == 0 ? &v->sh->validation : NULL;
 }
 
 /* VALID-20: the launches of work it cannot run are refused before core
@@ -2061,6 +2393,8 @@ static const rig_edge_driver vulkan_driver = {
     .unload = vk_unload,
     .capability = vk_capability,
     .check = vk_check,
+    .unmap_word = vk_unmap_word,
+    .map_peer = vk_map_peer,
 };
 
 RIG_EDGE_DRIVER(vulkan_driver)

@@ -3,7 +3,8 @@
  *
  * Rules: TL-7 TL-8 TL-9 TL-10 TL-11 TL-12 TL-13 TL-14 TL-15 TL-21 TL-22
  *        TL-23 TL-24 TL-25 TL-26 TL-27, with LMEM-11, LOSS-2, ERR-28 and
- *        ERR-36 for the reasons of the losses they make.
+ *        ERR-36 for the reasons of the losses they make; SUBMIT-2, SUBMIT-3,
+ *        OPEN-20 and OPEN-23 for map_peer (edge ABI 1.2).
  *
  * The asynchronous test device (tests/driver/testdev.c, "test:ID,options")
  * holds work back until rig commits it when opened with commit_k: with a
@@ -652,6 +653,171 @@ static void tl_22_23_own_word_after_a_loss(void **state) {
   rig_device_release(d);
 }
 
+/* ---- SUBMIT-2, SUBMIT-3 with OWN_WORD peers: map_peer (edge ABI 1.2) ---------------- */
+
+/* "peer": "own" whose queue waits on another "peer" device's own word
+ * through map_peer, which gives the peer's handle as the mapping, or
+ * refuses while peer_refuse is set. Its submit records the waits it got.
+ * "peer11" is the same as a 1.1 table: its size ends before map_peer, so
+ * core must never call it, whatever the field holds. */
+static _Atomic int peer_maps, peer_unmaps;
+static _Atomic bool peer_refuse;
+static _Atomic uint32_t peer_nwaits;
+static void *_Atomic peer_mapping;
+static _Atomic uint64_t peer_value;
+
+static int peer_map(void *h, void *other, void **out, rig_edge_error *err) {
+  atomic_fetch_add(&peer_maps, 1);
+  if (atomic_load(&peer_refuse))
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "another queue");
+  *out = other;
+  return RIG_EDGE_OK;
+}
+static void peer_unmap(void *h, void *mapping) { atomic_fetch_add(&peer_unmaps, 1); }
+static int peer_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  atomic_store(&peer_nwaits, w->nwaits);
+  atomic_store(&peer_mapping, w->nwaits ? w->waits[0].mapping : NULL);
+  atomic_store(&peer_value, w->nwaits ? w->waits[0].value : 0);
+  return own_submit(h, w, err);
+}
+static const rig_edge_driver peer_driver = {
+    .abi_major = RIG_EDGE_ABI_MAJOR,
+    .abi_minor = RIG_EDGE_ABI_MINOR,
+    .size = sizeof(rig_edge_driver),
+    .name = "peer",
+    .open = own_open,
+    .facts = own_facts,
+    .stop = own_stop,
+    .destroy = own_destroy,
+    .signaled = own_signaled,
+    .submit = peer_submit,
+    .allocate = any_allocate,
+    .release = any_release,
+    .unmap_word = peer_unmap,
+    .map_peer = peer_map,
+};
+/* peer's table as a 1.1 driver states it: map_peer lies past its size and
+ * is never called. Filled by the test that opens it; core keeps the
+ * pointer for the devices' lives. */
+static rig_edge_driver peer11_driver;
+static void make_peer11(void) {
+  peer11_driver = peer_driver;
+  peer11_driver.abi_minor = 1;
+  peer11_driver.size = offsetof(rig_edge_driver, map_peer);
+  peer11_driver.name = "peer11";
+}
+
+static rig_device *open_peer(const rig_edge_driver *t, const char *name, own **o) {
+  rig_device *d = NULL;
+  check_ok(rig_open_driver(name, t, "", &d), name);
+  *o = own_last;
+  assert_non_null(*o);
+  atomic_store(&(*o)->value, rig_submitted(d));
+  return d;
+}
+
+/* Sets an own device's value after 50 ms: B's point, reached while A's
+ * submit waits for it on the host. */
+typedef struct later {
+  own *o;
+  uint64_t value;
+} later;
+static void *reach_later(void *arg) {
+  later *l = arg;
+  sleep_ms(50);
+  atomic_store(&l->o->value, l->value);
+  return NULL;
+}
+
+/* A's fill whose waits name B's pending point p; returns A's point. */
+static rig_point fill_after(rig_device *a, rig_buffer *b, rig_point p) {
+  rig_part part = rig_part_fill(0, 1, 1);
+  rig_submission *s;
+  rig_run *run;
+  rig_point q;
+  check_ok(rig_submission_make(a, &part, 1, &s), "rig_submission_make");
+  check_ok(rig_submission_take(s, &run), "rig_submission_take");
+  check_ok(rig_submit(run, &b, 1, &p, 1, &q), "rig_submit");
+  rig_submission_release(s);
+  return q;
+}
+
+/* A after B's pending point, A and B of one table (t): counts the queue
+ * or the host wait, checks the waits A's driver got, and closes both.
+ * queue: whether map_peer may be asked and says yes. */
+static void peer_waits(const rig_edge_driver *t, const char *na, const char *nb, bool queue) {
+  own *oa, *ob;
+  rig_device *a = open_peer(t, na, &oa), *b = open_peer(t, nb, &ob);
+  rig_buffer *ba = create_ok(a, 64), *bb = create_ok(b, 64);
+  int maps = atomic_load(&peer_maps), unmaps = atomic_load(&peer_unmaps);
+  for (int round = 0; round < 2; round++) {
+    rig_point pb;
+    check_ok(rig_buffer_submit_fill(bb, 1, 4, &pb), "fill on B");
+    assert_false(rig_point_reached(pb));
+    rig_stats before, after;
+    rig_device_stats(a, &before);
+    later l = {ob, rig_point_value(pb)};
+    pthread_t th;
+    if (!queue)
+      assert_int_equal(pthread_create(&th, NULL, reach_later, &l), 0);
+    fill_after(a, ba, pb);
+    rig_device_stats(a, &after);
+    if (queue) { /* SUBMIT-2: B's handle as the mapping, B's value */
+      assert_true(after.queue_waits == before.queue_waits + 1);
+      assert_true(after.host_waits == before.host_waits);
+      assert_int_equal(atomic_load(&peer_nwaits), 1);
+      assert_ptr_equal(atomic_load(&peer_mapping), ob);
+      assert_true(atomic_load(&peer_value) == rig_point_value(pb));
+      assert_true(after.word_mappings == 1);
+      atomic_store(&ob->value, rig_point_value(pb));
+    } else { /* SUBMIT-3: the host waited, the driver got no wait */
+      pthread_join(th, NULL);
+      assert_true(after.host_waits == before.host_waits + 1);
+      assert_true(after.queue_waits == before.queue_waits);
+      assert_int_equal(atomic_load(&peer_nwaits), 0);
+      assert_true(after.word_mappings == 0);
+    }
+  }
+  /* OPEN-20: one mapping for both rounds; t's map_peer asked where its
+   * table has it (a refusal asks again at each submit). */
+  int asked = atomic_load(&peer_maps) - maps;
+  if (t == &peer11_driver)
+    assert_int_equal(asked, 0);
+  else
+    assert_int_equal(asked, queue ? 1 : 2);
+  atomic_store(&oa->value, rig_submitted(a));
+  rig_buffer_release(ba);
+  rig_buffer_release(bb);
+  close_release(a); /* OPEN-23: its stop gives the mapping back */
+  assert_int_equal(atomic_load(&peer_unmaps) - unmaps, queue ? 1 : 0);
+  close_release(b);
+}
+
+/* SUBMIT-2, TL-9, OPEN-20, OPEN-23: a device's queue waits on the own word
+ * of another device of its driver where the driver maps it (map_peer). */
+static void submit_2_queue_waits_on_an_own_word_peer(void **state) {
+  (void)state;
+  atomic_store(&peer_refuse, false);
+  peer_waits(&peer_driver, "peer:a", "peer:b", true);
+}
+
+/* SUBMIT-3: where map_peer refuses, the host waits for the point. */
+static void submit_3_host_waits_where_map_peer_refuses(void **state) {
+  (void)state;
+  atomic_store(&peer_refuse, true);
+  peer_waits(&peer_driver, "peer:c", "peer:d", false);
+  atomic_store(&peer_refuse, false);
+}
+
+/* SUBMIT-3 and the edge's versioning: a 1.1 table ends before map_peer,
+ * so core never reads it and waits on the host. */
+static void submit_3_host_waits_for_a_1_1_driver(void **state) {
+  (void)state;
+  atomic_store(&peer_refuse, false);
+  make_peer11();
+  peer_waits(&peer11_driver, "peer11:a", "peer11:b", false);
+}
+
 /* TL-23, TL-27: inside a lock (here: from the driver's submit, which core
  * calls under the device's submit lock), rig_signaled answers the last
  * value read, without asking the driver, and never with RIG_INVALID. */
@@ -772,6 +938,9 @@ int main(void) {
       cmocka_unit_test_setup(tl_21_lmem_11_signaled_past_the_loss, arm),
       cmocka_unit_test_setup(tl_22_23_own_word_after_a_loss, arm),
       cmocka_unit_test_setup(tl_23_27_inside_a_lock, arm),
+      cmocka_unit_test_setup(submit_2_queue_waits_on_an_own_word_peer, arm),
+      cmocka_unit_test_setup(submit_3_host_waits_where_map_peer_refuses, arm),
+      cmocka_unit_test_setup(submit_3_host_waits_for_a_1_1_driver, arm),
       cmocka_unit_test_setup(tl_25_failed_read_loses, arm),
       cmocka_unit_test_setup(tl_26_lost_while_reading, arm),
   };

@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1.
+/* rig/edge.h: the driver ABI of rig, version 1 (1.2).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 1u
+#define RIG_EDGE_ABI_MINOR 2u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -169,7 +169,8 @@ typedef struct rig_edge_part {
 } rig_edge_part;
 
 /* A wait in a device's queue: until the word of another device, mapped with
- * map_word, holds at least value (SUBMIT-2). */
+ * map_word (or, for a peer that keeps its own word, map_peer), holds at
+ * least value (SUBMIT-2). */
 typedef struct rig_edge_wait {
   void *mapping;
   uint64_t value;
@@ -225,7 +226,8 @@ typedef struct rig_edge_driver {
    * NULL: core polls the word, sleeping briefly. */
   int (*wait)(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err);
   /* QUEUE_WAITS drivers: map another device's word so that the queue can
-   * wait on it, and give the mapping back. */
+   * wait on it, and give the mapping back. unmap_word also gives back
+   * map_peer's mappings (ABI 1.2). */
   int (*map_word)(void *h, volatile uint64_t *word, void **out_mapping,
                   rig_edge_error *err);
   void (*unmap_word)(void *h, void *mapping);
@@ -274,6 +276,22 @@ typedef struct rig_edge_driver {
    * with nothing run and nothing lost (VALID-20). NULL: it runs any work
    * core lets through. Waits for nothing; allocates nothing. */
   int (*check)(void *h, const rig_edge_work *work, rig_edge_error *err);
+
+  /* ABI 1.2 (core reads it only where size reaches it). Can h's queue wait
+   * on the word of peer, another handle of this same table whose device
+   * keeps its own word (OWN_WORD)? RIG_EDGE_OK with *out_mapping, which
+   * core passes in rig_edge_wait.mapping exactly as one of map_word's and
+   * gives back with unmap_word(h, mapping) once the queue has passed the
+   * waits that used it, or at h's stop (OPEN-20..23); until then the
+   * mapping keeps what the queue waits on alive, even past peer's stop.
+   * Core commits the peer's value before it hands h a wait on it (TL-9).
+   * RIG_EDGE_UNSUPPORTED: it cannot (another VkDevice, say); core waits
+   * for the point on the host instead (SUBMIT-3), and nothing is lost.
+   * Any other result is taken as RIG_EDGE_UNSUPPORTED. Called under h's
+   * submit lock, never concurrently with h's stop, but possibly with
+   * peer's; waits for nothing. NULL: core waits on the host for every
+   * point of an OWN_WORD device. */
+  int (*map_peer)(void *h, void *peer, void **out_mapping, rig_edge_error *err);
 } rig_edge_driver;
 
 /* The io interface (docs/io.md): an io library is a plugin like a driver,
