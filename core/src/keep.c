@@ -16,7 +16,8 @@
 struct rig__kept {
   void *value;
   rig_keep_release release;
-  uint64_t after;            /* 0 until a move noted the value to wait for */
+  uint64_t after;            /* the value to wait for, once noted */
+  bool noted;                /* a move noted after; before, none is known */
   struct rig__kept *next;
 };
 
@@ -24,7 +25,7 @@ rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release)
   rig__kept *k = malloc(sizeof *k);
   if (!k)
     return RIG_OUT_OF_MEMORY;
-  *k = (rig__kept){value, release, 0, NULL};
+  *k = (rig__kept){value, release, 0, false, NULL};
   rig__kept *head = atomic_load(&d->kept);
   do
     k->next = head;
@@ -49,8 +50,10 @@ void rig__keep_release(rig_device *d, bool all) {
   while (list) {
     rig__kept *k = list;
     list = list->next;
-    if (!k->after)
-      k->after = submitted ? submitted : 1;          /* RECLAIM-17 */
+    if (!k->noted) { /* RECLAIM-17; a device that took no work waits for none */
+      k->after = submitted;
+      k->noted = true;
+    }
     if (all || d->forked || (!rig__is_lost(d) && reached >= k->after)) { /* STOP-21 */
       let_go(k);
       continue;

@@ -9,13 +9,10 @@
 
 #include <rig/rig.h>
 
+#include "util.h"
+
 #define KiB 1024u
 #define MiB (1024u * 1024u)
-
-static void ok(rig_status st) {
-  if (st != RIG_OK)
-    fail_msg("%s: %s", rig_status_name(st), rig_last_error()->message);
-}
 
 /* What a garbage-collected binding's collector sees: buffers its program
  * no longer reaches, released only when the collector runs. */
@@ -204,6 +201,19 @@ static void reclaim_4_life_1_free_returns_memory_early(void **state) {
 static int kept_released;
 static void release_kept(void *value) { kept_released += *(int *)value; }
 
+/* RECLAIM-17: a device that never took work keeps a value for no work: a
+ * host that only loads and releases images gives each back at its next
+ * move. First in the file, while the host's timeline is still at 0. */
+static void reclaim_17_no_work_keeps_nothing(void **state) {
+  assert_int_equal(rig_submitted(rig_host()), 0);
+  uint64_t before = rig_allocated(rig_host());
+  rig_image *im = kernel_load("add");
+  assert_true(rig_allocated(rig_host()) > before);
+  rig_image_release(im);
+  ok(rig_free_cache(rig_host()));
+  assert_int_equal(rig_allocated(rig_host()), before);
+}
+
 /* RECLAIM-17, RECLAIM-18, RUN-8, STOP-2: a released submission's kept value
  * goes once the work on its device until the first memory move after the
  * release is done, in a later move; on a lost device, at its stop. */
@@ -319,6 +329,7 @@ static void submit_28_reclaim_64_growth_without_memory(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(reclaim_17_no_work_keeps_nothing),
       cmocka_unit_test(reclaim_52_57_round_2_runs_the_collector),
       cmocka_unit_test(reclaim_58_59_round_3_only_after_a_collection),
       cmocka_unit_test(reclaim_53_54_rounds_free_cache_and_wait),
