@@ -52,4 +52,22 @@ RIG__LINK_HIDDEN rig__link_fit rig__link_reloc_apply(unsigned machine, unsigned 
 /* Writes the stub for target at stub (RIG__LINK_STUB_BYTES bytes). */
 RIG__LINK_HIDDEN void rig__link_stub_write(unsigned machine, unsigned char *stub, void *target);
 
+/* The most bytes of freed images' pages that wait to go back to the system
+ * together (pages.c): malloc's default trim threshold. */
+#define RIG__LINK_PENDING_BYTES ((size_t)128 << 10)
+
+/* The pages of small images (pages.c). The largest image, in bytes, that
+ * rig__link_pool_take serves. */
+RIG__LINK_HIDDEN size_t rig__link_pool_limit(void);
+
+/* bytes (a multiple of the page size, at most rig__link_pool_limit()) of
+ * page-aligned memory, read-write, holding whatever a freed image left
+ * there; NULL where the pool cannot give them (the caller maps its own). */
+RIG__LINK_HIDDEN void *rig__link_pool_take(size_t bytes);
+
+/* Gives back what rig__link_pool_take gave: read-execute where stale (a
+ * loaded image's), else read-write (a refused load's). Its memory returns
+ * to the system (in batches, pages.c). */
+RIG__LINK_HIDDEN void rig__link_pool_give(void *p, size_t bytes, bool stale);
+
 #endif

@@ -1,8 +1,8 @@
 /* load.c: rig_link_load and the image (HOST-2, HOST-3, LINK-1..15, SYM-1).
  *
  * One load, in order:
- * 1. the object's header (LINK-2, LINK-3), read with libelf from a private
- *    copy of the caller's bytes, which libelf may rewrite;
+ * 1. the object's header (LINK-2, LINK-3), read with libelf from the
+ *    caller's bytes;
  * 2. its sections: every SHF_ALLOC one joins the image (LINK-12), checked
  *    (LINK-4, LINK-7) and laid out at its alignment (LINK-13), read-only
  *    data first, then code, so that the stubs that follow are nearest the
@@ -10,12 +10,25 @@
  * 3. the relocations of those sections, each checked (LINK-5..8) before any
  *    memory is mapped; the symbols they use but the object does not define
  *    are looked up (SYM-1, LINK-10) and get one stub each (RELOC-8);
- * 4. the image's size (LINK-11) and the table of its functions (HOST-3);
- * 5. the mapping, read-write: the sections are copied once, the stubs
- *    written, the relocations applied with their range checks (LINK-9), and
- *    only then is it made read-only and executable (LINK-14, LINK-15,
- *    PLAT-3). It is never writable and executable at once.
- * A refusal at any step unmaps and frees what the load took.
+ * 4. the image's size (LINK-11) and its memory: pages of freed images
+ *    (pages.c) for a small one, a mapping of its own for a large one, its
+ *    code read-write;
+ * 5. its functions (HOST-3), checked (LINK-3) and listed with their
+ *    addresses in the image's data pages;
+ * 6. the code: the sections are copied once, the stubs written, the
+ *    relocations applied with their range checks (LINK-9), and only then
+ *    is it made read-only and executable (LINK-14, LINK-15, PLAT-3). It is
+ *    never writable and executable at once.
+ * A refusal at any step unmaps, or gives back, and frees what the load
+ * took.
+ *
+ * Speed (bench P5): libelf reads the headers and finds each section's
+ * bytes, in the caller's memory, not a copy; the symbols and relocations,
+ * which libelf hands over as arrays of Elf64_Sym and Elf64_Rela in the
+ * host's order (the object is 64-bit and little-endian, step 1), are read
+ * in place rather than through a gelf call each. Names are indexed by a
+ * hash at their first lookup, not sorted. Small images reuse the pages of
+ * freed ones, with no fault and one mprotect.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,6 +38,7 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,21 +52,43 @@
 #define STT_GNU_IFUNC 10
 #endif
 
+/* One name of an image: written with the code, read-only with it. */
 typedef struct entry {
-  const char *name;
-  void *addr;
-  unsigned rank; /* resolve's order among equal names: global, weak, local */
-  size_t index;  /* the symbol's index, the last tie-break */
+  uint32_t name; /* its offset in the image's names */
+  uint32_t rank; /* resolve's order among equal names: global, weak, local */
+  uint64_t off;  /* its offset in the image */
 } entry;
 
+/* The hash index of a table, built by its first lookup (as most images are
+ * resolved by a few names or none: bench P5 loads and frees): open
+ * addressing, slot[h & mask] holding an entry's index plus one (0 where
+ * free) and its hash; a taken slot sends the search to the next. Never
+ * full: it has at least twice as many slots as entries. */
+typedef struct name_index {
+  size_t mask;
+  uint32_t slot[][2];
+} name_index;
+
+typedef struct table {
+  const entry *v; /* in the symbols' order */
+  size_t n;
+  _Atomic(name_index *) index;
+} table;
+
+/* An image: its code (sections, then stubs), then its tables of entries
+ * and a copy of the symbol string table, in pages that are read-only and
+ * executable once written; the tables are read-only data like the rest.
+ * Keeping them there rather than in malloc's heap spares a load the page
+ * faults of a heap that grows and is trimmed as images come and go, and
+ * pages.c gives their pages back with the code's. */
 struct rig_link_image {
-  unsigned char *base; /* the mapping: sections, then stubs */
+  unsigned char *base; /* the code */
   size_t map_bytes;
-  size_t nfuncs;
-  entry *funcs; /* sorted by name, one per name */
-  size_t nstubs;
-  entry *stubs; /* sorted by name */
-  char *names;  /* the symbol string table, which the names point into */
+  bool pooled;         /* the pages are pages.c's, not a mapping of its own */
+  bool sealed;         /* the pages are read-only and executable */
+  table funcs;         /* the functions (HOST-3) */
+  table stubs;         /* the stubs, one per undefined name */
+  const char *names;   /* the string table, which the entries point into */
 };
 
 typedef struct section {
@@ -61,15 +97,18 @@ typedef struct section {
   bool in_image;     /* SHF_ALLOC: laid out in the image */
   uint64_t off;      /* its offset in the image */
   const void *bytes; /* its bytes in the object; NULL for SHT_NOBITS */
+  /* SHT_RELA patching a section of the image: its relocations, read in
+   * place (LINK-3 checked their size). */
+  const Elf64_Rela *rela;
+  size_t nrela;
 } section;
 
 enum sym_state { SYM_UNSEEN = 0, SYM_IN_IMAGE, SYM_UNDEFINED };
 
 typedef struct symbol {
+  uint64_t value; /* SYM_IN_IMAGE: its offset in the image */
+  uint32_t at;    /* SYM_UNDEFINED: its stub */
   unsigned char state;
-  size_t shndx; /* SYM_IN_IMAGE: its section */
-  uint64_t value;
-  size_t stub; /* SYM_UNDEFINED: its stub */
 } symbol;
 
 typedef struct stub {
@@ -82,20 +121,26 @@ typedef struct linker {
   unsigned machine;
   char *err;
   size_t errn;
-  char *copy; /* the object's bytes, which libelf reads */
   Elf *elf;
   size_t nsec;
   section *secs;
   size_t symtab; /* its section index; 0: none */
   Elf_Data *symdata, *xndxdata;
+  const Elf64_Sym *symv; /* symdata's symbols, in place */
   size_t nsyms;
+  const Elf32_Word *xndx; /* xndxdata's words, in place */
+  size_t nxndx;
   size_t strtab;
   const char *strs; /* the symbol string table's bytes in the object */
   size_t nstrs;
+  bool strs_end;    /* it ends with a NUL: every name inside it ends */
   symbol *syms;
+  size_t *order;    /* the sections of the image, in layout order */
+  size_t norder;
   size_t nstubs;
   stub *stubs;
-  uint64_t stubs_off, total;
+  uint64_t stubs_off, total; /* the stubs, and the end of the code */
+  uint64_t tables_off, names_off, end; /* the entries, the names, the image's end */
   uint64_t align; /* the largest section alignment */
   rig_link_image *im;
 } linker;
@@ -137,13 +182,13 @@ static label sec_label(const linker *l, size_t i) {
   return b;
 }
 
-/* The name of symbol i: NULL where it lies outside the string table. */
+/* The name of symbol i: NULL where it lies outside the string table, or
+ * runs past its end. A table that ends with a NUL (every compiler's) needs
+ * no search for the end of each name. */
 static const char *sym_name(const linker *l, const GElf_Sym *s) {
   if (!l->strs || s->st_name >= l->nstrs)
     return NULL;
-  if (!elf_strptr(l->elf, l->strtab, s->st_name))
-    return NULL;
-  if (!memchr(l->strs + s->st_name, 0, l->nstrs - s->st_name))
+  if (!l->strs_end && !memchr(l->strs + s->st_name, 0, l->nstrs - s->st_name))
     return NULL;
   return l->strs + s->st_name;
 }
@@ -265,6 +310,7 @@ static rig_link_status lay_out(linker *l, bool code, uint64_t *cur) {
                   "section %s: %" PRIu64 " bytes: the image would pass %zu bytes (LINK-11)",
                   sec_label(l, i).s, (uint64_t)s->sh.sh_size, (size_t)RIG_LINK_MAX_BYTES);
     *cur = s->off + s->sh.sh_size;
+    l->order[l->norder++] = i;
     if (al > l->align)
       l->align = al;
   }
@@ -284,7 +330,8 @@ static rig_link_status read_sections(linker *l) {
   if (elf_getshdrstrndx(l->elf, &shstrndx) != 0)
     return fail(l, RIG_LINK_REFUSED, "section names: no table: %s (LINK-3)", libelf_says());
   l->secs = calloc(l->nsec ? l->nsec : 1, sizeof *l->secs);
-  if (!l->secs)
+  l->order = malloc((l->nsec ? l->nsec : 1) * sizeof *l->order);
+  if (!l->secs || !l->order)
     return fail(l, RIG_LINK_NO_MEMORY, "out of memory reading %zu sections", l->nsec);
 
   for (size_t i = 1; i < l->nsec; i++) {
@@ -357,21 +404,27 @@ static rig_link_status read_sections(linker *l) {
 
 /* ---- 3. symbols and relocations --------------------------------------------- */
 
+/* Data libelf gives in the memory form of an ELF type: an array of that
+ * type, aligned for it (libelf copies what the object misaligns). */
+static bool typed(const Elf_Data *d, Elf_Type t, size_t size) {
+  return d && d->d_type == t && d->d_size % size == 0 && (d->d_size == 0 || d->d_buf);
+}
+
 static rig_link_status read_symtab(linker *l) {
   if (!l->symtab)
     return RIG_LINK_OK;
   section *s = &l->secs[l->symtab];
-  label sl = sec_label(l, l->symtab);
   Elf_Scn *scn = elf_getscn(l->elf, l->symtab);
   l->symdata = scn ? elf_getdata(scn, NULL) : NULL;
-  if (!l->symdata || l->symdata->d_size % sizeof(Elf64_Sym))
-    return fail(l, RIG_LINK_REFUSED, "section %s: an unreadable symbol table: %s (LINK-3)", sl.s,
-                libelf_says());
+  if (!typed(l->symdata, ELF_T_SYM, sizeof(Elf64_Sym)))
+    return fail(l, RIG_LINK_REFUSED, "section %s: an unreadable symbol table: %s (LINK-3)",
+                sec_label(l, l->symtab).s, libelf_says());
+  l->symv = l->symdata->d_buf;
   l->nsyms = l->symdata->d_size / sizeof(Elf64_Sym);
   l->strtab = s->sh.sh_link;
   if (l->strtab == 0 || l->strtab >= l->nsec || l->secs[l->strtab].sh.sh_type != SHT_STRTAB)
-    return fail(l, RIG_LINK_REFUSED, "section %s: its string table #%zu is not one (LINK-3)", sl.s,
-                l->strtab);
+    return fail(l, RIG_LINK_REFUSED, "section %s: its string table #%zu is not one (LINK-3)",
+                sec_label(l, l->symtab).s, l->strtab);
   Elf_Scn *strscn = elf_getscn(l->elf, l->strtab);
   Elf_Data *sd = strscn ? elf_rawdata(strscn, NULL) : NULL;
   if (!sd || (sd->d_size && !sd->d_buf))
@@ -379,14 +432,17 @@ static rig_link_status read_symtab(linker *l) {
                 sec_label(l, l->strtab).s, libelf_says());
   l->strs = sd->d_buf;
   l->nstrs = sd->d_size;
+  l->strs_end = l->nstrs && l->strs[l->nstrs - 1] == 0;
   /* Extended section indexes, where the object has more than 65279. */
   for (size_t i = 1; i < l->nsec; i++)
     if (l->secs[i].sh.sh_type == SHT_SYMTAB_SHNDX && l->secs[i].sh.sh_link == l->symtab) {
       Elf_Scn *x = elf_getscn(l->elf, i);
       l->xndxdata = x ? elf_getdata(x, NULL) : NULL;
-      if (!l->xndxdata)
+      if (!typed(l->xndxdata, ELF_T_WORD, sizeof(Elf32_Word)))
         return fail(l, RIG_LINK_REFUSED, "section %s: unreadable: %s (LINK-3)", sec_label(l, i).s,
                     libelf_says());
+      l->xndx = l->xndxdata->d_buf;
+      l->nxndx = l->xndxdata->d_size / sizeof(Elf32_Word);
     }
   l->syms = calloc(l->nsyms ? l->nsyms : 1, sizeof *l->syms);
   if (!l->syms)
@@ -394,12 +450,25 @@ static rig_link_status read_symtab(linker *l) {
   return RIG_LINK_OK;
 }
 
-/* Reads symbol i, with its section index, or refuses. */
-static rig_link_status get_sym(linker *l, size_t i, GElf_Sym *s, size_t *shndx) {
-  Elf32_Word x = 0;
-  if (i > INT32_MAX || !gelf_getsymshndx(l->symdata, l->xndxdata, (int)i, s, &x))
-    return fail(l, RIG_LINK_REFUSED, "symbol #%zu: unreadable: %s (LINK-3)", i, libelf_says());
-  *shndx = s->st_shndx == SHN_XINDEX ? x : s->st_shndx;
+/* Reads symbol i, with its section index, or refuses: what
+ * gelf_getsymshndx does, in place. Where the object has extended indexes,
+ * every symbol must have one. */
+static __attribute__((cold, noinline)) rig_link_status sym_unreadable(linker *l, size_t i) {
+  return fail(l, RIG_LINK_REFUSED, "symbol #%zu: unreadable: %s (LINK-3)", i,
+              i >= l->nsyms    ? "past the symbol table"
+              : i > INT32_MAX ? "past 2^31 symbols"
+                              : "past its extended section indexes");
+}
+
+static inline rig_link_status get_sym(linker *l, size_t i, GElf_Sym *s, size_t *shndx) {
+  if (__builtin_expect(i > INT32_MAX || i >= l->nsyms || (l->xndx && i >= l->nxndx), 0)) {
+    *s = (GElf_Sym){0};
+    *shndx = 0;
+    return sym_unreadable(l, i);
+  }
+  *s = l->symv[i];
+  /* SHN_XINDEX without the table reads as 0, as gelf_getsymshndx leaves it. */
+  *shndx = s->st_shndx != SHN_XINDEX ? s->st_shndx : l->xndx ? l->xndx[i] : 0;
   return RIG_LINK_OK;
 }
 
@@ -441,7 +510,7 @@ static rig_link_status use_symbol(linker *l, size_t rsec, size_t j, const GElf_R
       return fail(l, RIG_LINK_NO_MEMORY, "out of memory for stubs");
     l->stubs = ns;
     l->stubs[l->nstubs] = (stub){.sym = i, .name = name};
-    l->syms[i] = (symbol){.state = SYM_UNDEFINED, .stub = l->nstubs++};
+    l->syms[i] = (symbol){.state = SYM_UNDEFINED, .at = (uint32_t)l->nstubs++};
     return RIG_LINK_OK;
   }
   if (shndx >= l->nsec || (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX))
@@ -457,76 +526,103 @@ static rig_link_status use_symbol(linker *l, size_t rsec, size_t j, const GElf_R
                 "%s: its symbol's value 0x%" PRIx64 " lies outside its section %s (LINK-3)", RL,
                 (uint64_t)s.st_value, sec_label(l, shndx).s);
 #undef RL
-  l->syms[i] = (symbol){.state = SYM_IN_IMAGE, .shndx = shndx, .value = s.st_value};
+  /* Its offset in the image: the sections are laid out already. */
+  l->syms[i] = (symbol){.state = SYM_IN_IMAGE, .value = l->secs[shndx].off + s.st_value};
   return RIG_LINK_OK;
 }
 
-/* The relocations of section rsec, where they patch the image: their data,
- * or NULL (and *skip) where they patch a section outside it, as debugging
+/* The relocations of section rsec, where they patch the image, into its
+ * rela and nrela; none where they patch a section outside it, as debugging
  * information does. */
-static rig_link_status rel_data(linker *l, size_t rsec, Elf_Data **out, size_t *count) {
+static rig_link_status rel_data(linker *l, size_t rsec) {
   section *r = &l->secs[rsec];
-  label rl = sec_label(l, rsec);
-  *out = NULL;
-  *count = 0;
   if (r->sh.sh_type != SHT_RELA && r->sh.sh_type != SHT_REL)
     return RIG_LINK_OK;
   if (r->sh.sh_info == 0 || r->sh.sh_info >= l->nsec)
     return fail(l, RIG_LINK_REFUSED,
-                "section %s: relocates section #%u, which does not exist (LINK-3)", rl.s,
-                (unsigned)r->sh.sh_info);
+                "section %s: relocates section #%u, which does not exist (LINK-3)",
+                sec_label(l, rsec).s, (unsigned)r->sh.sh_info);
   if (!l->secs[r->sh.sh_info].in_image)
     return RIG_LINK_OK;
   if (r->sh.sh_type == SHT_REL)
     return fail(l, RIG_LINK_REFUSED,
                 "section %s: relocations without addends (SHT_REL) for section %s; rig "
                 "links SHT_RELA (LINK-5)",
-                rl.s, sec_label(l, r->sh.sh_info).s);
+                sec_label(l, rsec).s, sec_label(l, r->sh.sh_info).s);
   if (!l->symtab || r->sh.sh_link != l->symtab)
     return fail(l, RIG_LINK_REFUSED,
-                "section %s: its symbol table #%u is not the object's (LINK-3)", rl.s,
-                (unsigned)r->sh.sh_link);
+                "section %s: its symbol table #%u is not the object's (LINK-3)",
+                sec_label(l, rsec).s, (unsigned)r->sh.sh_link);
   Elf_Scn *scn = elf_getscn(l->elf, rsec);
   Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-  if (!d || d->d_size % sizeof(Elf64_Rela))
-    return fail(l, RIG_LINK_REFUSED, "section %s: unreadable relocations: %s (LINK-3)", rl.s,
-                libelf_says());
-  *out = d;
-  *count = d->d_size / sizeof(Elf64_Rela);
+  if (!typed(d, ELF_T_RELA, sizeof(Elf64_Rela)))
+    return fail(l, RIG_LINK_REFUSED, "section %s: unreadable relocations: %s (LINK-3)",
+                sec_label(l, rsec).s, libelf_says());
+  r->rela = d->d_buf;
+  r->nrela = d->d_size / sizeof(Elf64_Rela);
+  return RIG_LINK_OK;
+}
+
+/* Refuses relocation j of section k, which check_relocations found at
+ * fault: out of line, so that the loop over the good ones stays short. */
+static __attribute__((cold, noinline)) rig_link_status bad_relocation(linker *l, size_t k,
+                                                                     size_t j) {
+  const GElf_Rela *r = &l->secs[k].rela[j];
+  const section *target = &l->secs[l->secs[k].sh.sh_info];
+  unsigned width;
+  if (GELF_R_SYM(r->r_info) >= l->nsyms)
+    return fail(l, RIG_LINK_REFUSED, "relocation %zu of %s: symbol #%zu does not exist (LINK-3)",
+                j, sec_label(l, k).s, (size_t)GELF_R_SYM(r->r_info));
+  if (!rig__link_reloc_listed(l->machine, (unsigned)GELF_R_TYPE(r->r_info), &width))
+    return fail(l, RIG_LINK_REFUSED, "%s: a type not in the Relocations list (LINK-6)",
+                rel_label(l, k, j, r).s);
+  return fail(l, RIG_LINK_REFUSED,
+              "%s: patches outside its section's %" PRIu64 " bytes, outside the "
+              "image (LINK-8)",
+              rel_label(l, k, j, r).s, (uint64_t)target->sh.sh_size);
+}
+
+/* Checks the relocations of section k, before any memory is mapped: their
+ * symbols exist, their types are listed (LINK-6), their fields lie inside
+ * their section (LINK-8); each symbol is classified at its first use. */
+static rig_link_status check_section_relocations(linker *l, size_t k) {
+  const section *rs = &l->secs[k];
+  const Elf64_Rela *rv = rs->rela;
+  size_t n = rs->nrela, nsyms = l->nsyms;
+  if (!n) /* not relocations of the image's: sh_info is unchecked */
+    return RIG_LINK_OK;
+  uint64_t size = l->secs[rs->sh.sh_info].sh.sh_size;
+  /* The last listed type and its width: a section's relocations are mostly
+   * of one or two types. */
+  unsigned last = 0, width = 0;
+  bool known = false;
+  rig_link_status st;
+  for (size_t j = 0; j < n; j++) {
+    const Elf64_Rela *r = &rv[j];
+    unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
+    size_t sym = GELF_R_SYM(r->r_info);
+    if (sym >= nsyms)
+      return bad_relocation(l, k, j);
+    if (!known || type != last) {
+      if (!rig__link_reloc_listed(l->machine, type, &width))
+        return bad_relocation(l, k, j);
+      last = type;
+      known = true;
+    }
+    if (r->r_offset > size || size - r->r_offset < width)
+      return bad_relocation(l, k, j);
+    if (l->syms[sym].state == SYM_UNSEEN && (st = use_symbol(l, k, j, r)) != RIG_LINK_OK)
+      return st;
+  }
   return RIG_LINK_OK;
 }
 
 static rig_link_status check_relocations(linker *l) {
   rig_link_status st;
-  for (size_t k = 1; k < l->nsec; k++) {
-    Elf_Data *d;
-    size_t count;
-    if ((st = rel_data(l, k, &d, &count)) != RIG_LINK_OK)
+  for (size_t k = 1; k < l->nsec; k++)
+    if ((st = rel_data(l, k)) != RIG_LINK_OK ||
+        (st = check_section_relocations(l, k)) != RIG_LINK_OK)
       return st;
-    const section *target = d ? &l->secs[l->secs[k].sh.sh_info] : NULL;
-    for (size_t j = 0; j < count; j++) {
-      GElf_Rela r;
-      unsigned width;
-      if (j > INT32_MAX || !gelf_getrela(d, (int)j, &r))
-        return fail(l, RIG_LINK_REFUSED, "relocation %zu of %s: unreadable: %s (LINK-3)", j,
-                    sec_label(l, k).s, libelf_says());
-      unsigned type = (unsigned)GELF_R_TYPE(r.r_info);
-      if (GELF_R_SYM(r.r_info) >= l->nsyms)
-        return fail(l, RIG_LINK_REFUSED,
-                    "relocation %zu of %s: symbol #%zu does not exist (LINK-3)", j,
-                    sec_label(l, k).s, (size_t)GELF_R_SYM(r.r_info));
-      if (!rig__link_reloc_listed(l->machine, type, &width))
-        return fail(l, RIG_LINK_REFUSED, "%s: a type not in the Relocations list (LINK-6)",
-                    rel_label(l, k, j, &r).s);
-      if (r.r_offset > target->sh.sh_size || target->sh.sh_size - r.r_offset < width)
-        return fail(l, RIG_LINK_REFUSED,
-                    "%s: patches outside its section's %" PRIu64 " bytes, outside the "
-                    "image (LINK-8)",
-                    rel_label(l, k, j, &r).s, (uint64_t)target->sh.sh_size);
-      if ((st = use_symbol(l, k, j, &r)) != RIG_LINK_OK)
-        return st;
-    }
-  }
   return RIG_LINK_OK;
 }
 
@@ -549,7 +645,7 @@ static rig_link_status resolve_undefined(linker *l, const rig_link_options *opt)
   return RIG_LINK_OK;
 }
 
-/* ---- 4. the functions (HOST-3) ------------------------------------------------ */
+/* ---- 5. the functions (HOST-3) ------------------------------------------------ */
 
 static bool mapping_symbol(const linker *l, const char *n) {
   /* arm64's $x and $d mark code and data; they name no function. */
@@ -557,91 +653,149 @@ static bool mapping_symbol(const linker *l, const char *n) {
          (n[2] == 0 || n[2] == '.');
 }
 
-static int entry_cmp(const void *a, const void *b) {
-  const entry *x = a, *y = b;
-  int c = strcmp(x->name, y->name);
-  if (c)
-    return c;
-  if (x->rank != y->rank)
-    return x->rank < y->rank ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
+/* FNV-1a: names are short, and a table lookup then costs one strcmp. */
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
 }
 
+/* The index of t over names: of equal names, the first in resolve's order,
+ * a lower rank or else an earlier symbol, holds the slot. NULL where
+ * malloc refuses. */
+static name_index *index_build(const table *t, const char *names) {
+  size_t slots = 4;
+  while (slots < 2 * t->n)
+    slots *= 2;
+  name_index *x = calloc(1, sizeof *x + slots * sizeof x->slot[0]);
+  if (!x)
+    return NULL;
+  x->mask = slots - 1;
+  for (size_t k = 0; k < t->n; k++) {
+    const char *name = names + t->v[k].name;
+    uint32_t h = name_hash(name);
+    size_t i = h & x->mask;
+    for (; x->slot[i][0]; i = (i + 1) & x->mask)
+      if (x->slot[i][1] == h && strcmp(names + t->v[x->slot[i][0] - 1].name, name) == 0)
+        break;
+    if (!x->slot[i][0] || t->v[k].rank < t->v[x->slot[i][0] - 1].rank)
+      x->slot[i][0] = (uint32_t)(k + 1), x->slot[i][1] = h;
+  }
+  return x;
+}
+
+/* The same answer without an index: a scan. */
+static const entry *table_scan(const table *t, const char *names, const char *name) {
+  const entry *best = NULL;
+  for (size_t k = 0; k < t->n; k++)
+    if (strcmp(names + t->v[k].name, name) == 0 && (!best || t->v[k].rank < best->rank))
+      best = &t->v[k];
+  return best;
+}
+
+/* The entry named name, or NULL. The first lookup builds the index; two at
+ * once may both build it, and one copy is kept: no lookup waits. */
+static const entry *table_lookup(const table *ct, const char *names, const char *name) {
+  table *t = (table *)ct; /* only its index changes, once */
+  name_index *x = atomic_load_explicit(&t->index, memory_order_acquire);
+  if (!x) {
+    name_index *none = NULL;
+    if (!(x = index_build(t, names)))
+      return table_scan(t, names, name);
+    if (!atomic_compare_exchange_strong_explicit(&t->index, &none, x, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+      free(x);
+      x = none;
+    }
+  }
+  uint32_t h = name_hash(name);
+  for (size_t i = h & x->mask; x->slot[i][0]; i = (i + 1) & x->mask)
+    if (x->slot[i][1] == h && strcmp(names + t->v[x->slot[i][0] - 1].name, name) == 0)
+      return &t->v[x->slot[i][0] - 1];
+  return NULL;
+}
+
+/* Refuses function symbol i, named n, whose value lies past its section. */
+static __attribute__((cold, noinline)) rig_link_status past_section(linker *l, size_t i,
+                                                                   const char *n, size_t shndx) {
+  if (!n)
+    return fail(l, RIG_LINK_REFUSED,
+                "symbol #%zu: its name lies outside its string table "
+                "(LINK-3)",
+                i);
+  return fail(l, RIG_LINK_REFUSED,
+              "symbol %.80s: its value 0x%" PRIx64 " lies outside its section %s (LINK-3)", n,
+              (uint64_t)l->symv[i].st_value, sec_label(l, shndx).s);
+}
+
+/* Symbol i's section where it may be a function of the image (HOST-3):
+ * named, of no special type, defined in an executable section of the image;
+ * 0 where it is not one. */
+static inline size_t function_section(const linker *l, size_t i) {
+  const Elf64_Sym *s = &l->symv[i];
+  unsigned type = GELF_ST_TYPE(s->st_info);
+  if (type == STT_SECTION || type == STT_FILE || type == STT_TLS || s->st_name == 0 ||
+      s->st_shndx == SHN_UNDEF || (s->st_shndx >= SHN_LORESERVE && s->st_shndx != SHN_XINDEX))
+    return 0;
+  /* SHN_XINDEX without the table reads as 0, as gelf_getsymshndx leaves it. */
+  size_t shndx = s->st_shndx != SHN_XINDEX ? s->st_shndx : l->xndx ? l->xndx[i] : 0;
+  if (shndx >= l->nsec || !l->secs[shndx].in_image ||
+      !(l->secs[shndx].sh.sh_flags & SHF_EXECINSTR))
+    return 0;
+  return shndx;
+}
+
+/* The image's tables and names, after its code: the functions (checked
+ * here) and the stubs, each with its offset in the image. */
 static rig_link_status list_functions(linker *l) {
   rig_link_image *im = l->im;
-  size_t n = 0;
-  rig_link_status st;
-  /* The names live in a copy of the string table, which outlives the object. */
-  im->names = malloc(l->nstrs ? l->nstrs : 1);
-  if (!im->names)
-    return fail(l, RIG_LINK_NO_MEMORY, "out of memory for symbol names");
+  entry *fv = (entry *)(im->base + l->tables_off), *sv = fv + l->nsyms;
+  size_t nf = 0;
   if (l->nstrs)
-    memcpy(im->names, l->strs, l->nstrs);
-
-  im->funcs = calloc(l->nsyms ? l->nsyms : 1, sizeof *im->funcs);
-  im->stubs = calloc(l->nstubs ? l->nstubs : 1, sizeof *im->stubs);
-  if (!im->funcs || !im->stubs)
-    return fail(l, RIG_LINK_NO_MEMORY, "out of memory for symbols");
+    memcpy(im->base + l->names_off, l->strs, l->nstrs);
   for (size_t i = 1; i < l->nsyms; i++) {
-    GElf_Sym s;
-    size_t shndx;
-    if ((st = get_sym(l, i, &s, &shndx)) != RIG_LINK_OK)
-      return st;
-    unsigned type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
-    if (type == STT_SECTION || type == STT_FILE || type == STT_TLS || s.st_name == 0)
+    /* Where the object has extended indexes, every symbol must have one. */
+    if (l->xndx && i >= l->nxndx) {
+      GElf_Sym s;
+      size_t x;
+      return get_sym(l, i, &s, &x);
+    }
+    size_t shndx = function_section(l, i);
+    if (!shndx)
       continue;
-    if (s.st_shndx == SHN_UNDEF || shndx >= l->nsec ||
-        (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX))
-      continue;
+    const Elf64_Sym *s = &l->symv[i];
     const section *sec = &l->secs[shndx];
-    if (!sec->in_image || !(sec->sh.sh_flags & SHF_EXECINSTR))
+    const char *n = sym_name(l, s);
+    if (!n)
+      return past_section(l, i, NULL, shndx);
+    if (mapping_symbol(l, n))
       continue;
-    const char *name = sym_name(l, &s);
-    if (!name)
-      return fail(l, RIG_LINK_REFUSED,
-                  "symbol #%zu: its name lies outside its string table "
-                  "(LINK-3)",
-                  i);
-    if (mapping_symbol(l, name))
-      continue;
-    if (s.st_value > sec->sh.sh_size)
-      return fail(l, RIG_LINK_REFUSED,
-                  "symbol %.80s: its value 0x%" PRIx64 " lies outside its section %s (LINK-3)",
-                  name, (uint64_t)s.st_value, sec_label(l, shndx).s);
-    im->funcs[n++] = (entry){.name = im->names + s.st_name,
-                             /* An offset until the image is mapped. */
-                             .addr = (void *)(uintptr_t)(sec->off + s.st_value),
-                             .rank = bind == STB_GLOBAL ? 0
-                                     : bind == STB_WEAK ? 1
-                                                        : 2,
-                             .index = i};
+    if (s->st_value > sec->sh.sh_size)
+      return past_section(l, i, n, shndx);
+    unsigned bind = GELF_ST_BIND(s->st_info);
+    fv[nf++] = (entry){.name = s->st_name,
+                       .rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
+                       .off = sec->off + s->st_value};
   }
-  qsort(im->funcs, n, sizeof *im->funcs, entry_cmp);
-  size_t m = 0; /* one per name: the first in resolve's order */
-  for (size_t i = 0; i < n; i++)
-    if (m == 0 || strcmp(im->funcs[m - 1].name, im->funcs[i].name) != 0)
-      im->funcs[m++] = im->funcs[i];
-  im->nfuncs = m;
   for (size_t i = 0; i < l->nstubs; i++)
-    im->stubs[i] = (entry){.name = im->names + (l->stubs[i].name - l->strs),
-                           .addr = (void *)(uintptr_t)(l->stubs_off + i * RIG__LINK_STUB_BYTES),
-                           .index = i};
-  im->nstubs = l->nstubs;
-  qsort(im->stubs, im->nstubs, sizeof *im->stubs, entry_cmp);
+    sv[i] = (entry){.name = (uint32_t)(l->stubs[i].name - l->strs),
+                    .off = l->stubs_off + i * RIG__LINK_STUB_BYTES};
+  im->funcs = (table){.v = fv, .n = nf};
+  im->stubs = (table){.v = sv, .n = l->nstubs};
+  im->names = (const char *)im->base + l->names_off;
   return RIG_LINK_OK;
 }
 
-/* ---- 5. the mapping ----------------------------------------------------------- */
+/* ---- 4 and 6. the mapping and the code ----------------------------------------- */
 
-static rig_link_status map_image(linker *l) {
-  rig_link_image *im = l->im;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t bytes = l->total ? (size_t)l->total : 1;
-  bytes = (bytes + page - 1) & ~(page - 1);
+/* A mapping of the image's own: for images too large for pages.c, or
+ * aligned past a page. */
+static unsigned char *map_own(linker *l, size_t bytes, size_t page) {
   /* Sections aligned beyond a page need a base aligned as much. */
   size_t slack = l->align > page ? (size_t)l->align - page : 0;
   if (bytes > SIZE_MAX - slack)
-    return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes", bytes);
+    return NULL;
   /* A small image is populated at once: it is written whole next, and one
    * fault per page costs more than the kernel filling the range in one
    * call. A large one faults in as written, so that an object claiming a
@@ -650,8 +804,7 @@ static rig_link_status map_image(linker *l) {
   void *m = mmap(NULL, bytes + slack, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
   if (m == MAP_FAILED)
-    return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
-                strerror(errno));
+    return NULL;
   uintptr_t a = (uintptr_t)m, base = a;
   if (slack) {
     base = (a + (uintptr_t)l->align - 1) & ~((uintptr_t)l->align - 1);
@@ -660,63 +813,126 @@ static rig_link_status map_image(linker *l) {
     if (a + slack > base)
       munmap((void *)(base + bytes), a + slack - base);
   }
-  im->base = (unsigned char *)base;
-  im->map_bytes = bytes;
+  return (unsigned char *)base;
+}
+
+/* Lays out the tables after the code: an entry for every symbol (a bound
+ * on the functions, known before they are listed) and every stub, then the
+ * names. */
+static rig_link_status lay_out_tables(linker *l) {
+  /* Entries hold 32-bit name offsets; past 2^31 symbols, get_sym refuses
+   * anyway. */
+  if (l->nsyms > (size_t)INT32_MAX + 1 || l->nstrs > UINT32_MAX)
+    return fail(l, RIG_LINK_REFUSED, "symbol #%zu: unreadable: past 2^31 symbols (LINK-3)",
+                (size_t)INT32_MAX + 1);
+  l->tables_off = (l->total + 7) & ~(uint64_t)7;
+  l->names_off = l->tables_off + ((uint64_t)l->nsyms + l->nstubs) * sizeof(entry);
+  l->end = l->names_off + l->nstrs;
+  return RIG_LINK_OK;
+}
+
+static rig_link_status map_image(linker *l) {
+  rig_link_status st;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if ((st = lay_out_tables(l)) != RIG_LINK_OK)
+    return st;
+  if (l->end > SIZE_MAX - page)
+    return fail(l, RIG_LINK_NO_MEMORY, "cannot map %" PRIu64 " bytes", l->end);
+  size_t bytes = ((size_t)l->end + page - 1) & ~(page - 1);
+  if (!(l->im = calloc(1, sizeof *l->im)))
+    return fail(l, RIG_LINK_NO_MEMORY, "out of memory");
+  unsigned char *base = NULL;
+  bool pooled = l->align <= page && bytes <= rig__link_pool_limit() &&
+                (base = rig__link_pool_take(bytes));
+  if (!pooled && !(base = map_own(l, bytes, page)))
+    return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
+                strerror(errno));
+  *l->im = (rig_link_image){.base = base, .map_bytes = bytes, .pooled = pooled};
+  return RIG_LINK_OK;
+}
+
+/* Copies the sections in (LINK-14). Pages of pages.c hold a freed image's
+ * bytes: there the padding, SHT_NOBITS sections and the rest of the last
+ * page are zeroed, as a new mapping's are. */
+static void copy_sections(linker *l) {
+  rig_link_image *im = l->im;
+  bool dirty = im->pooled;
+  uint64_t cur = 0;
+  for (size_t k = 0; k < l->norder; k++) {
+    const section *s = &l->secs[l->order[k]];
+    if (dirty)
+      memset(im->base + cur, 0, s->off - cur);
+    if (s->bytes)
+      memcpy(im->base + s->off, s->bytes, s->sh.sh_size);
+    else if (dirty)
+      memset(im->base + s->off, 0, s->sh.sh_size);
+    cur = s->off + s->sh.sh_size;
+  }
+  if (dirty) { /* around the stubs and the tables, written apart */
+    memset(im->base + cur, 0, l->stubs_off - cur);
+    memset(im->base + l->total, 0, l->tables_off - l->total);
+    memset(im->base + l->end, 0, im->map_bytes - l->end);
+  }
+}
+
+/* Refuses relocation j of section k, whose value s + A does not fit its
+ * field at p (LINK-9). */
+static __attribute__((cold, noinline)) rig_link_status no_fit(linker *l, size_t k, size_t j,
+                                                             uint64_t s, unsigned char *p,
+                                                             rig__link_fit fit) {
+  const GElf_Rela *r = &l->secs[k].rela[j];
+  return fail(l, RIG_LINK_REFUSED,
+              "%s: its value, from S + A = 0x%" PRIx64 " at P = 0x%" PRIx64 ", %s (LINK-9)",
+              rel_label(l, k, j, r).s, s + (uint64_t)r->r_addend, (uint64_t)(uintptr_t)p,
+              fit == RIG__LINK_OVERFLOW ? "overflows its field"
+                                        : "has low bits its field cannot hold");
+}
+
+/* Applies the relocations of section k, checked already but for their
+ * values' ranges (LINK-9). */
+static rig_link_status apply_section_relocations(linker *l, size_t k) {
+  unsigned char *base = l->im->base;
+  const section *rs = &l->secs[k];
+  const Elf64_Rela *rv = rs->rela;
+  unsigned char *at = base + l->secs[rs->sh.sh_info].off;
+  unsigned char *stubs = base + l->stubs_off;
+  for (size_t j = 0, n = rs->nrela; j < n; j++) {
+    const Elf64_Rela *r = &rv[j];
+    unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
+    const symbol *y = &l->syms[GELF_R_SYM(r->r_info)];
+    unsigned char *p = at + r->r_offset;
+    uint64_t s, stub_at = 0;
+    if (y->state == SYM_IN_IMAGE) {
+      s = (uint64_t)(uintptr_t)base + y->value; /* its offset in the image */
+    } else {
+      s = (uint64_t)(uintptr_t)l->stubs[y->at].target;
+      stub_at = (uint64_t)(uintptr_t)(stubs + (uint64_t)y->at * RIG__LINK_STUB_BYTES);
+    }
+    rig__link_fit fit = rig__link_reloc_apply(l->machine, type, p, s, r->r_addend);
+    /* A call or jump out of reach of a process symbol takes its stub
+     * (RELOC-3, RELOC-7). */
+    if (fit != RIG__LINK_FITS && stub_at && rig__link_reloc_branch(l->machine, type)) {
+      s = stub_at;
+      fit = rig__link_reloc_apply(l->machine, type, p, s, r->r_addend);
+    }
+    if (fit != RIG__LINK_FITS)
+      return no_fit(l, k, j, s, p, fit);
+  }
   return RIG_LINK_OK;
 }
 
 static rig_link_status write_image(linker *l) {
   rig_link_image *im = l->im;
   rig_link_status st;
-  /* The sections, written once (LINK-14); SHT_NOBITS stay zero. */
-  for (size_t i = 1; i < l->nsec; i++)
-    if (l->secs[i].in_image && l->secs[i].bytes)
-      memcpy(im->base + l->secs[i].off, l->secs[i].bytes, l->secs[i].sh.sh_size);
+  copy_sections(l);
   /* The stubs, after the image (RELOC-8). */
   for (size_t i = 0; i < l->nstubs; i++)
     rig__link_stub_write(l->machine, im->base + l->stubs_off + i * RIG__LINK_STUB_BYTES,
                          l->stubs[i].target);
   /* The relocations, checked already but for their values' ranges. */
-  for (size_t k = 1; k < l->nsec; k++) {
-    Elf_Data *d;
-    size_t count;
-    if ((st = rel_data(l, k, &d, &count)) != RIG_LINK_OK)
+  for (size_t k = 1; k < l->nsec; k++)
+    if (l->secs[k].nrela && (st = apply_section_relocations(l, k)) != RIG_LINK_OK)
       return st;
-    const section *target = d ? &l->secs[l->secs[k].sh.sh_info] : NULL;
-    for (size_t j = 0; j < count; j++) {
-      GElf_Rela r;
-      if (!gelf_getrela(d, (int)j, &r))
-        return fail(l, RIG_LINK_REFUSED, "relocation %zu of %s: unreadable (LINK-3)", j,
-                    sec_label(l, k).s);
-      unsigned type = (unsigned)GELF_R_TYPE(r.r_info);
-      const symbol *y = &l->syms[GELF_R_SYM(r.r_info)];
-      unsigned char *p = im->base + target->off + r.r_offset;
-      uint64_t s, stub_at = 0;
-      if (y->state == SYM_IN_IMAGE) {
-        s = (uint64_t)(uintptr_t)im->base + l->secs[y->shndx].off + y->value;
-      } else {
-        s = (uint64_t)(uintptr_t)l->stubs[y->stub].target;
-        stub_at = (uint64_t)(uintptr_t)im->base + l->stubs_off + y->stub * RIG__LINK_STUB_BYTES;
-      }
-      rig__link_fit fit = rig__link_reloc_apply(l->machine, type, p, s, r.r_addend);
-      /* A call or jump out of reach of a process symbol takes its stub
-       * (RELOC-3, RELOC-7). */
-      if (fit != RIG__LINK_FITS && stub_at && rig__link_reloc_branch(l->machine, type)) {
-        s = stub_at;
-        fit = rig__link_reloc_apply(l->machine, type, p, s, r.r_addend);
-      }
-      if (fit != RIG__LINK_FITS)
-        return fail(l, RIG_LINK_REFUSED,
-                    "%s: its value, from S + A = 0x%" PRIx64 " at P = 0x%" PRIx64 ", %s (LINK-9)",
-                    rel_label(l, k, j, &r).s, s + (uint64_t)r.r_addend, (uint64_t)(uintptr_t)p,
-                    fit == RIG__LINK_OVERFLOW ? "overflows its field"
-                                              : "has low bits its field cannot hold");
-    }
-  }
-  for (size_t i = 0; i < im->nfuncs; i++)
-    im->funcs[i].addr = im->base + (uintptr_t)im->funcs[i].addr;
-  for (size_t i = 0; i < im->nstubs; i++)
-    im->stubs[i].addr = im->base + (uintptr_t)im->stubs[i].addr;
 #if defined(__aarch64__)
   __builtin___clear_cache((char *)im->base, (char *)im->base + im->map_bytes);
 #endif
@@ -724,6 +940,7 @@ static rig_link_status write_image(linker *l) {
   if (mprotect(im->base, im->map_bytes, PROT_READ | PROT_EXEC) != 0)
     return fail(l, RIG_LINK_SYSTEM, "cannot make the image executable: mprotect: %s",
                 strerror(errno));
+  im->sealed = true;
   return RIG_LINK_OK;
 }
 
@@ -742,11 +959,12 @@ unsigned rig__link_host_machine(void) {
 void rig_link_free(rig_link_image *im) {
   if (!im)
     return;
-  if (im->base)
+  if (im->base && im->pooled)
+    rig__link_pool_give(im->base, im->map_bytes, im->sealed);
+  else if (im->base)
     munmap(im->base, im->map_bytes);
-  free(im->funcs);
-  free(im->stubs);
-  free(im->names);
+  free(atomic_load(&im->funcs.index));
+  free(atomic_load(&im->stubs.index));
   free(im);
 }
 
@@ -768,25 +986,18 @@ rig_link_status rig__link_load(const void *bytes, size_t n, const rig_link_optio
   if (!elf_ok)
     return fail(&l, RIG_LINK_SYSTEM, "libelf refuses EV_CURRENT");
 
-  l.copy = malloc(n);
-  if (!l.copy)
-    return fail(&l, RIG_LINK_NO_MEMORY, "out of memory copying %zu bytes", n);
-  memcpy(l.copy, bytes, n);
-  l.elf = elf_memory(l.copy, n);
+  /* libelf reads the caller's bytes in place and never writes them (it
+   * reads; what it must align or convert, it copies), as libbpf relies on
+   * too: no copy of the object. */
+  l.elf = elf_memory((char *)(uintptr_t)bytes, n);
   if (!l.elf) {
     st = fail(&l, RIG_LINK_REFUSED, "not an ELF object: %s (LINK-3)", libelf_says());
     goto out;
   }
-  l.im = calloc(1, sizeof *l.im);
-  if (!l.im) {
-    st = fail(&l, RIG_LINK_NO_MEMORY, "out of memory");
-    goto out;
-  }
   if ((st = read_header(&l)) != RIG_LINK_OK || (st = read_sections(&l)) != RIG_LINK_OK ||
       (st = read_symtab(&l)) != RIG_LINK_OK || (st = check_relocations(&l)) != RIG_LINK_OK ||
-      (st = resolve_undefined(&l, opt)) != RIG_LINK_OK ||
-      (st = list_functions(&l)) != RIG_LINK_OK || (st = map_image(&l)) != RIG_LINK_OK ||
-      (st = write_image(&l)) != RIG_LINK_OK)
+      (st = resolve_undefined(&l, opt)) != RIG_LINK_OK || (st = map_image(&l)) != RIG_LINK_OK ||
+      (st = list_functions(&l)) != RIG_LINK_OK || (st = write_image(&l)) != RIG_LINK_OK)
     goto out;
   *out = l.im;
   l.im = NULL;
@@ -794,8 +1005,8 @@ out:
   rig_link_free(l.im);
   if (l.elf)
     elf_end(l.elf);
-  free(l.copy);
   free(l.secs);
+  free(l.order);
   free(l.syms);
   free(l.stubs);
   return st;
@@ -806,33 +1017,19 @@ rig_link_status rig_link_load(const void *bytes, size_t n, const rig_link_option
   return rig__link_load(bytes, n, opt, rig__link_host_machine(), out, err, errn);
 }
 
-static void *find(const entry *v, size_t n, const char *name) {
-  size_t lo = 0, hi = n;
-  if (!name)
+static void *find(const rig_link_image *im, const table *t, const char *name) {
+  if (!im || !name)
     return NULL;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(name, v[mid].name);
-    if (c == 0) {
-      /* The first of equal names, in resolve's order. */
-      while (mid > 0 && strcmp(name, v[mid - 1].name) == 0)
-        mid--;
-      return v[mid].addr;
-    }
-    if (c < 0)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return NULL;
+  const entry *e = table_lookup(t, im->names, name);
+  return e ? im->base + e->off : NULL;
 }
 
 void *rig_link_resolve(const rig_link_image *im, const char *name) {
-  return im ? find(im->funcs, im->nfuncs, name) : NULL;
+  return im ? find(im, &im->funcs, name) : NULL;
 }
 
 void *rig_link_stub(const rig_link_image *im, const char *name) {
-  return im ? find(im->stubs, im->nstubs, name) : NULL;
+  return im ? find(im, &im->stubs, name) : NULL;
 }
 
 const void *rig_link_code(const rig_link_image *im) { return im ? im->base : NULL; }

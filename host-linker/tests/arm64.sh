@@ -40,7 +40,7 @@ done
 mkdir -p "$out"
 cflags="-std=gnu11 -O2 -g -Wall -Wno-unused-parameter -I$src/include -I$src/tests"
 libs="-lelf -ldl -lm -lpthread"
-lib="$src/src/load.c $src/src/reloc.c"
+lib="$src/src/load.c $src/src/pages.c $src/src/reloc.c"
 common="$src/tests/common.c"
 
 printf '#include <gelf.h>\nint main(void) { return elf_version(EV_CURRENT) == EV_NONE; }\n' >"$out/probe.c"
@@ -56,7 +56,8 @@ fi
 "$cc" $cflags $lib $common "$src/tests/test_reloc.c" -o "$out/test-reloc" $libs
 "$cc" $cflags $lib $common "$src/tests/test_mutate.c" -o "$out/test-mutate" $libs
 "$cc" $cflags $lib $common "$src/tests/test_wx.c" -o "$out/test-wx" $libs \
-  -Wl,--wrap=mmap -Wl,--wrap=mmap64 -Wl,--wrap=mprotect -Wl,--wrap=munmap
+  -Wl,--wrap=mmap -Wl,--wrap=mmap64 -Wl,--wrap=mprotect -Wl,--wrap=munmap \
+  -Wl,--wrap=madvise
 
 # The arm64 libraries: Debian's multiarch ones (libc6:arm64 comes with
 # libelf1:arm64), else the cross toolchain's.

@@ -85,6 +85,21 @@ rig_link_image *load_kernel(const char *name, const rig_link_options *opt) {
   return im;
 }
 
+bool add_runs(rig_link_image *im) {
+  typedef void kernel_fn(const void *params, int64_t first, int64_t end);
+  kernel_fn *f = (kernel_fn *)rig_link_resolve(im, "add");
+  float x[2] = {1, 2}, y[2] = {3, 4}, z[2] = {0, 0};
+  struct {
+    const float *x, *y;
+    float *z;
+    int64_t n;
+  } p = {x, y, z, 2};
+  if (!f)
+    return false;
+  f(&p, 0, 2);
+  return z[0] == 4 && z[1] == 6;
+}
+
 bool refused(const void *bytes, size_t n, const rig_link_options *opt, const char *rule,
              const char *what) {
   rig_link_image *sentinel = (rig_link_image *)(uintptr_t)0x5a5a5a5a, *im = sentinel;

@@ -26,6 +26,8 @@ unsigned char *kernel(const char *name, size_t *n); /* this host's */
 /* Loads kernel NAME with opt; NULL (and a message) where it fails. */
 rig_link_image *load_kernel(const char *name, const rig_link_options *opt);
 
+/* Whether im's `add` (the seed's example) gives z = x + y over 2 floats. */
+bool add_runs(rig_link_image *im);
 /* Whether the load of bytes is refused (RIG_LINK_REFUSED) with a message
  * holding `rule` and `what`, the rule ID and the section, symbol or
  * relocation at fault; prints what it got where not. The out-parameter must

@@ -57,8 +57,8 @@ typedef enum rig_link_status {
   RIG_LINK_INVALID = -4,
 } rig_link_status;
 
-/* A linked image: its code and read-only data, then its stubs, in one
- * mapping that is read-only and executable. Opaque. */
+/* A linked image: its code and read-only data, then its stubs, then the
+ * table of its names, in pages that are read-only and executable. Opaque. */
 typedef struct rig_link_image rig_link_image;
 
 /* Looks up a symbol the object refers to and does not define (SYM-1): the
@@ -95,29 +95,34 @@ typedef struct rig_link_options {
  * The object is read, never written; the caller may free it once this
  * returns. It is never trusted: any bytes at all give a status, never a crash.
  * opt may be NULL (the defaults). Blocks only for the system calls that map
- * the image (mmap, mprotect) and for the lookups, whose default takes the
- * dynamic loader's lock. Thread-safe. */
+ * the image (mmap, mprotect, madvise), for the lock of the pages images
+ * share (held for no system call but an mprotect of free pages), and for
+ * the lookups, whose default takes the dynamic loader's lock. Thread-safe. */
 RIG_LINK_API rig_link_status rig_link_load(const void *bytes, size_t n, const rig_link_options *opt,
                                            rig_link_image **out, char *err, size_t errn);
 
 /* Returns the address of the function name in image: a named symbol of one
  * of its executable sections (HOST-3), global ones before local ones of the
  * same name. Returns NULL where it has none, or where image or name is NULL.
- * The address lives until rig_link_free. Never blocks; thread-safe. */
+ * The address lives until rig_link_free. The first lookup of an image
+ * builds the index of its names (one malloc; a lookup meanwhile scans
+ * rather than waits). Never blocks but for malloc; thread-safe. */
 RIG_LINK_API void *rig_link_resolve(const rig_link_image *image, const char *name);
 
 /* Returns the address of the stub of name, a symbol the object refers to and
  * does not define (RELOC-8..10), or NULL where it has none. The stub is a
  * function with name's calling convention: it jumps to the address its slot
- * holds, the 8 bytes at stub + 8 (docs/linker.md). Never blocks; thread-safe. */
+ * holds, the 8 bytes at stub + 8 (docs/linker.md). Indexed as
+ * rig_link_resolve; never blocks but for malloc; thread-safe. */
 RIG_LINK_API void *rig_link_stub(const rig_link_image *image, const char *name);
 
 /* Returns the first byte of image's mapping: its sections, then its stubs.
  * NULL for a NULL image. Never blocks; thread-safe. */
 RIG_LINK_API const void *rig_link_code(const rig_link_image *image);
 
-/* Returns the bytes image maps, a multiple of the page size: what it costs
- * the process's memory. 0 for a NULL image. Never blocks; thread-safe. */
+/* Returns the bytes of image's pages, from rig_link_code, a multiple of the
+ * page size: what it costs the process's memory (its names' index, built by
+ * the first lookup, apart). 0 for a NULL image. Never blocks; thread-safe. */
 RIG_LINK_API size_t rig_link_code_bytes(const rig_link_image *image);
 
 /* The default lookup: dlsym(RTLD_DEFAULT, name), the libraries in the
@@ -125,9 +130,11 @@ RIG_LINK_API size_t rig_link_code_bytes(const rig_link_image *image);
  * may end with it. Takes the dynamic loader's lock; thread-safe. */
 RIG_LINK_API void *rig_link_default_lookup(void *ctx, const char *name);
 
-/* Frees image: unmaps its code and stubs. NULL does nothing. Not thread-safe
- * for image: no thread may use it, or run or hold its code, from this call on.
- * Never blocks but for munmap. */
+/* Frees image: its pages return to the system (munmap, or madvise for the
+ * pages small images share, a few freed images together), and later loads
+ * may reuse them. NULL does nothing. Not thread-safe for image: no thread
+ * may use it, or run or hold its code, from this call on. Never blocks but
+ * for munmap, madvise and the lock of the shared pages. */
 RIG_LINK_API void rig_link_free(rig_link_image *image);
 
 #ifdef __cplusplus
