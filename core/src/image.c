@@ -51,7 +51,7 @@ static void unload(void *p) {
   rig_device *d = im->dev;
   rig_edge_error err = {0};
   if (d->drv->unload && !d->forked && !rig__is_stopped(d))
-    (void)RIG__DRIVER(d->drv->unload(d->h, im->handle, &err));
+    (void)RIG__DRIVER_OF(d, d->drv->unload(d->h, im->handle, &err));
   atomic_fetch_sub(&d->allocated, im->code_bytes);
   for (rig_function *f = im->functions, *n; f; f = n) {
     n = f->next;
@@ -88,14 +88,14 @@ RIG_API rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, ri
   if (!im)
     return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), sizeof *im, "rig_image_load: out of memory");
   rig_edge_error err = {0};
-  int r = RIG__DRIVER(d->drv->load(d->h, bytes, n, &im->handle, &im->code_bytes, &err));
+  int r = RIG__DRIVER_OF(d, d->drv->load(d->h, bytes, n, &im->handle, &im->code_bytes, &err));
   if (r != RIG_EDGE_OK) {
     free(im);
     return driver_failed(d, r, &err, "rig_image_load");
   }
   if ((st = charge(d, im->code_bytes)) != RIG_OK) {
     if (d->drv->unload)
-      (void)RIG__DRIVER(d->drv->unload(d->h, im->handle, &err));
+      (void)RIG__DRIVER_OF(d, d->drv->unload(d->h, im->handle, &err));
     free(im);
     return st;
   }
@@ -131,7 +131,7 @@ RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_functi
   }
   void *handle = NULL;
   rig_edge_error err = {0};
-  int r = d->drv->resolve ? RIG__DRIVER(d->drv->resolve(d->h, im->handle, name, &handle, &err))
+  int r = d->drv->resolve ? RIG__DRIVER_OF(d, d->drv->resolve(d->h, im->handle, name, &handle, &err))
                           : RIG_EDGE_OK;
   if (r != RIG_EDGE_OK)
     return driver_failed(d, r, &err, "rig_image_resolve");

@@ -62,6 +62,10 @@ RIG__HIDDEN void rig__signals_restore(const sigset_t *old);
     rig__signals_restore(&rig__old_);                                            \
     rig__r_;                                                                     \
   })
+/* RIG__DRIVER for d's driver, but for the host's, which is rig's own code
+ * and librig-link, not a driver library (ERR-9): two sigmask calls are a
+ * host image load's or unload's largest cost after the link itself. */
+#define RIG__DRIVER_OF(d, call) ((d)->is_host ? (call) : RIG__DRIVER(call))
 /* Region-by-region reclamation's signal blocking (ERR-14, ERR-15). */
 typedef struct rig__batch {
   sigset_t old;
