@@ -1185,6 +1185,46 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   close_dev(c);
 }
 
+/* SUBMIT-8, SUBMIT-11: the work takes its block from the run at submit, and
+ * writes to the run after submit returns leave that work alone. Behind a
+ * spin on the queue, a fill's run is submitted, freed, taken again (the
+ * same run, from the submission's spare) and rewritten for a second fill:
+ * the first fill, still held or queued, writes its own parameters. */
+static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
+  rig_device *d = open_dev("");
+  rig_buffer *spun, *x, *y;
+  ok(rig_buffer_create(d, SPIN_GROUPS * 64 * 4, &spun));
+  ok(rig_buffer_create(d, 256, &x));
+  ok(rig_buffer_create(d, 256, &y));
+  ok(rig_buffer_fill(x, 0, 1));
+  ok(rig_buffer_fill(y, 0, 1));
+  rig_point spin = spin_on(d, spun, 7, 20000);
+  rig_image *im = load_kernel(d, "fill");
+  rig_ref ref;
+  rig_part launch = fill_launch(resolve_ok(im, "fill"), &ref, 0);
+  rig_submission *s;
+  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_image_release(im);
+  rig_run *first, *again;
+  rig_point px, py;
+  ok(rig_submission_take(s, &first));
+  fill_block(first, 0, 0xa00, 1, 16);
+  ok(rig_submit(first, &x, 1, NULL, 0, &px));
+  ok(rig_submission_take(s, &again));
+  assert_ptr_equal(again, first);                         /* the same run, rewritten */
+  fill_block(again, 0, 0xb00, 3, 16);
+  ok(rig_submit(again, &y, 1, NULL, 0, &py));
+  ok(rig_point_wait(py));
+  assert_true(rig_point_reached(spin) && rig_point_reached(px));
+  expect_words(x, 16, 0xa00, 1);                          /* SUBMIT-11 */
+  expect_words(y, 16, 0xb00, 3);                          /* SUBMIT-8 */
+  rig_submission_release(s);
+  rig_buffer_release(spun);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  close_dev(d);
+}
+
 static int setup(void **st) {
   const char *e = getenv("RIG_VK_DEVICE");
   snprintf(base, sizeof base, "%s", e && *e ? e : "vulkan:0");
@@ -1226,6 +1266,7 @@ int main(void) {
       cmocka_unit_test(valid_20_launch_the_driver_cannot_run),
       cmocka_unit_test(launch_runs_asynchronously),
       cmocka_unit_test(subs_1_runs_again_replay_only_the_same_work),
+      cmocka_unit_test(submit_8_11_writes_after_submit_leave_the_work),
       cmocka_unit_test(submit_2_queue_waits_on_an_open_of_the_same_vkdevice),
       cmocka_unit_test(submit_3_host_waits_on_another_vkdevice),
       cmocka_unit_test(loss_6_peer_lost_while_a_queue_waits),
