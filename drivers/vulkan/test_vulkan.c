@@ -879,7 +879,7 @@ static uint32_t spin_value(uint32_t x, uint64_t steps) {
   return x;
 }
 
-/* The device runs work while the host goes on: with k = 1 the submit of a
+/* PRE-8: the device runs work while the host goes on: with k = 1 the submit of a
  * launch that runs for a while (spin.comp over SPIN_GROUPS groups of 64)
  * hands it to the queue and returns before it ends; a wait waits for it,
  * and the host then reads what every thread wrote. */

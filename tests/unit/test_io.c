@@ -86,7 +86,7 @@ static bool file_is_pattern(uint64_t off, size_t n, unsigned seed) {
   return same;
 }
 
-/* OPEN-37, PRE-6, PROP-12, PROP-24, PROP-28, PROP-32, MACH-19, RECLAIM-67:
+/* OPEN-37, PRE-6, PROP-21, PROP-24, PROP-28, PROP-37, MACH-19, RECLAIM-67:
  * what an io device is. */
 static void open_37_an_io_device_and_its_properties(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 4096), *again = NULL;
@@ -95,11 +95,11 @@ static void open_37_an_io_device_and_its_properties(void **state) {
   assert_string_equal(rig_name(d), name);
   assert_true(rig_is_io(d));
   assert_false(rig_computes(d));
-  assert_string_equal(rig_arch(d), "");                   /* PROP-12 */
+  assert_string_equal(rig_arch(d), "");                   /* PROP-21 */
   assert_null(rig_bus(d));                                /* PROP-24 */
   assert_int_equal(rig_alignment(d), 1);                  /* PROP-28 */
   uint64_t cache;
-  assert_false(rig_cache_bytes(d, &cache));               /* PROP-32 */
+  assert_false(rig_cache_bytes(d, &cache));               /* PROP-37 */
   rig_device *m = open_ok("memory:io-reach");
   assert_false(rig_reaches(d, rig_host()));               /* MACH-19 */
   assert_false(rig_reaches(rig_host(), d));
@@ -114,7 +114,16 @@ static void open_37_an_io_device_and_its_properties(void **state) {
   assert_ptr_equal(again, d);
   rig_device_release(again);
   close_release(m);
-  close_release(d);
+  rig_buffer *b = NULL;
+  ok(rig_buffer_create(d, 16, &b));
+  ok(rig_buffer_put(b, 0, "ends", 4));
+  ok(rig_close(d));                                       /* OPEN-56: it ends at once */
+  assert_non_null(rig_lost(d));
+  rig_buffer *c = NULL;
+  assert_int_equal(rig_buffer_create(d, 16, &c), RIG_LOST);
+  assert_null(c);
+  rig_buffer_release(b);
+  rig_device_release(d);
 }
 
 /* IO-1: io libraries open only through rig_open_io, and it opens nothing
