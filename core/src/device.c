@@ -113,11 +113,15 @@ static rig_status read_value(rig_device *d, uint64_t *out) {
       return rig__lost_error(d);
     }
   }
+  *out = rig__signaled_raise(d, v);
+  return RIG_OK;
+}
+
+uint64_t rig__signaled_raise(rig_device *d, uint64_t v) {
   uint64_t old = atomic_load(&d->signaled);
   while (v > old && !atomic_compare_exchange_weak(&d->signaled, &old, v))
     ;
-  *out = v > old ? v : old;
-  return RIG_OK;
+  return v > old ? v : old;
 }
 
 /* Whether signaled may read d now, rather than answer the last value read:

@@ -182,6 +182,9 @@ RIG__HIDDEN void rig__lose_for(rig_device *d, int result, const char *message);
 RIG__HIDDEN void rig__lose(rig_device *d, const char *why);
 /* The device's reached value, read from its word or driver where it may
  * be (TL-22, TL-23); else the last value read. */
+/* Raises the last value read of d to v, which d reached; returns the
+ * last value read, v or higher. Lock-free. */
+RIG__HIDDEN uint64_t rig__signaled_raise(rig_device *d, uint64_t v);
 RIG__HIDDEN uint64_t rig__read_signaled(rig_device *d);
 /* Whether d has stopped: its stop returned and it reported the last value
  * its driver took (STOP-1, STOP-6, STOP-7); reads its word. */

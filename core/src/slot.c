@@ -150,7 +150,10 @@ bool rig__point_reached(rig_point p, bool commit) {
   if (rig__is_lost(d))
     reached = v <= d->lost_at;                   /* LMEM-11 */
   else {
-    reached = v <= rig__read_signaled(d);
+    /* The last value read only grows: a point at or below it needs no
+     * call into the driver (a Vulkan counter read takes lavapipe's lock). */
+    reached = v <= atomic_load_explicit(&d->signaled, memory_order_acquire) ||
+              v <= rig__read_signaled(d);
     if (!reached && commit) {
       rig__commit(d, v, false);                  /* TL-15 */
       reached = v <= rig__read_signaled(d);
@@ -165,11 +168,12 @@ RIG_API bool rig_point_reached(rig_point p) { return rig__point_reached(p, true)
 /* The wait of one slice: the driver's own wait where it has one, else a poll
  * of the word. */
 static void wait_slice(rig_device *d, uint64_t v) {
-  rig_edge_error err = {0};
-  if (d->drv->wait)
-    (void)d->drv->wait(d->h, v, 100, &err);
-  else
-    (void)rig_edge_word_wait(&d->word, v, 100);
+  rig_edge_error err;
+  rig__edge_error_clear(&err);
+  int r = d->drv->wait ? d->drv->wait(d->h, v, 100, &err)
+                       : rig_edge_word_wait(&d->word, v, 100);
+  if (r == RIG_EDGE_OK)
+    rig__signaled_raise(d, v); /* the wait says v is reached: no read to learn it again */
 }
 
 rig_status rig__point_wait(rig_point p) {

@@ -249,7 +249,9 @@ bool rig__waits_on_lost(rig_device *d, char *who, size_t n) {
   bool found = false;
   if (!waits_in_queue(d) || pthread_mutex_trylock(&d->submit_lock) != 0)
     return false; /* no queue waits, or a submit under way: the next slice looks */
-  uint64_t reached = rig__read_signaled(d);
+  /* The value is read only where a mapping could name a lost device: a
+   * driver's read costs (a Vulkan counter read takes lavapipe's lock). */
+  uint64_t reached = d->mappings ? rig__read_signaled(d) : 0;
   for (rig__mapping *m = d->mappings; m && !found; m = m->next)
     if (rig__is_lost(m->dev) && m->waited > m->dev->lost_at && m->last_use > reached) {
       snprintf(who, n, "%s", m->dev->name);
