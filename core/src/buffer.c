@@ -51,7 +51,7 @@ rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off, uint64_
   return b;
 }
 
-rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
+rig_status rig__buffer_check(const rig_buffer *b, const char *fn) {
   if (!b)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer is NULL", fn);
   if (rig__buffer_is_dead(b))

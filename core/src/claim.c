@@ -30,10 +30,6 @@ uint64_t rig__thread_id(void) {
   return thread_id;
 }
 
-bool rig__buffer_is_dead(const rig_buffer *b) {
-  return atomic_load(&b->alloc->dead) || b->gen != atomic_load(&b->alloc->gen);
-}
-
 /* A claim of kind on b's memory, once the use it stands for may be made:
  * a read depends on the last writes, an exclusive claim on every point
  * (LMEM-2, LMEM-5, LMEM-6). */

@@ -298,15 +298,26 @@ RIG__HIDDEN void rig__move_everywhere(void);
 RIG__HIDDEN void rig__move_collected(rig_device *d);
 RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off,
                                         uint64_t len, rig_access access);
-/* RIG_INVALID unless b is a live buffer; RIG_LOST if its memory's device or
- * its own device is lost. */
-RIG__HIDDEN rig_status rig__buffer_usable(const rig_buffer *b, const char *fn);
 
 /* Claims (claim.c). */
 /* This thread's id for exclusive claims, never 0. */
 RIG__HIDDEN uint64_t rig__thread_id(void);
-/* Whether b is dead: freed, or made before a consume (PRE-26). */
-RIG__HIDDEN bool rig__buffer_is_dead(const rig_buffer *b);
+/* Whether b is dead: freed, or made before a consume (PRE-26). Inline: a
+ * submit asks it of every buffer. */
+static inline bool rig__buffer_is_dead(const rig_buffer *b) {
+  return atomic_load(&b->alloc->dead) || b->gen != atomic_load(&b->alloc->gen);
+}
+/* rig__buffer_usable's answer where the quick look fails (buffer.c). */
+RIG__HIDDEN rig_status rig__buffer_check(const rig_buffer *b, const char *fn);
+/* RIG_INVALID unless b is a live buffer that no other thread's claim holds
+ * exclusive; RIG_LOST if its memory's device or its own device is lost.
+ * The usual answer, RIG_OK, takes a few loads and no call. */
+static inline rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
+  if (b && !rig__buffer_is_dead(b) && !atomic_load(&b->alloc->owner) &&
+      !rig__is_lost(b->alloc->dev) && !rig__is_lost(b->dev))
+    return RIG_OK;
+  return rig__buffer_check(b, fn);
+}
 /* Releases the holds collected since the last move (RECLAIM-20). */
 RIG__HIDDEN void rig__holds_release(void);
 
