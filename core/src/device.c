@@ -47,9 +47,7 @@ RIG_API const char *rig_instruction_set(const rig_device *d) { return d ? d->ise
 RIG_API const char *rig_bus(const rig_device *d) {
   return d && d->facts.bus[0] ? d->facts.bus : NULL;
 }
-RIG_API bool rig_runs_on_host(const rig_device *d) {
-  return d && (d->facts.flags & RIG_EDGE_RUNS_ON_HOST);
-}
+RIG_API bool rig_runs_on_host(const rig_device *d) { return d && rig__runs_on_host(d); }
 RIG_API bool rig_computes(const rig_device *d) {
   return d && (d->facts.flags & RIG_EDGE_COMPUTES);
 }

@@ -63,8 +63,9 @@ RIG__HIDDEN void rig__signals_restore(const sigset_t *old);
     rig__r_;                                                                     \
   })
 /* RIG__DRIVER for d's driver, but for the host's, which is rig's own code
- * and librig-link, not a driver library (ERR-9): two sigmask calls are a
- * host image load's or unload's largest cost after the link itself. */
+ * and librig-link, not a driver library (ERR-9): its submits run the
+ * program's kernels with the thread's own mask, and two sigmask calls would
+ * be a host launch's or image load's largest cost after the work itself. */
 #define RIG__DRIVER_OF(d, call) ((d)->is_host ? (call) : RIG__DRIVER(call))
 /* Region-by-region reclamation's signal blocking (ERR-14, ERR-15). */
 typedef struct rig__batch {
@@ -325,7 +326,15 @@ RIG__HIDDEN void rig__holds_release(void);
 /* Writes into out (room for cap) the points a read (write=false) or a write
  * of a must follow, skipping points reached; returns how many, or RIG_LOST
  * when one is a point its lost device never reached (LMEM-10). */
-RIG__HIDDEN int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap);
+RIG__HIDDEN int rig__stamps_scan(rig__alloc *a, bool write, rig_point *out, int cap);
+static inline int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
+  /* Memory no device's work ever used, as most host memory a host launch
+   * takes: nothing to follow, no lock and no call. A point stamped by a
+   * submit this thread is ordered after is seen (release, acquire). */
+  if (!__atomic_load_n(&a->stamped, __ATOMIC_ACQUIRE))
+    return 0;
+  return rig__stamps_scan(a, write, out, cap);
+}
 /* Records that work at point p read or wrote a (ORDER-18); waited are the
  * points of other devices the work waited for. */
 RIG__HIDDEN void rig__stamps_add(rig__alloc *a, rig_point p, bool write,

@@ -122,13 +122,9 @@ static int consider(rig_point p, bool is_write_point, rig_point *out, int *n, in
   return 0;
 }
 
-int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
+/* rig__stamps_needed of stamped memory, under its lock. */
+int rig__stamps_scan(rig__alloc *a, bool write, rig_point *out, int cap) {
   int n = 0, st = 0;
-  /* Memory no device's work ever used, as most host memory a host launch
-   * takes: nothing to follow, and no lock to take. A point stamped by a
-   * submit this thread is ordered after is seen (release, acquire). */
-  if (!__atomic_load_n(&a->stamped, __ATOMIC_ACQUIRE))
-    return 0;
   pthread_mutex_lock(&a->lock);
   for (int i = 0; i < RIG__STAMPS && st == 0; i++) {
     rig__stamp *e = &a->stamps[i];

@@ -156,11 +156,8 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   atomic_store_explicit(&d->submitted, v, memory_order_release);
   rig_edge_error err;
   rig__edge_error_clear(&err);
-  /* The host's work is this process's own code, not a driver library's
-   * (ERR-9 masks signals across calls into those): its submit runs it
-   * with the thread's mask as the program set it. */
-  int r = d->is_host ? d->drv->submit(d->h, work, &err)
-                     : RIG__DRIVER(d->drv->submit(d->h, work, &err));
+  /* The host's work runs with the thread's mask as the program set it. */
+  int r = RIG__DRIVER_OF(d, d->drv->submit(d->h, work, &err));
   rig_point p = rig_point_make(d->slot, v);
   rig__waits_used(&w, d, v);
   stamp(d, uses, nuses, &w, p);                        /* ORDER-18, ORDER-19 */

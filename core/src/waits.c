@@ -68,8 +68,6 @@ rig_status rig__waits_gather(rig__waits *w, rig_device *d, const rig__use *uses,
   for (size_t i = 0; i < nuses; i++) {
     if (uses[i].unordered)
       continue;                                            /* ORDER-23, LMEM-4 */
-    if (!__atomic_load_n(&uses[i].alloc->stamped, __ATOMIC_ACQUIRE))
-      continue;       /* no device's work ever used it: as rig__stamps_needed says */
     int n = rig__stamps_needed(uses[i].alloc, uses[i].write, need, 2 * RIG__STAMPS + 1);
     if (n < 0)
       return RIG_LOST;                                     /* LMEM-10 */

@@ -195,17 +195,15 @@ static void submit_22_23_29_30_refused_work(void **state) {
   close_release(d);
 }
 
-/* MACH-11..14: reaches asks two devices, no buffer: every device reaches
- * itself, the host reaches memory devices and a driver's device whose
- * driver says the host addresses its memory, and no other. */
-static void mach_11_14_reaches(void **state) {
+/* MACH-12..14: every device reaches itself, the host reaches memory
+ * devices and a driver's device whose driver says the host addresses its
+ * memory, and no other. */
+static void mach_12_14_reaches(void **state) {
   rig_device *m = open_ok("memory:reach"), *t = open_ok("test:reach"),
              *g = open_ok("test:reach-g,host=0");
   rig_device *all[4] = {rig_host(), m, t, g};
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 4; i++)
     assert_true(rig_reaches(all[i], all[i]));                 /* MACH-12 */
-    assert_int_equal(rig_reaches(rig_host(), all[i]), rig_reaches(rig_host(), all[i]));
-  }
   assert_true(rig_reaches(rig_host(), m));                     /* MACH-13 */
   assert_true(rig_reaches(rig_host(), t));                     /* MACH-14 */
   assert_false(rig_reaches(rig_host(), g));
@@ -244,7 +242,7 @@ int main(void) {
       cmocka_unit_test(submit_12_14_25_spare_and_free_list),
       cmocka_unit_test(submit_22_23_29_30_refused_work),
       cmocka_unit_test(valid_6_15_buffers_on_the_device),
-      cmocka_unit_test(mach_11_14_reaches),
+      cmocka_unit_test(mach_12_14_reaches),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
