@@ -339,20 +339,14 @@ static void unlink_entry(name_entry *x) {
  * submit lock keeps new ones out, and lost devices take none. */
 static int run_stop(rig_device *d, rig_edge_error *err) {
   int r = RIG_EDGE_OK;
-  /* In a child of fork the submit lock may be held for good, by a parent
-   * thread that was submitting at the fork; the child is single-threaded
-   * there and submits nothing to the device, so it needs no lock. */
-  bool lock = !d->forked;
   atomic_store(&d->stopping, true);
-  if (lock)
-    rig__lock(&d->submit_lock);
+  rig__lock(&d->submit_lock);
   if (!rig__is_stopped(d)) {
     if (d->drv->stop && !d->forked) /* the parent's to stop (STOP-20) */
       r = RIG__DRIVER(d->drv->stop(d->h, err));
     __atomic_store_n(&d->stop_returned, true, __ATOMIC_RELEASE);
   }
-  if (lock)
-    rig__unlock(&d->submit_lock);
+  rig__unlock(&d->submit_lock);
   rig__check_stopped(d);
   rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
   rig__locals_drop(d);                               /* LOCAL-5, LOCAL-6 */

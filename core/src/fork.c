@@ -12,8 +12,8 @@
  *
  * The handlers run around fork with the registry held, so that the child
  * finds the name table whole; the child sets each device's reason
- * directly, since a lock another parent thread held at the fork stays
- * held in the child.
+ * directly, and makes each inherited device's submit lock anew, since a
+ * lock another parent thread held at the fork stays held in the child.
  */
 #include <stdio.h>
 
@@ -35,6 +35,10 @@ static void forked(rig_device *d) {
   if (d->drv->io && (!rig__is_lost(d) || d->stop_returned))
     return;
   d->forked = true;                                        /* STOP-20 */
+  /* A parent thread inside a submit at the fork holds the lock for good
+   * here; the child is single-threaded and submits nothing to d, and its
+   * close and mappings' release take the lock. */
+  pthread_mutex_init(&d->submit_lock, NULL);
   unsigned n = atomic_load(&ninherited);
   if (n < MAX_FORKED) {
     inherited[n] = rig_device_retain(d);

@@ -13,11 +13,12 @@
 
 #include "internal.h"
 
+#define NOT_NOTED UINT64_MAX /* above every value (2^47 - 1 at most) */
+
 struct rig__kept {
   void *value;
   rig_keep_release release;
-  uint64_t after;            /* the value to wait for, once noted */
-  bool noted;                /* a move noted after; before, none is known */
+  uint64_t after;            /* the value to wait for; NOT_NOTED until a move notes it */
   struct rig__kept *next;
 };
 
@@ -25,7 +26,7 @@ rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release)
   rig__kept *k = malloc(sizeof *k);
   if (!k)
     return RIG_OUT_OF_MEMORY;
-  *k = (rig__kept){value, release, 0, false, NULL};
+  *k = (rig__kept){value, release, NOT_NOTED, NULL};
   rig__kept *head = atomic_load(&d->kept);
   do
     k->next = head;
@@ -50,10 +51,8 @@ void rig__keep_release(rig_device *d, bool all) {
   while (list) {
     rig__kept *k = list;
     list = list->next;
-    if (!k->noted) { /* RECLAIM-17; a device that took no work waits for none */
-      k->after = submitted;
-      k->noted = true;
-    }
+    if (k->after == NOT_NOTED)
+      k->after = submitted; /* RECLAIM-17; a device that took no work waits for none */
     if (all || d->forked || (!rig__is_lost(d) && reached >= k->after)) { /* STOP-21 */
       let_go(k);
       continue;

@@ -130,8 +130,6 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
                                 size_t nuses, const rig_point *waits, size_t nwaits,
                                 rig_point *out) {
   rig__waits w;
-  if (rig__is_lost(d))
-    return rig__lost_error(d); /* SUBMIT-29; and a forked device's lock may be held for good */
   rig_status st = check_work(d, work);
   if (st != RIG_OK)
     return st;

@@ -1175,6 +1175,16 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   uint8_t byte;
   ok(rig_buffer_get(on_c, 0, &byte, 1));
   assert_int_equal(byte, 3);
+  /* An open after the loss, while a and b still hold the lost VkDevice,
+   * shares none of it: it gets a VkDevice of its own, and works. */
+  rig_device *e = open_dev(",k=2");
+  rig_buffer *on_e;
+  ok(rig_buffer_create(e, 64, &on_e));
+  ok(rig_buffer_fill(on_e, 4, 1));
+  ok(rig_buffer_get(on_e, 0, &byte, 1));
+  assert_int_equal(byte, 4);
+  rig_buffer_release(on_e);
+  close_dev(e);
   rig_buffer_release(on_a);
   rig_buffer_release(on_b);
   rig_buffer_release(on_c);

@@ -2168,7 +2168,8 @@ static void shared_put(vkshared *sh) {
  * so that two opens make one. */
 static int shared_get(vkdev *v, uint32_t index, rig_edge_error *err) {
   for (vkshared *s = v->share ? shared_list : NULL; s; s = s->next)
-    if (s->index == index && s->validate == v->validate && s->pid == getpid()) {
+    if (s->index == index && s->validate == v->validate && s->pid == getpid() &&
+        __atomic_load_n(&s->lost, __ATOMIC_ACQUIRE) == LOST_NONE) { /* a lost one is done */
       s->refs++;
       v->sh = s;
       v->inst = s->inst;
