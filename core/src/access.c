@@ -29,12 +29,11 @@ static rig_status prepare(rig_buffer *b, bool write, const char *fn, unsigned ch
   rig_status st = check(b, write, fn);
   if (st)
     return st;
-  if (!b->alloc->mem.host)
+  if (!(*out = rig__host_bytes(b)))
     return rig__fail(RIG_INVALID, b->dev, 0,
                      "%s: the host does not address %s's memory", fn, b->alloc->dev->name);
   if (rig__stamps_wait(b->alloc, write) != RIG_OK)
     return rig_last_error()->status;
-  *out = (unsigned char *)b->alloc->mem.host + b->offset;
   return RIG_OK;
 }
 
@@ -125,7 +124,7 @@ RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t off, void *dst, size_t n
   if (!dst && n)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_get: dst is NULL");
   rig_status st = b ? in_range(b, off, n, "rig_buffer_get") : RIG_OK;
-  if (!st && b && !b->alloc->mem.host)
+  if (!st && b && !rig__host_bytes(b))
     return staged(b, off, dst, NULL, n, false, "rig_buffer_get");
   if (st || (st = prepare(b, false, "rig_buffer_get", &p)))
     return st;
@@ -139,7 +138,7 @@ RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, si
   if (!src && n)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_put: src is NULL");
   rig_status st = b ? in_range(b, off, n, "rig_buffer_put") : RIG_OK;
-  if (!st && b && !b->alloc->mem.host)
+  if (!st && b && !rig__host_bytes(b))
     return staged(b, off, NULL, src, n, true, "rig_buffer_put");
   if (st || (st = prepare(b, true, "rig_buffer_put", &p)))
     return st;

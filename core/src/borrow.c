@@ -22,6 +22,7 @@ struct rig__borrow {
   rig_edge_alloc map;
   bool mapped;                  /* by the driver: to unmap */
   void *pages;                  /* an io device's pages it maps (MACH-23) */
+  rig_edge_alloc pages_mem;     /* ... as host memory, for the host's moves */
   rig_device *io;               /* ... and that device, retained */
   rig_point until;              /* given back once reached */
   struct rig__borrow *next;     /* the device's retired borrows */
@@ -67,7 +68,8 @@ static rig_status pages_of(const rig_buffer *b, struct rig__borrow *x, rig_edge_
                                     &err)) != RIG_EDGE_OK)
     return rig__fail(RIG_IO, m, b->alloc->bytes, "%s: %s", m->name, err.message); /* ERR-26 */
   x->io = rig_device_retain(m);
-  *as = (rig_edge_alloc){.host = x->pages, .bytes = b->alloc->bytes};
+  x->pages_mem = (rig_edge_alloc){.host = x->pages, .bytes = b->alloc->bytes};
+  *as = x->pages_mem;
   return RIG_OK;
 }
 
@@ -201,4 +203,36 @@ void rig__borrows_release(rig_device *d, bool all) {
       x->next = head;
     while (!atomic_compare_exchange_weak(&d->borrows, &head, x));
   }
+}
+
+/* The memory record r's work uses for b, or NULL where r's work does not
+ * address b's memory as it is. A borrow's mapping was made for its own
+ * device and lives until that device passes its work (STAMP-17), so it is
+ * only ever handed to that device's driver; every other device that runs
+ * work over b gets the allocation's own record: its owner, a peer of the
+ * owner (MACH-17), or a device that runs on the host and so reads only the
+ * record's host address. An io allocation has no host address; its pages,
+ * which a borrow maps, serve a device that runs on the host only where its
+ * work is done before submit returns, while the caller's borrow holds them. */
+const rig_edge_alloc *rig__mem_for(const rig_device *r, const rig_buffer *b) {
+  const rig_device *m = b->alloc->dev;
+  if (r == b->dev)
+    return b->mem;
+  if (r == m || (r->drv == m->drv && r->drv->peer && r->drv->peer(r->h, m->h)))
+    return &b->alloc->mem;
+  if (!rig__runs_on_host(r))
+    return NULL;
+  if (b->alloc->mem.host)
+    return &b->alloc->mem;
+  if (b->borrow && b->borrow->pages && (r->facts.flags & RIG_EDGE_SYNCHRONOUS))
+    return &b->borrow->pages_mem;
+  return NULL;
+}
+
+void *rig__host_bytes(const rig_buffer *b) {
+  if (b->alloc->mem.host)
+    return (unsigned char *)b->alloc->mem.host + b->offset;
+  if (b->borrow && b->borrow->pages)
+    return (unsigned char *)b->borrow->pages + b->offset;
+  return NULL;
 }

@@ -237,9 +237,9 @@ RIG_API rig_kind rig_buffer_kind(const rig_buffer *b) {
 }
 RIG_API bool rig_buffer_dead(const rig_buffer *b) { return !b || rig__buffer_is_dead(b); }
 RIG_API void *rig_buffer_host_address(const rig_buffer *b) {
-  if (!b || !b->alloc->mem.host || rig__buffer_is_dead(b))
+  if (!b || rig__buffer_is_dead(b))
     return NULL;
-  return (char *)b->alloc->mem.host + b->offset;
+  return rig__host_bytes(b);
 }
 
 /* Words are counted from the allocation's first byte, which starts on a

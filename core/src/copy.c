@@ -17,18 +17,9 @@
 
 #include "internal.h"
 
-/* Whether r's work addresses b as it is (see the top of the file). */
-static bool addresses(const rig_device *r, const rig_buffer *b) {
-  const rig_device *m = b->alloc->dev;
-  if (b->dev == r || m == r)
-    return true;
-  if (rig_runs_on_host(r))
-    return b->alloc->mem.host != NULL;
-  return r->drv == m->drv && r->drv->peer && r->drv->peer(r->h, m->h);
-}
-
 static bool can_run(rig_device *r, const rig_buffer *b, uint32_t kind) {
-  return !rig__is_lost(r) && r->facts.part_queue[kind] != RIG_EDGE_NO_QUEUE && addresses(r, b);
+  return !rig__is_lost(r) && r->facts.part_queue[kind] != RIG_EDGE_NO_QUEUE &&
+         rig__mem_for(r, b);
 }
 
 /* The device that runs a part over a (and b), or NULL: a device's own copy
@@ -42,9 +33,10 @@ static rig_device *runner(const rig_buffer *a, const rig_buffer *b, uint32_t kin
   return NULL;
 }
 
-static rig_edge_range range(const rig_buffer *b) {
-  rig_edge_range r = {b->mem, b->offset, b->length};
-  return r;
+/* b as r's work names it: the record r's driver addresses (borrow.c). */
+static rig_edge_range range(const rig_device *r, const rig_buffer *b) {
+  rig_edge_range x = {rig__mem_for(r, b), b->offset, b->length};
+  return x;
 }
 
 static rig_status check_copy(rig_buffer *src, rig_buffer *dst) {
@@ -116,18 +108,18 @@ rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst, ri
  * the bytes are in host memory, or with the point of the device's step
  * that writes them into its memory. */
 static rig_status staged_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
-  unsigned char *s = src->alloc->mem.host, *d = dst->alloc->mem.host;
+  unsigned char *s = rig__host_bytes(src), *d = rig__host_bytes(dst);
   uint64_t n = src->length;
   rig_status st;
   if (s && !d) {
     if ((st = rig__stamps_wait(src->alloc, false)))
       return st;
-    return rig__stage_in(s + src->offset, dst, 0, n, out);
+    return rig__stage_in(s, dst, 0, n, out);
   }
   if (!s && d) {
     if ((st = rig__stamps_wait(dst->alloc, true)))
       return st;
-    return rig__stage_out(src, 0, n, d + dst->offset, out);
+    return rig__stage_out(src, 0, n, d, out);
   }
   void *tmp = malloc(n ? n : 1); /* two devices that map only host memory */
   if (!tmp)
@@ -167,7 +159,7 @@ static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, 
   if (rig__io_memory(src) || rig__io_memory(dst))
     return rig__io_copy(src, dst, out);                         /* docs/io.md */
   rig_device *r = runner(src, dst, RIG_EDGE_PART_COPY);
-  if (!r && (!src->alloc->mem.host || !dst->alloc->mem.host))
+  if (!r && (!rig__host_bytes(src) || !rig__host_bytes(dst)))
     return staged_copy(src, dst, out);
   if (!r)
     return no_runner(src, dst, "rig_buffer_submit_copy");
@@ -176,15 +168,14 @@ static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, 
     for (int i = 0; i < 2; i++)
       if ((st = rig__stamps_wait(uses[i].alloc, uses[i].write)))
         return st;
-    memmove((char *)dst->alloc->mem.host + dst->offset,
-            (char *)src->alloc->mem.host + src->offset, src->length);
+    memmove(rig__host_bytes(dst), rig__host_bytes(src), src->length);
     *out = RIG_POINT_NONE;
     return RIG_OK;
   }
   rig_edge_part part = {.kind = RIG_EDGE_PART_COPY,
                         .queue = r->facts.part_queue[RIG_EDGE_PART_COPY]};
-  part.u.copy.src = range(src);
-  part.u.copy.dst = range(dst);
+  part.u.copy.src = range(r, src);
+  part.u.copy.dst = range(r, dst);
   rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
   return rig__timeline_submit(r, &work, uses, 2, NULL, 0, out);
 }
@@ -223,7 +214,7 @@ static rig_status place_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern
     return no_runner(dst, NULL, "rig_buffer_submit_fill");
   rig_edge_part part = {.kind = RIG_EDGE_PART_FILL,
                         .queue = r->facts.part_queue[RIG_EDGE_PART_FILL]};
-  part.u.fill.dst = range(dst);
+  part.u.fill.dst = range(r, dst);
   part.u.fill.pattern = pattern;
   part.u.fill.pattern_bytes = pattern_bytes;
   rig__use use = {dst->alloc, true, false};

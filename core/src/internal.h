@@ -381,6 +381,13 @@ RIG__HIDDEN void rig__keep_release(rig_device *d, bool all);
 RIG__HIDDEN void rig__borrow_retain(rig__borrow *x);
 /* Drops a buffer's hold on a mapping; the last queues it (STAMP-17). */
 RIG__HIDDEN void rig__borrow_drop(rig__borrow *x);
+/* The memory record r's work uses for b, or NULL where r's work does not
+ * address b as it is: b's own mapping for b's device, the allocation's
+ * record for its owner, a peer of it, or a device that runs on the host. */
+RIG__HIDDEN const rig_edge_alloc *rig__mem_for(const rig_device *r, const rig_buffer *b);
+/* The host's address of b's first byte, or NULL where the host does not
+ * address b: its allocation's, or the io pages a borrow maps (HACC-5). */
+RIG__HIDDEN void *rig__host_bytes(const rig_buffer *b);
 /* Gives back d's mappings of borrows gone whose work is done; all: at its
  * stop (STOP-3, STOP-4). */
 RIG__HIDDEN void rig__borrows_release(rig_device *d, bool all);

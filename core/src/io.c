@@ -24,17 +24,6 @@ static const rig_edge_io *io_of(const rig_buffer *b) { return b->alloc->dev->drv
 
 bool rig__io_memory(const rig_buffer *b) { return b->alloc->dev->drv->io && !b->borrow; }
 
-/* The host address of b's first byte for the host's own move, or NULL:
- * memory the host addresses, or a borrow the host's cores address
- * (io pages borrowed on a memory device, say). */
-static unsigned char *host_of(const rig_buffer *b) {
-  if (b->alloc->mem.host)
-    return (unsigned char *)b->alloc->mem.host + b->offset;
-  if (b->borrow && b->mem->host && rig_runs_on_host(b->dev))
-    return (unsigned char *)b->mem->host + b->offset;
-  return NULL;
-}
-
 /* The file offset of byte off of b. */
 static uint64_t at(const rig_buffer *b, uint64_t off) {
   return b->alloc->mem.address + b->offset + off;
@@ -155,13 +144,11 @@ static rig_status io_to_io(rig_buffer *src, rig_buffer *dst) {
  * is its last point. */
 rig_status rig__io_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
   bool from_io = rig__io_memory(src), to_io = rig__io_memory(dst);
-  unsigned char *s = host_of(src), *d = host_of(dst);
+  /* A borrow the host does not address passes through its memory's own
+   * device's staging, as that memory itself would. */
+  unsigned char *s = rig__host_bytes(src), *d = rig__host_bytes(dst);
   rig_status st;
   *out = RIG_POINT_NONE;
-  if ((!from_io && !s && src->borrow) || (!to_io && !d && dst->borrow))
-    return rig__fail(RIG_INVALID, dst->dev, 0,
-                     "rig_buffer_copy: between io memory and a borrow on %s: copy from the "
-                     "borrowed buffer itself", (src->borrow ? src : dst)->dev->name);
   if ((st = usable(src)) || (st = usable(dst)))
     return st;
   /* What the host's reads and writes follow; a staged step's device waits

@@ -436,23 +436,36 @@ static void run_free(rig_run *r) {
   pthread_mutex_unlock(&s->lock);
 }
 
+/* A buffer d's work cannot address as it is: one of another device that d
+ * does not reach, or whose record is another driver's, such as host memory
+ * a GPU reaches only through a mapping of its own (a borrow). */
+static rig_status foreign(rig_device *d, const rig_buffer *b, const char *what, uint32_t i) {
+  if (!rig_reaches(d, b->alloc->dev))
+    return rig__fail(RIG_INVALID, d, 0, "rig_submit: %s %u is on %s, which %s does not reach",
+                     what, i, b->dev->name, d->name);
+  return rig__fail(RIG_INVALID, d, 0,
+                   "rig_submit: %s %u is on %s, whose memory %s's work does not address as it "
+                   "is: borrow it onto %s", what, i, b->dev->name, d->name, d->name);
+}
+
 /* A buffer as slot i of a submit on d (VALID-13..16). */
 static rig_status check_buffer(rig_device *d, const rig_submission *s, rig_buffer *b,
                                uint32_t i) {
   rig_status st = rig__buffer_usable(b, "rig_submit");
   if (st)
     return st;
-  if (b->dev != d && !rig_reaches(d, b->alloc->dev)) /* copies and fills only, so far */
-    return rig__fail(RIG_INVALID, d, 0, "rig_submit: slot %u is on %s, which %s does not reach",
-                     i, b->dev->name, d->name);
+  if (b->dev != d && (!rig_reaches(d, b->alloc->dev) || !rig__mem_for(d, b)))
+    return foreign(d, b, "slot", i);
   if (s->slot_writes[i] && b->access != RIG_READ_WRITE)
     return rig__fail(RIG_INVALID, d, 0, "rig_submit: slot %u is written through a Read buffer",
                      i);                                   /* VALID-16 */
   return RIG_OK;
 }
 
-static rig_edge_range range_of(rig_buffer *b) {
-  rig_edge_range r = {b->mem, b->offset, b->length};
+/* b as d's work names it (borrow.c's rig__mem_for; check_buffer made
+ * sure there is one). */
+static rig_edge_range range_of(const rig_device *d, rig_buffer *b) {
+  rig_edge_range r = {rig__mem_for(d, b), b->offset, b->length};
   return r;
 }
 
@@ -479,9 +492,10 @@ static rig_status check_grid(rig_device *d, const block *b, uint32_t i) {
 /* The address d's code uses for b: the host's for a device that runs on
  * the host (LAUNCH-5), else the device's. */
 static uint64_t address_of(const rig_device *d, const rig_buffer *b) {
+  const rig_edge_alloc *m = rig__mem_for(d, b);
   if (rig__runs_on_host(d))
-    return (uint64_t)(uintptr_t)b->mem->host + b->offset;
-  return b->mem->address + b->offset;
+    return (uint64_t)(uintptr_t)m->host + b->offset;
+  return m->address + b->offset;
 }
 
 /* A launch part: its grid, its refs' addresses stored in the run's block,
@@ -503,10 +517,10 @@ static rig_status build_launch(rig_run *r, uint32_t i, rig_buffer *const *bufs, 
       rig_buffer *x = ref->fixed ? ref->fixed : bufs[ref->slot];
       if (ref->fixed && (st = rig__buffer_usable(x, "rig_submit")))
         return st;                                            /* VALID-4, VALID-13 */
-      if (ref->fixed && x->dev != d && !rig_reaches(d, x->alloc->dev))
-        return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: fixed buffer of ref %u is on "
-                         "%s", i, k, x->dev->name);         /* VALID-6 */
-      if (!x->mem->host && !x->mem->address)
+      if (ref->fixed && x->dev != d && (!rig_reaches(d, x->alloc->dev) || !rig__mem_for(d, x)))
+        return foreign(d, x, "the fixed buffer of ref", k);  /* VALID-6 */
+      const rig_edge_alloc *m = rig__mem_for(d, x);
+      if (!m->host && !m->address)
         return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: ref %u names memory with no "
                          "address", i, k);                    /* VALID-19 */
       at = address_of(d, x);
@@ -554,15 +568,15 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
     if (rig_buffer_share_byte(src, dst))
       return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u copies between buffers sharing a byte", i);
     e->kind = RIG_EDGE_PART_COPY;
-    e->u.copy.src = range_of(src);
-    e->u.copy.dst = range_of(dst);
+    e->u.copy.src = range_of(d, src);
+    e->u.copy.dst = range_of(d, dst);
     r->uses[(*nuses)++] = (rig__use){src->alloc, false, unordered};
   } else {
     if (dst->length % p->pattern_bytes)
       return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: pattern does not tile slot %u", i,
                        p->dst);
     e->kind = RIG_EDGE_PART_FILL;
-    e->u.fill.dst = range_of(dst);
+    e->u.fill.dst = range_of(d, dst);
     e->u.fill.pattern = p->pattern;
     e->u.fill.pattern_bytes = p->pattern_bytes;
   }

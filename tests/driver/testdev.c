@@ -609,7 +609,9 @@ static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
     return RIG_EDGE_FAULT;
   if (t->half_alloc && atomic_fetch_add(&t->allocs, 1) + 1 == t->half_alloc)
     return rig_edge_fail(err, RIG_EDGE_HALF, "page table half written");
-  if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
+  /* Large allocations start on a page, as a GPU's do, so that other
+   * drivers can borrow them (MACH-23). */
+  if (posix_memalign(&p, bytes >= 65536 ? 4096 : 256, bytes ? bytes : 1) != 0)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: no %llu bytes", (unsigned long long)bytes);
   out->handle = p;
   /* Pinned memory is host memory it maps: the host addresses it. */

@@ -74,6 +74,10 @@ typedef struct stress {
   unsigned nalloc;
   /* Per device, the allocations its work addresses; row ANY: all. */
   unsigned reach[ANY + 1][MAX_ALLOCS], nreach[ANY + 1];
+  /* Per device, its borrow of each allocation of another driver's device
+   * it reaches, or NULL: a GPU's work addresses such memory only through a
+   * mapping of its own, and the seams between drivers are what this tests. */
+  rig_buffer *on[RIG_STRESS_MAX_DEVICES][MAX_ALLOCS];
   rig_submission *sub[RIG_STRESS_MAX_DEVICES][SUBS];
   bool host_launches; /* the host's prepared submissions are launches */
   pthread_barrier_t start;
@@ -87,6 +91,7 @@ typedef struct worker {
   pthread_t thread;
   uint64_t rng;
   rig_buffer *mine[MAX_ALLOCS]; /* this thread's region of each allocation */
+  rig_buffer *mine_on[RIG_STRESS_MAX_DEVICES][MAX_ALLOCS]; /* ... of each borrow */
   uint8_t *model[MAX_ALLOCS];   /* the oracle: what each region must hold */
   uint32_t *writer[MAX_ALLOCS]; /* per byte: the op that wrote it last */
   rig_point *points;            /* per op: its point, where it returned one */
@@ -220,12 +225,16 @@ static bool fail(worker *w, const char *call) {
 
 /* ---- ops ---------------------------------------------------------------------- */
 
-static rig_buffer *view(worker *w, span sp) {
-  rig_buffer *v = NULL;
-  if (rig_buffer_view(w->mine[sp.a], sp.off, sp.len, RIG_READ_WRITE, &v) != RIG_OK)
+/* A view of sp in the allocation itself, or in device d's borrow of it
+ * where d has one (ANY: the allocation). */
+static rig_buffer *view_on(worker *w, unsigned d, span sp) {
+  rig_buffer *v = NULL, *of = d < ANY && w->mine_on[d][sp.a] ? w->mine_on[d][sp.a] : w->mine[sp.a];
+  if (rig_buffer_view(of, sp.off, sp.len, RIG_READ_WRITE, &v) != RIG_OK)
     fail(w, "rig_buffer_view");
   return v;
 }
+
+static rig_buffer *view(worker *w, span sp) { return view_on(w, ANY, sp); }
 
 /* A fill of 1, 2 or 4 bytes' pattern, submitted or blocking (ORDER-15). */
 static bool op_fill(worker *w, uint64_t op, bool blocking) {
@@ -374,7 +383,7 @@ static bool op_prepared(worker *w, uint64_t op) {
     return true;
   bool ok = true;
   for (unsigned i = 0; i < sub_slots[k] && ok; i++)
-    ok = (b[i] = view(w, sp[i])) != NULL;
+    ok = (b[i] = view_on(w, d, sp[i])) != NULL;
   rig_run *r;
   rig_status st = RIG_INVALID;
   const char *call = "rig_submit";
@@ -585,6 +594,15 @@ static rig_status make_submissions(stress *s, unsigned d) {
 
 /* Opens the devices and makes ALLOCS_PER_DEVICE allocations on each, of a
  * region per thread, zeroed; and each device's prepared submissions. */
+/* Whether device d's work may use allocation a: its own, any the host
+ * addresses where d runs on the host, else through a borrow on d. */
+static bool borrow_for(stress *s, unsigned d, unsigned a) {
+  rig_device *on = s->dev[d];
+  if (rig_buffer_device(s->alloc[a]) == on || rig_runs_on_host(on))
+    return true;
+  return rig_buffer_borrow(on, s->alloc[a], &s->on[d][a]) == RIG_OK;
+}
+
 static rig_status set_up(stress *s, uint64_t *rng) {
   const rig_stress_params *p = s->p;
   rig_status st = RIG_OK;
@@ -593,16 +611,24 @@ static rig_status set_up(stress *s, uint64_t *rng) {
     if ((st = open_device(s, i, rng)) == RIG_OK)
       st = make_submissions(s, i);
   for (unsigned a = 0; a < p->devices * ALLOCS_PER_DEVICE && !st; a++) {
-    st = rig_buffer_create(s->dev[a / ALLOCS_PER_DEVICE], p->threads * p->region, &s->alloc[a]);
+    /* 64 KiB at least, so that allocations start on a page and the test
+     * devices borrow the memory devices' (MACH-23). */
+    size_t n = p->threads * p->region < 65536 ? 65536 : p->threads * p->region;
+    st = rig_buffer_create(s->dev[a / ALLOCS_PER_DEVICE], n, &s->alloc[a]);
     if (st == RIG_OK && (st = rig_buffer_fill(s->alloc[a], 0, 1)) == RIG_OK)
       s->nalloc++;
   }
   for (unsigned a = 0; a < s->nalloc; a++) {
     s->reach[ANY][s->nreach[ANY]++] = a;
     for (unsigned d = 0; d < p->devices && !st; d++)
-      if (rig_reaches(s->dev[d], rig_buffer_device(s->alloc[a])))
+      if (rig_reaches(s->dev[d], rig_buffer_device(s->alloc[a])) && borrow_for(s, d, a))
         s->reach[d][s->nreach[d]++] = a;
   }
+  unsigned borrows = 0;
+  for (unsigned d = 0; d < p->devices; d++)
+    for (unsigned a = 0; a < s->nalloc; a++)
+      borrows += s->on[d][a] != NULL;
+  fprintf(s->log, "  %u borrows between devices\n", borrows);
   if (st)
     fprintf(s->log, "stress: set-up: %s: %s\n", rig_status_name(st), rig_last_error()->message);
   return st;
@@ -621,6 +647,9 @@ static bool worker_init(worker *w, stress *s, unsigned id) {
     ok = w->model[a] && w->writer[a] &&
          rig_buffer_view(s->alloc[a], id * p->region, p->region, RIG_READ_WRITE, &w->mine[a]) ==
              RIG_OK;
+    for (unsigned d = 0; d < p->devices && ok; d++)
+      ok = !s->on[d][a] || rig_buffer_view(s->on[d][a], id * p->region, p->region,
+                                           RIG_READ_WRITE, &w->mine_on[d][a]) == RIG_OK;
   }
   return ok;
 }
@@ -628,6 +657,8 @@ static bool worker_init(worker *w, stress *s, unsigned id) {
 static void worker_free(worker *w) {
   for (unsigned a = 0; a < MAX_ALLOCS; a++) {
     rig_buffer_release(w->mine[a]);
+    for (unsigned d = 0; d < RIG_STRESS_MAX_DEVICES; d++)
+      rig_buffer_release(w->mine_on[d][a]);
     free(w->model[a]);
     free(w->writer[a]);
   }
@@ -637,8 +668,11 @@ static void worker_free(worker *w) {
 }
 
 static void tear_down(stress *s) {
-  for (unsigned a = 0; a < s->nalloc; a++)
+  for (unsigned a = 0; a < s->nalloc; a++) {
     rig_buffer_release(s->alloc[a]);
+    for (unsigned d = 0; d < s->p->devices; d++)
+      rig_buffer_release(s->on[d][a]);
+  }
   for (unsigned d = 0; d < s->p->devices; d++) {
     for (unsigned k = 0; k < SUBS; k++)
       rig_submission_release(s->sub[d][k]);

@@ -1,0 +1,286 @@
+/* test_seams.c: where one device's memory meets another device's work.
+ *
+ * Each test here guards a crash, a corruption or a wrong answer found at a
+ * seam: a borrow of io pages copied on the host, a buffer whose memory one
+ * driver owns named in another driver's work, a buffer freed under a host
+ * copy, a submission released while its work still reads it, and calls
+ * that must refuse or assign nothing. Vulkan's parts skip where no Vulkan
+ * device opens.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static char dir[256];
+static char path[300];
+
+static int setup(void **state) {
+  (void)state;
+  const char *t = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/rig-seams-XXXXXX", t && *t ? t : "/tmp");
+  if (!mkdtemp(dir))
+    return -1;
+  snprintf(path, sizeof path, "%s/f", dir);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  unlink(path);
+  rmdir(dir);
+  return 0;
+}
+
+static unsigned char pat(size_t i, unsigned seed) { return (unsigned char)(i * 13 + seed); }
+
+static void put_pattern(rig_buffer *b, unsigned seed) {
+  size_t n = rig_buffer_length(b);
+  unsigned char *x = malloc(n);
+  for (size_t i = 0; i < n; i++)
+    x[i] = pat(i, seed);
+  ok(rig_buffer_put(b, 0, x, n));
+  free(x);
+}
+
+static bool has_pattern(rig_buffer *b, unsigned seed) {
+  size_t n = rig_buffer_length(b);
+  unsigned char *x = malloc(n);
+  ok(rig_buffer_get(b, 0, x, n));
+  bool same = true;
+  for (size_t i = 0; i < n && same; i++)
+    same = x[i] == pat(i, seed);
+  free(x);
+  return same;
+}
+
+/* An io device over a new file of n bytes. */
+static rig_device *open_file(size_t n) {
+  rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE, .size = n};
+  rig_device *d = NULL;
+  ok(rig_open_io(&o, &d));
+  return d;
+}
+
+/* The Vulkan device name, opened; NULL (the caller skips) where none opens. */
+static rig_device *open_vulkan(const char *name) {
+  rig_device *v = NULL;
+  return rig_open(name, &v) == RIG_OK ? v : NULL;
+}
+
+/* ---- io pages borrowed ------------------------------------------------- */
+
+/* A borrow of io pages onto the host is host memory: the host's copies,
+ * gets and puts move its bytes through the pages, which are the file's,
+ * and it has a host address. (It was a SIGSEGV: the copy took the io
+ * allocation's host address, which is NULL.) */
+static void io_pages_borrowed_on_the_host(void **state) {
+  (void)state;
+  rig_device *io = open_file(2 * 4096);
+  rig_buffer *f, *on_host, *h = create_ok(rig_host(), 4096), *h2 = create_ok(rig_host(), 4096);
+  ok(rig_buffer_of_io(io, 4096, 4096, &f));
+  put_pattern(f, 3);
+  ok(rig_buffer_borrow(rig_host(), f, &on_host));
+  assert_non_null(rig_buffer_host_address(on_host));
+  ok(rig_buffer_copy(on_host, h));                         /* out of the pages */
+  assert_true(has_pattern(h, 3));
+  assert_true(has_pattern(on_host, 3));                    /* a get through them */
+  put_pattern(h2, 9);
+  ok(rig_buffer_copy(h2, on_host));                        /* into them */
+  assert_true(has_pattern(f, 9));
+  put_pattern(on_host, 11);                                /* a put through them */
+  assert_true(has_pattern(f, 11));
+  rig_point p;
+  ok(rig_buffer_submit_copy(on_host, h, &p));              /* with a host value (TL-3) */
+  ok(rig_point_wait(p));
+  assert_true(has_pattern(h, 11));
+  rig_buffer_release(on_host);
+  rig_buffer_release(f);
+  rig_buffer_release(h);
+  rig_buffer_release(h2);
+  close_release(io);
+}
+
+/* Gets and puts through a borrow of io pages work on every device that
+ * borrows them: the pages are host memory whichever device maps them
+ * (it was "cannot map N bytes of staging"). */
+static void io_pages_get_put_through_borrows_anywhere(void **state) {
+  (void)state;
+  rig_device *io = open_file(4096);
+  rig_device *devs[3] = {open_ok("test:seams-pages,delay_us=20"), open_ok("memory:seams-pages"),
+                         open_vulkan("vulkan:0")};
+  rig_buffer *f;
+  ok(rig_buffer_of_io(io, 0, 4096, &f));
+  for (int i = 0; i < 3; i++) {
+    if (!devs[i])
+      continue;
+    rig_buffer *b;
+    ok(rig_buffer_borrow(devs[i], f, &b));
+    put_pattern(b, 20 + i);
+    assert_true(has_pattern(f, 20 + i));
+    put_pattern(f, 30 + i);
+    assert_true(has_pattern(b, 30 + i));
+    rig_buffer_release(b);
+  }
+  rig_buffer_release(f);
+  for (int i = 0; i < 3; i++)
+    if (devs[i])
+      close_release(devs[i]);
+  close_release(io);
+}
+
+/* A copy between io memory and a borrow whose memory the host does not
+ * address passes through that memory's staging, as a copy of the memory
+ * itself does (it was refused: "copy from the borrowed buffer itself"). */
+static void io_memory_to_a_borrow_the_host_does_not_address(void **state) {
+  (void)state;
+  rig_device *io = open_file(4096);
+  rig_device *g = open_ok("test:seams-g,host=0,delay_us=20");
+  rig_device *t = open_ok("test:seams-t,delay_us=20");
+  rig_buffer *f, *b, *on_t;
+  ok(rig_buffer_of_io(io, 0, 4096, &f));
+  ok(rig_buffer_create(g, 4096, &b));
+  ok(rig_buffer_borrow(t, b, &on_t));                      /* a peer's memory */
+  put_pattern(f, 5);
+  ok(rig_buffer_copy(f, on_t));
+  assert_true(has_pattern(b, 5));
+  put_pattern(b, 6);
+  ok(rig_buffer_copy(on_t, f));
+  assert_true(has_pattern(f, 6));
+  rig_buffer_release(on_t);
+  rig_buffer_release(b);
+  rig_buffer_release(f);
+  close_release(t);
+  close_release(g);
+  close_release(io);
+}
+
+/* ---- one driver's memory in another driver's work ---------------------- */
+
+/* A copy that the memory's owner runs through a borrow on another device
+ * names the owner's own record, never the borrowing driver's mapping: with
+ * Vulkan owning the memory and the borrow on a test device (a SIGSEGV), and
+ * with a test device owning it and the borrow on Vulkan (the test device
+ * wrote into Vulkan's record). */
+static void copy_through_a_borrow_names_the_runners_record(void **state) {
+  (void)state;
+  rig_device *v = open_vulkan("vulkan:0");
+  if (!v)
+    skip();
+  rig_device *t = open_ok("test:seams-borrow,delay_us=20");
+  rig_device *owners[2] = {v, t}, *borrowers[2] = {t, v};
+  for (int i = 0; i < 2; i++) {
+    rig_buffer *mem = create_ok(owners[i], 65536), *peer = create_ok(owners[i], 65536), *on;
+    ok(rig_buffer_borrow(borrowers[i], mem, &on));
+    put_pattern(peer, 40 + i);
+    ok(rig_buffer_copy(peer, on));                         /* the owner runs it */
+    assert_true(has_pattern(mem, 40 + i));
+    put_pattern(mem, 50 + i);
+    ok(rig_buffer_copy(on, peer));
+    assert_true(has_pattern(peer, 50 + i));
+    ok(rig_buffer_fill(on, 0x01010101u * (unsigned)(60 + i), 4));
+    unsigned char x[8];
+    ok(rig_buffer_get(mem, 100, x, sizeof x));
+    assert_int_equal(x[0], 60 + i);
+    rig_buffer_release(on);
+    rig_buffer_release(mem);
+    rig_buffer_release(peer);
+  }
+  close_release(t);
+  close_release(v);
+}
+
+/* A borrow on a memory device, written by a copy that a peer of the
+ * memory's owner runs (a test device whose memory the host does not
+ * address, so the memory device cannot run it), and released at once: the
+ * copy names the owner's record, not the borrow's mapping, which goes back
+ * when the memory device passes its own work (it was a use after free that
+ * lost the copy's bytes). */
+static void a_borrow_released_under_a_peers_copy(void **state) {
+  (void)state;
+  rig_device *t = open_ok("test:seams-late,delay_us=50");
+  rig_device *g = open_ok("test:seams-late-g,host=0,delay_us=300");
+  rig_device *m = open_ok("memory:seams-late");
+  for (int round = 0; round < 40; round++) {
+    rig_buffer *mem = create_ok(t, 65536), *src = create_ok(g, 65536), *on;
+    put_pattern(src, (unsigned)round);
+    ok(rig_buffer_borrow(m, mem, &on));
+    rig_point p;
+    ok(rig_buffer_submit_copy(src, on, &p));
+    rig_device *runner = rig_point_device(p);
+    assert_ptr_equal(runner, g);                           /* the peer runs it */
+    rig_device_release(runner);
+    rig_buffer_release(on);
+    ok(rig_free_cache(m));                                 /* gives back passed mappings */
+    ok(rig_point_wait(p));
+    assert_true(has_pattern(mem, (unsigned)round));
+    rig_buffer_release(mem);
+    rig_buffer_release(src);
+  }
+  close_release(m);
+  close_release(g);
+  close_release(t);
+}
+
+/* A host or memory-device buffer named in a Vulkan submission as it is,
+ * not borrowed, is RIG_INVALID: Vulkan's work addresses host memory only
+ * through a mapping of its own (it was a SIGSEGV in the queue thread). Its
+ * borrow is admitted, and the work writes the host's bytes. */
+static void a_foreign_buffer_in_another_drivers_submission(void **state) {
+  (void)state;
+  rig_device *v = open_vulkan("vulkan:0");
+  if (!v)
+    skip();
+  rig_device *m = open_ok("memory:seams-foreign");
+  rig_part fill = {.kind = RIG_PART_FILL, .dst = 0, .pattern = 0x5a5a5a5au, .pattern_bytes = 4};
+  rig_submission *s;
+  ok(rig_submission_make(v, &fill, 1, &s));
+  rig_buffer *bufs[2] = {create_ok(rig_host(), 65536), create_ok(m, 65536)};
+  for (int i = 0; i < 2; i++) {
+    rig_run *r;
+    rig_point p;
+    ok(rig_submission_take(s, &r));
+    assert_int_equal(rig_submit(r, &bufs[i], 1, NULL, 0, &p), RIG_INVALID);
+    assert_non_null(strstr(rig_last_error()->message, "borrow it onto"));
+    rig_buffer *on;
+    ok(rig_buffer_borrow(v, bufs[i], &on));
+    ok(rig_submission_take(s, &r));
+    ok(rig_submit(r, &on, 1, NULL, 0, &p));
+    ok(rig_point_wait(p));
+    unsigned char x[4];
+    ok(rig_buffer_get(bufs[i], 65532, x, 4));
+    assert_int_equal(x[0], 0x5a);
+    rig_buffer_release(on);
+  }
+  rig_submission_release(s);
+  rig_buffer_release(bufs[0]);
+  rig_buffer_release(bufs[1]);
+  close_release(m);
+  close_release(v);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(io_pages_borrowed_on_the_host, setup, teardown),
+      cmocka_unit_test_setup_teardown(io_pages_get_put_through_borrows_anywhere, setup, teardown),
+      cmocka_unit_test_setup_teardown(io_memory_to_a_borrow_the_host_does_not_address, setup,
+                                      teardown),
+      cmocka_unit_test(copy_through_a_borrow_names_the_runners_record),
+      cmocka_unit_test(a_borrow_released_under_a_peers_copy),
+      cmocka_unit_test(a_foreign_buffer_in_another_drivers_submission),
+  };
+  const char *only = getenv("RIG_TEST_ONLY"); /* one test, by name pattern */
+  if (only && *only)
+    cmocka_set_test_filter(only);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
