@@ -374,6 +374,12 @@ RIG__HIDDEN void rig__pool_launch(void *fn, const void *params, uint64_t groups,
 /* ---- kept values (keep.c) ---- */
 /* Queues a released submission's kept value on d. */
 RIG__HIDDEN rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release);
+/* The same in two steps, for a caller that must not fail when it queues: a
+ * record made ahead (NULL when out of memory), and its queueing, which
+ * takes it. */
+RIG__HIDDEN rig__kept *rig__keep_new(void);
+RIG__HIDDEN void rig__keep_push(rig_device *d, rig__kept *k, void *value,
+                                rig_keep_release release);
 /* Lets go of d's kept values whose work is done; all: at d's stop. */
 RIG__HIDDEN void rig__keep_release(rig_device *d, bool all);
 

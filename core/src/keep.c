@@ -22,15 +22,21 @@ struct rig__kept {
   struct rig__kept *next;
 };
 
-rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release) {
-  rig__kept *k = malloc(sizeof *k);
-  if (!k)
-    return RIG_OUT_OF_MEMORY;
+rig__kept *rig__keep_new(void) { return malloc(sizeof(rig__kept)); }
+
+void rig__keep_push(rig_device *d, rig__kept *k, void *value, rig_keep_release release) {
   *k = (rig__kept){value, release, NOT_NOTED, NULL};
   rig__kept *head = atomic_load(&d->kept);
   do
     k->next = head;
   while (!atomic_compare_exchange_weak(&d->kept, &head, k));
+}
+
+rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release) {
+  rig__kept *k = rig__keep_new();
+  if (!k)
+    return RIG_OUT_OF_MEMORY;
+  rig__keep_push(d, k, value, release);
   return RIG_OK;
 }
 

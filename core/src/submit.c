@@ -44,6 +44,10 @@ struct rig_submission {
   void *keep;                    /* rig_submission_keep */
   rig_keep_release keep_release;
   uint8_t *slot_writes;          /* per slot: written by a part */
+  /* Made with the submission, so that its release queues without failing:
+   * the program's kept value, and the submission's own memory, which the
+   * work it submitted may still read (RUN-8). */
+  rig__kept *keep_node, *memory_node;
   pthread_mutex_t lock;          /* the run pool */
   /* One free run outside the list: a take and a free of it cost one
    * exchange each, not a lock and an unlock (P1). */
@@ -267,13 +271,26 @@ static bool copy_parts(rig_submission *s, const rig_part *parts, size_t n) {
   return true;
 }
 
-static void free_submission(rig_submission *s) {
+/* Lets go of the images and fixed buffers the parts hold: each returns its
+ * memory only once the work that uses it is done, by its own stamps and
+ * kept values (RUN-8). */
+static void release_holds(rig_submission *s) {
   for (uint32_t i = 0; s->block_of && i < s->nparts; i++)
     if (s->block_of[i] != UINT32_MAX) {
       rig_image_release(rig_function_image(s->parts[i].function));
       for (uint32_t k = 0; k < s->parts[i].nrefs; k++)
         rig_buffer_release(s->parts[i].refs[k].fixed);
     }
+}
+
+/* The submission's own memory: parts, words, refs, runs. */
+static void free_submission(rig_submission *s) {
+  for (rig_run *r = s->all_runs, *next; r; r = next) {
+    next = r->next_all;
+    run_destroy(r);
+  }
+  free(s->keep_node);
+  free(s->memory_node);
   free(s->parts);
   free(s->words);
   free(s->ref_array);
@@ -299,9 +316,12 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
   rig_submission *s = calloc(1, sizeof *s);
   if (s)
     s->nparts = (uint32_t)n;
-  if (!s || !copy_parts(s, parts, n) || !(s->slot_writes = calloc(nslots + 1, 1))) {
-    if (s)
+  if (!s || !copy_parts(s, parts, n) || !(s->slot_writes = calloc(nslots + 1, 1)) ||
+      !(s->keep_node = rig__keep_new()) || !(s->memory_node = rig__keep_new())) {
+    if (s) {
+      release_holds(s);
       free_submission(s);
+    }
     return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), n * sizeof *parts,
                      "rig_submission_make: out of memory");
   }
@@ -334,19 +354,26 @@ RIG_API rig_status rig_submission_keep(rig_submission *s, void *value, rig_keep_
   return RIG_OK;
 }
 
+static void free_later(void *v) { free_submission(v); }
+
+/* The last release queues the kept value and the submission's memory on
+ * its device: both go once the work submitted there until the next move
+ * of its memory is done (RUN-8, RECLAIM-17), or at its stop. A driver may
+ * read a part's words and blocks until its work runs. */
 RIG_API void rig_submission_release(rig_submission *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
     return;
-  if ((s->keep || s->keep_release) &&
-      rig__keep_queue(s->dev, s->keep, s->keep_release) != RIG_OK && s->keep_release)
-    s->keep_release(s->keep); /* no memory to queue it: let it go now */
-  for (rig_run *r = s->all_runs, *next; r; r = next) {
-    next = r->next_all;
-    run_destroy(r);
+  rig_device *d = s->dev;
+  if (s->keep || s->keep_release) {
+    rig__keep_push(d, s->keep_node, s->keep, s->keep_release);
+    s->keep_node = NULL;                     /* the queue owns it now */
   }
+  release_holds(s);
   pthread_mutex_destroy(&s->lock);
-  rig_device_release(s->dev);
-  free_submission(s);
+  rig__kept *node = s->memory_node;
+  s->memory_node = NULL;
+  rig__keep_push(d, node, s, free_later);
+  rig_device_release(d);
 }
 
 RIG_API uint32_t rig_submission_slots(const rig_submission *s) { return s ? s->nslots : 0; }
