@@ -40,7 +40,12 @@ RIG__HIDDEN bool rig__inside_lock(void);
  * starts with it. */
 RIG__HIDDEN extern _Thread_local int rig__held __attribute__((tls_model("initial-exec")));
 RIG__HIDDEN rig_status rig__inside_lock_fail(const char *fn);
+/* Set once this thread's call has assigned a value (timeline.c): from
+ * then on the call is not interruptible (rig__interrupted, DOM-10). Every
+ * call that may wait starts with rig__may_lock, which clears it. */
+RIG__HIDDEN extern _Thread_local bool rig__assigned __attribute__((tls_model("initial-exec")));
 static inline rig_status rig__may_lock(const char *fn) {
+  rig__assigned = false;
   return __builtin_expect(rig__held == 0, 1) ? RIG_OK : rig__inside_lock_fail(fn);
 }
 /* Run by a driver callback or hook: counts as holding a lock (DOM-12). */
@@ -96,6 +101,10 @@ RIG__HIDDEN rig__pstate rig__point_state(rig_point p, bool *stopped);
 /* Releases d's submitted work to the device before a wait for value v
  * (TL-9, TL-15); block=false only tries, as a lock-free call must. */
 RIG__HIDDEN void rig__commit(rig_device *d, uint64_t v, bool block);
+/* RIG_INVALID, as fn, for a point no device was given: a slot out of
+ * range, or a value its device has not been given yet (a wait on it would
+ * never end, or end at some later unrelated work). */
+RIG__HIDDEN rig_status rig__point_check(rig_point p, const char *fn);
 /* Waits for p on the host (no lock held). */
 RIG__HIDDEN rig_status rig__point_wait(rig_point p);
 

@@ -13,6 +13,7 @@
 /* initial-exec: a load, not a call to __tls_get_addr, on every call of rig's */
 _Thread_local int rig__held __attribute__((tls_model("initial-exec")));
 #define held rig__held
+_Thread_local bool rig__assigned __attribute__((tls_model("initial-exec")));
 
 void rig__lock(pthread_mutex_t *m) {
   pthread_mutex_lock(m);
@@ -41,7 +42,12 @@ RIG_API void rig_set_wait_hook(rig_wait_hook h, void *ctx) {
   atomic_store(&hook, h);
 }
 
+/* A call that has assigned a value waits for its own work to the end: an
+ * interrupted call assigns no value and leaves no work behind (DOM-10).
+ * Its wait still ends at a loss, and the hang clock bounds it. */
 bool rig__interrupted(void) {
+  if (rig__assigned)
+    return false;
   rig_wait_hook h = atomic_load(&hook);
   return h && h(atomic_load(&hook_ctx)) != 0;
 }

@@ -176,6 +176,25 @@ static void wait_slice(rig_device *d, uint64_t v) {
     rig__signaled_raise(d, v); /* the wait says v is reached: no read to learn it again */
 }
 
+rig_status rig__point_check(rig_point p, const char *fn) {
+  uint32_t s = rig_point_slot(p);
+  uint64_t v = rig_point_value(p);
+  rig__slot *r = rig__slot_of(s);
+  if (!r)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: point of no device", fn);
+  rig_device *d = device_of(s, v);
+  if (!d)
+    return v > r->high && !dropped_of(r, v)
+               ? rig__fail(RIG_INVALID, NULL, 0, "%s: point of no device", fn)
+               : RIG_OK;
+  rig_status st = RIG_OK;
+  if (v > atomic_load(&d->submitted))
+    st = rig__fail(RIG_INVALID, d, 0, "%s: %s has not been given value %llu", fn, d->name,
+                   (unsigned long long)v);
+  rig_device_release(d);
+  return st;
+}
+
 rig_status rig__point_wait(rig_point p) {
   uint32_t s = rig_point_slot(p);
   uint64_t v = rig_point_value(p);

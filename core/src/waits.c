@@ -55,6 +55,9 @@ rig_status rig__waits_gather(rig__waits *w, rig_device *d, const rig__use *uses,
   w->overflow = false;
   for (size_t i = 0; i < nwaits; i++) {
     bool stopped;
+    rig_status st = rig__point_check(waits[i], "rig_submit: a wait");
+    if (st)
+      return st;                                           /* before any value */
     switch (rig__point_state(waits[i], &stopped)) {
     case RIG__DROPPED:
       return RIG_LOST;                                     /* SUBMIT-31 */

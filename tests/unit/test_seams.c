@@ -310,6 +310,100 @@ static void run_8_a_released_submissions_words_stay(void **state) {
   close_release(t);
 }
 
+/* ---- interrupted calls assign nothing ---------------------------------- */
+
+static int always(void *ctx) {
+  (void)ctx;
+  return 1;
+}
+
+/* DOM-10: a blocking copy or fill whose own work a device has taken is no
+ * longer interruptible: it returns once the bytes are there, RIG_OK, never
+ * RIG_INTERRUPTED with a value assigned and the destination written later
+ * (it returned RIG_INTERRUPTED after assigning one). */
+static void dom_10_no_interruption_after_a_value(void **state) {
+  (void)state;
+  rig_device *g = open_ok("test:seams-intr,host=0,delay_us=20000");
+  rig_buffer *h = create_ok(rig_host(), 4096), *b = create_ok(g, 4096);
+  put_pattern(h, 77);
+  rig_set_wait_hook(always, NULL);
+  uint64_t before = rig_submitted(g);
+  rig_status copied = rig_buffer_copy(h, b);               /* staged: the device's step */
+  uint64_t after_copy = rig_submitted(g);
+  rig_status filled = rig_buffer_fill(b, 0x11223344u, 4);
+  rig_set_wait_hook(NULL, NULL);
+  assert_int_equal(copied, RIG_OK);
+  assert_true(after_copy > before);
+  assert_int_equal(filled, RIG_OK);
+  unsigned char x[4];
+  ok(rig_buffer_get(b, 0, x, 4));
+  assert_int_equal(x[0], 0x44);
+  rig_buffer_release(h);
+  rig_buffer_release(b);
+  close_release(g);
+}
+
+/* DOM-10 from the other side: a copy interrupted while it waits on the host
+ * for another device's work, before its device takes a value, returns
+ * RIG_INTERRUPTED having assigned none and written nothing. */
+static void dom_10_interrupted_before_a_value(void **state) {
+  (void)state;
+  rig_device *slow = open_ok("test:seams-slow,delay_us=300000");
+  rig_device *g = open_ok("test:seams-hostwait,waits=0,delay_us=10");
+  rig_buffer *x = create_ok(slow, 4096), *y = create_ok(g, 4096);
+  ok(rig_buffer_fill(y, 0, 1));
+  rig_point p;
+  ok(rig_buffer_submit_fill(x, 0x01010101u, 4, &p));     /* 300 ms of work */
+  uint64_t before = rig_submitted(g);
+  rig_set_wait_hook(always, NULL);
+  rig_status st = rig_buffer_copy(x, y);
+  rig_set_wait_hook(NULL, NULL);
+  assert_int_equal(st, RIG_INTERRUPTED);
+  assert_int_equal(rig_submitted(g), before);
+  unsigned char b[4];
+  ok(rig_buffer_get(y, 0, b, 4));
+  assert_int_equal(b[0], 0);
+  ok(rig_point_wait(p));
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  close_release(g);
+  close_release(slow);
+}
+
+/* A submit's waits name points that exist: a value its own device, or
+ * another, has not been given, or a slot of no device, is RIG_INVALID and
+ * assigns no value, as rig_point_wait refuses them (the work ran without
+ * following them, RIG_OK). */
+static void submit_waits_on_points_not_given(void **state) {
+  (void)state;
+  rig_device *t = open_ok("test:seams-waits,delay_us=10"), *u = open_ok("memory:seams-waits");
+  rig_part fill = rig_part_fill(0, 0x5a5a5a5au, 4);
+  rig_submission *s;
+  ok(rig_submission_make(t, &fill, 1, &s));
+  rig_buffer *b = create_ok(t, 64);
+  rig_point bad[3] = {rig_point_make(slot_of(t), rig_submitted(t) + 1),
+                      rig_point_make(slot_of(u), rig_submitted(u) + 5),
+                      rig_point_make(UINT32_MAX >> 8, 1)};
+  for (int i = 0; i < 3; i++) {
+    uint64_t before = rig_submitted(t);
+    rig_run *r;
+    rig_point p;
+    assert_int_equal(rig_point_wait(bad[i]), RIG_INVALID);
+    ok(rig_submission_take(s, &r));
+    assert_int_equal(rig_submit(r, &b, 1, &bad[i], 1, &p), RIG_INVALID);
+    assert_int_equal(rig_submitted(t), before);
+  }
+  rig_run *r;
+  rig_point p, fine = rig_point_make(slot_of(t), rig_submitted(t));
+  ok(rig_submission_take(s, &r));
+  ok(rig_submit(r, &b, 1, &fine, 1, &p));                  /* a point given is fine */
+  ok(rig_point_wait(p));
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(u);
+  close_release(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(io_pages_borrowed_on_the_host, setup, teardown),
@@ -320,6 +414,9 @@ int main(void) {
       cmocka_unit_test(a_borrow_released_under_a_peers_copy),
       cmocka_unit_test(a_foreign_buffer_in_another_drivers_submission),
       cmocka_unit_test(run_8_a_released_submissions_words_stay),
+      cmocka_unit_test(dom_10_no_interruption_after_a_value),
+      cmocka_unit_test(dom_10_interrupted_before_a_value),
+      cmocka_unit_test(submit_waits_on_points_not_given),
   };
   const char *only = getenv("RIG_TEST_ONLY"); /* one test, by name pattern */
   if (only && *only)

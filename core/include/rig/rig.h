@@ -265,7 +265,12 @@ RIG_API rig_status rig_free_cache(rig_device *d);
 /* ---- hooks ----------------------------------------------------------------- */
 
 /* Called at least every 200 ms while a call blocks; non-zero ends the wait
- * with RIG_INTERRUPTED (DOM-9). It runs inside no lock of rig's. */
+ * with RIG_INTERRUPTED (DOM-9). It runs inside no lock of rig's. An
+ * interrupted call has assigned no value and changed nothing (DOM-10): so a
+ * blocking call that has handed its own work to a device (rig_buffer_copy,
+ * rig_buffer_fill, and a get or put through staging) no longer asks the
+ * hook, and waits for that work to the end, which only the device's loss
+ * or its hang bound cuts short. Before that point, it is interruptible. */
 typedef int (*rig_wait_hook)(void *ctx);
 /* Sets the process's wait hook (NULL: none). Lock-free. */
 RIG_API void rig_set_wait_hook(rig_wait_hook hook, void *ctx);
