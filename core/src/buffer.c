@@ -80,6 +80,7 @@ static inline __attribute__((always_inline)) rig_buffer *reuse(rig_buffer *b, ri
   b->dev = d;
   b->offset = 0;
   b->length = n;
+  a->length = n;
   b->access = RIG_READ_WRITE;
   b->gen = atomic_load_explicit(&a->gen, memory_order_relaxed);
   b->mem = &a->mem;

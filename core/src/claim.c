@@ -127,7 +127,8 @@ RIG_API rig_status rig_claim_consume(rig_claim *c, rig_buffer **out) {
     return rig__fail(RIG_INVALID, c->buffer->dev, 0,
                      "rig_claim_consume: %u claims: another reads the memory",
                      atomic_load(&a->claims));                     /* PRE-25 */
-  rig_buffer *fresh = rig__buffer_new(a, a->dev, 0, a->bytes, RIG_READ_WRITE);
+  /* The memory as create gave it: its length, not its rounding to words. */
+  rig_buffer *fresh = rig__buffer_new(a, a->dev, 0, a->length, RIG_READ_WRITE);
   if (!fresh)
     return rig__fail(RIG_OUT_OF_MEMORY, a->dev, 0, "rig_claim_consume: out of memory");
   atomic_fetch_add(&a->refs, 1);

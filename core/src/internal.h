@@ -247,6 +247,7 @@ typedef struct rig__alloc {
   rig_device *dev;             /* the device that holds the memory */
   rig_kind kind;
   uint64_t bytes;              /* what create asked, rounded to words */
+  uint64_t length;             /* what create asked: a consume's buffer */
   uint64_t charge;             /* what counts in the budget */
   rig_edge_alloc mem;
   pthread_mutex_t lock;        /* stamps */

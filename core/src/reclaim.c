@@ -391,6 +391,7 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
     atomic_fetch_add(&d->live_allocs, 1);
   }
   rig__stamps_clear(a);
+  a->length = n;
   a->keepable = kind == RIG_KIND_DEVICE && !d->drv->io &&
                 !(d->is_host && a->charge < RIG__HOST_KEEP_MIN); /* RECLAIM-11, 12, 47 */
   atomic_store(&a->refs, 1);
@@ -412,6 +413,7 @@ rig_status rig__alloc_adopt(rig_device *d, uint64_t address, uint64_t n, rig__al
   a->dev = d;
   a->kind = RIG_KIND_DEVICE;
   a->bytes = n;
+  a->length = n;
   a->mem.address = address;
   a->adopted = true;                                  /* charge 0, not keepable */
   atomic_store(&a->refs, 1);
@@ -469,6 +471,9 @@ RIG_API rig_status rig_free_cache(rig_device *d) {
     return st;
   if (!d)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_free_cache: device is NULL");
+  /* Holds first (RECLAIM-20): memory a released hold frees then drains
+   * with the rest, in this call, not the next. */
+  rig__holds_release();
   rig__mags_drain(d);
   before_move(d);
   rig__staging_release(d, false);                     /* RECLAIM-72 */

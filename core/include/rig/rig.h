@@ -445,7 +445,8 @@ RIG_API rig_status rig_claim_with(rig_buffer *b, rig_claim_fn fn, void *ctx);
 RIG_API bool rig_claim_only(const rig_claim *c);
 /* Consumes the memory c holds exclusive as its only claim: every buffer
  * made over it until now is dead from now on (PRE-26), and *out, a new
- * buffer over the whole allocation with its stamps, takes the donor's
+ * buffer over the whole allocation (the bytes its create asked for, not
+ * their rounding to words) with its stamps, takes the donor's
  * result. RIG_INVALID unless c is rig_claim_with's claim, on its thread,
  * and the only one. */
 RIG_API rig_status rig_claim_consume(rig_claim *c, rig_buffer **out);
