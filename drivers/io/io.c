@@ -46,6 +46,8 @@ typedef struct io_dev {
   span *free;             /* released ranges, reused first-fit */
   _Atomic uint64_t fault; /* 1 + the offset of the first page lost under
                              a mapping (fault.c), or 0 */
+  _Atomic int pages_errno; /* a failed msync of returned pages, for the
+                              next io_sync: the kernel told it only once */
 } io_dev;
 
 static int io_errno(rig_edge_error *err, const char *what, int e) {
@@ -146,6 +148,10 @@ static int io_open(const char *args, void **out, rig_edge_error *err) {
   if (rig_edge_io_args_parse(args, &a) != RIG_EDGE_OK)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
                          "io: an io library; open it with rig_open_io");
+  const uint32_t known = RIG_EDGE_IO_CREATE | RIG_EDGE_IO_READ_ONLY | RIG_EDGE_IO_DURABLE;
+  if (a.flags & ~known) /* a flag it would drop */
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "io: %s: unknown flags 0x%x", a.target,
+                         a.flags & ~known);
   if ((a.flags & RIG_EDGE_IO_CREATE) && (a.flags & RIG_EDGE_IO_READ_ONLY))
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "io: %s: create and read-only", a.target);
   if (a.size > (uint64_t)LLONG_MAX)
@@ -291,9 +297,11 @@ static int io_read(void *h, uint64_t offset, void *dst, uint64_t bytes, rig_edge
 
 static int io_sync(void *h, rig_edge_error *err) {
   io_dev *d = h;
-  int r = faulted(d, err);
+  int r = faulted(d, err), e;
   if (r == RIG_EDGE_OK && fdatasync(d->fd) != 0) /* pages written through mappings too */
     return io_errno(err, "io: fdatasync", errno);
+  if (r == RIG_EDGE_OK && (e = atomic_exchange(&d->pages_errno, 0)))
+    return io_errno(err, "io: msync of a borrow's pages", e);
   return r;
 }
 
@@ -377,20 +385,21 @@ static int io_pages(void *h, uint64_t offset, uint64_t bytes, void **out, rig_ed
   return RIG_EDGE_OK;
 }
 
-/* The pages go back; a durable device's are on disk first (msync). */
+/* The pages go back; a durable device's are on disk first (msync), and
+ * a failure waits for the next io_sync, core having no caller to tell. */
 static int io_unpages(void *h, void *host, uint64_t bytes, rig_edge_error *err) {
   io_dev *d = h;
   int e = 0;
-  if ((d->flags & RIG_EDGE_IO_DURABLE) && !atomic_load(&d->fault) &&
-      msync(host, bytes ? bytes : 1, MS_SYNC) != 0)
-    e = errno;
+  if ((d->flags & RIG_EDGE_IO_DURABLE) && !(d->flags & RIG_EDGE_IO_READ_ONLY) &&
+      !atomic_load(&d->fault) && msync(host, bytes ? bytes : 1, MS_SYNC) != 0) {
+    int none = 0;
+    atomic_compare_exchange_strong(&d->pages_errno, &none, errno);
+  }
   io_fault_unwatch(host);
-  if (munmap(host, bytes ? bytes : 1) != 0 && !e)
+  if (munmap(host, bytes ? bytes : 1) != 0)
     e = errno;
   int r = faulted(d, err);
-  if (r == RIG_EDGE_OK && e)
-    return io_errno(err, "io: msync", e);
-  return r;
+  return r == RIG_EDGE_OK && e ? io_errno(err, "io: munmap", e) : r;
 }
 
 /* What the file system lets creates reserve: its free bytes, none for a

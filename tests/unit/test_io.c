@@ -5,7 +5,8 @@
  *
  * Rules: PRE-6 OPEN-37 MACH-19 MACH-23 PROP-12 PROP-24 PROP-28 PROP-32
  * RECLAIM-12 RECLAIM-16 RECLAIM-51 RECLAIM-67 ERR-26 STOP-23 STOP-24,
- * and docs/io.md's IO-1..IO-9.
+ * and docs/io.md's IO-1..IO-8 (IO-9..IO-13: test_io_pages.c and
+ * test_io_durable.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
