@@ -44,15 +44,15 @@ typedef struct table {
 
 static table first;
 static struct sigaction previous;
+static uintptr_t page_bytes; /* sysconf is not for a handler: read once */
 static pthread_mutex_t installing = PTHREAD_MUTEX_INITIALIZER;
 
 /* The earlier handler's turn: its function, or the default action. A
  * fault that returns with SIG_DFL in place faults again and ends the
  * program as it would have; a SIGBUS another process sent is raised again. */
 static void chain(int sig, siginfo_t *si, void *uc) {
-  if (previous.sa_flags & SA_SIGINFO) {
-    if (previous.sa_sigaction)
-      previous.sa_sigaction(sig, si, uc);
+  if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction) {
+    previous.sa_sigaction(sig, si, uc);
     return;
   }
   if (previous.sa_handler == SIG_IGN && si->si_code <= 0)
@@ -67,7 +67,7 @@ static void chain(int sig, siginfo_t *si, void *uc) {
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc) {
-  uintptr_t a = (uintptr_t)si->si_addr, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t a = (uintptr_t)si->si_addr, page = page_bytes;
   if (si->si_code > 0) /* a fault, not a signal another process sent */
     for (table *t = &first; t; t = atomic_load(&t->next))
       for (int i = 0; i < SLOTS; i++) {
@@ -100,6 +100,7 @@ static bool install(void) {
   bool ok = true;
   if (ours())
     return true;
+  page_bytes = (uintptr_t)sysconf(_SC_PAGESIZE);
   sa.sa_sigaction = on_sigbus;
   sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);

@@ -26,7 +26,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "io_util.h"
@@ -232,15 +231,7 @@ static int size_limit(void) {
 }
 
 static void io_9_a_write_past_the_size_limit_changes_nothing(void **state) {
-  pid_t pid = fork();
-  if (pid == 0)
-    _exit(size_limit());
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status))
-    fail_msg("the child ended by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  if (WEXITSTATUS(status))
-    fail_msg("the child's check %d failed", WEXITSTATUS(status));
+  in_child(size_limit);
 }
 
 int main(void) {

@@ -25,23 +25,6 @@
 #include "io_util.h"
 #include "util.h"
 
-/* Runs body in a child with the fault signals at their defaults; asserts
- * that it exits 0, and prints which check failed or which signal ended it. */
-static void in_child(int (*body)(void)) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    signal(SIGBUS, SIG_DFL);
-    signal(SIGSEGV, SIG_DFL);
-    _exit(body());
-  }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status))
-    fail_msg("the child ended by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  if (WEXITSTATUS(status))
-    fail_msg("the child's check %d failed", WEXITSTATUS(status));
-}
-
 /* IO-10: a borrow of pages past the file's end is RIG_IO with EIO's text,
  * on the memory device and on the host alike; no write through it can
  * raise SIGBUS. Pages the file holds borrow and write as before. */
