@@ -64,9 +64,10 @@ static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_al
 static rig_status pages_of(const rig_buffer *b, struct rig__borrow *x, rig_edge_alloc *as) {
   rig_device *m = b->alloc->dev;
   rig_edge_error err = {0};
-  if (RIG__DRIVER(m->drv->io->pages(m->h, b->alloc->mem.address, b->alloc->bytes, &x->pages,
-                                    &err)) != RIG_EDGE_OK)
-    return rig__fail(RIG_IO, m, b->alloc->bytes, "%s: %s", m->name, err.message); /* ERR-26 */
+  int r = RIG__DRIVER(m->drv->io->pages(m->h, b->alloc->mem.address, b->alloc->bytes,
+                                        &x->pages, &err));
+  if (r != RIG_EDGE_OK)
+    return rig__io_failed(m, r, b->alloc->bytes, &err); /* ERR-26 */
   x->io = rig_device_retain(m);
   x->pages_mem = (rig_edge_alloc){.host = x->pages, .bytes = b->alloc->bytes};
   *as = x->pages_mem;
@@ -77,8 +78,10 @@ static void unpages(struct rig__borrow *x) {
   rig_edge_error err = {0};
   if (!x->pages)
     return;
-  if (!x->io->forked)
-    (void)RIG__DRIVER(x->io->drv->io->unpages(x->io->h, x->pages, x->map.bytes, &err));
+  if (!x->io->forked &&
+      RIG__DRIVER(x->io->drv->io->unpages(x->io->h, x->pages, x->map.bytes, &err)) ==
+          RIG_EDGE_FAULT)
+    rig__lose_for(x->io, RIG_EDGE_FAULT, err.message); /* its pages lost bytes */
   rig_device_release(x->io);
   x->pages = NULL;
 }
@@ -149,7 +152,10 @@ RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **
   }
   x->dev = rig_device_retain(d);
   atomic_store(&x->refs, 1);
-  rig_buffer *v = rig__buffer_new(b->alloc, d, b->offset, b->length, b->access);
+  /* Pages of a file open read-only admit only reads (docs/io.md). */
+  bool read_only = b->alloc->dev->io_flags & RIG_IO_READ_ONLY;
+  rig_buffer *v = rig__buffer_new(b->alloc, d, b->offset, b->length,
+                                  read_only ? RIG_READ : b->access);
   if (!v) {
     rig__borrow_drop(x); /* the mapping goes back at the next move */
     return rig__fail(RIG_OUT_OF_MEMORY, d, 0, "rig_buffer_borrow: out of memory");

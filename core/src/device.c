@@ -449,6 +449,8 @@ static rig_status open_new(const char *name, const rig_edge_driver *t, const cha
   rig_status st = read_facts(name, t, h, &f);
   if (st == RIG_OK)
     st = make_device(name, t, h, &f, &d);
+  if (st == RIG_OK && t->io)
+    d->io_flags = rig__io_flags(args);
   if (st == RIG_OK && t->io && (st = io_budget(d)) != RIG_OK) {
     d->h = NULL;
     rig_device_release(d);
@@ -512,9 +514,12 @@ static rig_status open_named(const char *name, const rig_edge_driver *t, const c
 }
 
 static rig_status reuse(name_entry *e, const rig_edge_driver *t, const char *name,
-                        rig_device **out) {
+                        const char *args, rig_device **out) {
   if (t && e->drv != t)
     return rig__fail(RIG_INVALID, e->dev, 0, "%s: open under another driver", name); /* OPEN-34 */
+  rig_status st = e->dev->drv->io ? rig__io_reopen(e->dev, args) : RIG_OK;
+  if (st)
+    return st;                               /* no flag is dropped (docs/io.md) */
   *out = rig_device_retain(e->dev);                                  /* OPEN-30 */
   return RIG_OK;
 }
@@ -545,7 +550,7 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   name_entry *e;
   while ((e = settle(name, &st))) {
     if (!rig__is_lost(e->dev))
-      return reuse(e, t, name, out);
+      return reuse(e, t, name, args, out);
     if (atomic_load(&e->dev->stopping) && !__atomic_load_n(&e->dev->stopped, __ATOMIC_ACQUIRE))
       /* OPEN-5: another call runs the stop now */
       return rig__fail(RIG_UNAVAILABLE, e->dev, 0,
@@ -664,19 +669,6 @@ RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out) {
   free(name);
   free(args);
   return st;
-}
-
-RIG_API bool rig_is_io(const rig_device *d) { return d && d->drv->io; }
-
-RIG_API rig_status rig_io_sync(rig_device *d) {
-  if (!d || !d->drv->io)
-    return rig__fail(RIG_INVALID, d, 0, "rig_io_sync: %s", d ? "not an io device" : "device is NULL");
-  if (rig__is_lost(d))
-    return rig__lost_error(d);
-  rig_edge_error err = {0};
-  if (!d->drv->io->sync || RIG__DRIVER(d->drv->io->sync(d->h, &err)) == RIG_EDGE_OK)
-    return RIG_OK;
-  return rig__fail(RIG_IO, d, 0, "%s: %s", d->name, err.message); /* ERR-26 */
 }
 
 /* ---- closing ---- */

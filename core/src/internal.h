@@ -127,6 +127,7 @@ struct rig_device {
   char *name;
   const char *iset;
   bool is_host;
+  uint32_t io_flags;              /* an io device's open flags (iodev.c) */
   /* Its memory may wait in magazines: not io, not lost, not stopped.
    * Cleared once, by a loss or a stop. */
   _Atomic bool mag_ok;
@@ -440,6 +441,12 @@ RIG__HIDDEN bool rig__io_memory(const rig_buffer *b);
  * once the points they follow are reached; RIG_IO, no loss, on failure. */
 RIG__HIDDEN rig_status rig__io_get(rig_buffer *b, uint64_t off, void *dst, uint64_t n);
 RIG__HIDDEN rig_status rig__io_put(rig_buffer *b, uint64_t off, const void *src, uint64_t n);
+/* What core keeps of an io device (iodev.c): the flags of an open's
+ * argument string; RIG_INVALID for a second open asking other flags; a
+ * failure of its library, RIG_IO, or the device's loss for a fault. */
+RIG__HIDDEN uint32_t rig__io_flags(const char *args);
+RIG__HIDDEN rig_status rig__io_reopen(rig_device *d, const char *args);
+RIG__HIDDEN rig_status rig__io_failed(rig_device *d, int r, uint64_t n, const rig_edge_error *err);
 /* A copy or fill one side of which is io memory; checked by copy.c. */
 RIG__HIDDEN rig_status rig__io_copy(rig_buffer *src, rig_buffer *dst, rig_point *out);
 RIG__HIDDEN rig_status rig__io_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern_bytes);

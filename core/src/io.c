@@ -29,24 +29,22 @@ static uint64_t at(const rig_buffer *b, uint64_t off) {
   return b->alloc->mem.address + b->offset + off;
 }
 
-static rig_status io_failed(const rig_device *d, uint64_t n, const rig_edge_error *err) {
-  return rig__fail(RIG_IO, (rig_device *)d, n, "%s: %s", d->name, err->message); /* ERR-26 */
-}
-
 /* The library's read of [off, off+n) of b into dst; stamps already waited. */
 static rig_status raw_read(const rig_buffer *b, uint64_t off, void *dst, uint64_t n) {
   rig_edge_error err = {0};
   rig_device *d = b->alloc->dev;
-  if (n && RIG__DRIVER(io_of(b)->read(d->h, at(b, off), dst, n, &err)) != RIG_EDGE_OK)
-    return io_failed(d, n, &err);
+  int r = n ? RIG__DRIVER(io_of(b)->read(d->h, at(b, off), dst, n, &err)) : RIG_EDGE_OK;
+  if (r != RIG_EDGE_OK)
+    return rig__io_failed(d, r, n, &err); /* ERR-26 */
   return RIG_OK;
 }
 
 static rig_status raw_write(const rig_buffer *b, uint64_t off, const void *src, uint64_t n) {
   rig_edge_error err = {0};
   rig_device *d = b->alloc->dev;
-  if (n && RIG__DRIVER(io_of(b)->write(d->h, at(b, off), src, n, &err)) != RIG_EDGE_OK)
-    return io_failed(d, n, &err);
+  int r = n ? RIG__DRIVER(io_of(b)->write(d->h, at(b, off), src, n, &err)) : RIG_EDGE_OK;
+  if (r != RIG_EDGE_OK)
+    return rig__io_failed(d, r, n, &err); /* ERR-26 */
   return RIG_OK;
 }
 

@@ -21,12 +21,16 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <rig/edge.h>
+
+#include "fault.h"
 
 /* A free range of the file's reserved tail. */
 typedef struct span {
@@ -40,6 +44,10 @@ typedef struct io_dev {
   pthread_mutex_t lock;   /* frontier and free */
   uint64_t frontier;      /* the first byte no create reserved yet */
   span *free;             /* released ranges, reused first-fit */
+  _Atomic uint64_t fault; /* 1 + the offset of the first page lost under
+                             a mapping (fault.c), or 0 */
+  _Atomic int pages_errno; /* a failed msync of returned pages, for the
+                              next io_sync: the kernel told it only once */
 } io_dev;
 
 static int io_errno(rig_edge_error *err, const char *what, int e) {
@@ -49,23 +57,86 @@ static int io_errno(rig_edge_error *err, const char *what, int e) {
 
 /* ---- open -------------------------------------------------------------- */
 
+/* The file's size limit (RLIMIT_FSIZE) checked before a call grows the
+ * file to end: past it the kernel would raise SIGXFSZ, which ends the
+ * program unless it is ignored, and write a part of the bytes. */
+static int past_limit(uint64_t end, int code, const char *what, rig_edge_error *err) {
+  struct rlimit l;
+  if (getrlimit(RLIMIT_FSIZE, &l) != 0 || l.rlim_cur == RLIM_INFINITY || end <= l.rlim_cur)
+    return RIG_EDGE_OK;
+  err->errnum = EFBIG;
+  return rig_edge_fail(err, code, "io: %s: up to byte %llu, past the file size limit %llu: %s", what,
+                       (unsigned long long)end, (unsigned long long)l.rlim_cur,
+                       strerror(EFBIG));
+}
+
+/* The page lost under a mapping, if one was: the device's every later
+ * call is RIG_EDGE_FAULT, and core loses it (docs/io.md, "Pages"). */
+static int faulted(io_dev *d, rig_edge_error *err) {
+  uint64_t f = atomic_load(&d->fault);
+  if (!f)
+    return RIG_EDGE_OK;
+  err->errnum = EIO;
+  return rig_edge_fail(err, RIG_EDGE_FAULT,
+                       "io: the file lost its page at byte %llu under a mapping (cut short or "
+                       "failed: SIGBUS): what was written to it is gone, reads of it gave zeros",
+                       (unsigned long long)(f - 1));
+}
+
+/* Opens the target; *created: whether this open made the file. */
+static int open_fd(const rig_edge_io_args *a, bool *created) {
+  *created = false;
+  if (a->flags & RIG_EDGE_IO_CREATE) {
+    int fd = open(a->target, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) {
+      *created = fd >= 0;
+      return fd;
+    }
+  }
+  return open(a->target, ((a->flags & RIG_EDGE_IO_READ_ONLY) ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+}
+
+/* A durable open that made or grew the file: its size on disk, and a new
+ * file's name in its folder (fsync of the folder). */
+static int open_durable(const char *target, int fd, bool created) {
+  if (fdatasync(fd) != 0)
+    return errno;
+  char *copy = strdup(target);
+  if (!created || !copy) {
+    free(copy);
+    return created ? ENOMEM : 0;
+  }
+  int dir = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC), e = 0;
+  if (dir < 0 || fsync(dir) != 0)
+    e = errno;
+  if (dir >= 0)
+    close(dir);
+  free(copy);
+  return e;
+}
+
 static int open_file(const rig_edge_io_args *a, int *out_fd, rig_edge_error *err) {
-  int mode = (a->flags & RIG_EDGE_IO_READ_ONLY) ? O_RDONLY : O_RDWR;
-  if (a->flags & RIG_EDGE_IO_CREATE)
-    mode |= O_CREAT;
-  int fd = open(a->target, mode | O_CLOEXEC, 0644);
+  bool created, grow = false;
+  if ((a->flags & RIG_EDGE_IO_CREATE) &&
+      past_limit(a->size, RIG_EDGE_UNAVAILABLE, a->target, err) != RIG_EDGE_OK)
+    return RIG_EDGE_UNAVAILABLE;
+  int fd = open_fd(a, &created), e = 0;
   if (fd < 0)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: %s: %s", a->target, strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    e = -1;
+  else if ((a->flags & RIG_EDGE_IO_CREATE) && (uint64_t)st.st_size < a->size)
+    e = ftruncate(fd, (off_t)a->size) == 0 ? 0 : errno, grow = true;
+  if (!e && (a->flags & RIG_EDGE_IO_DURABLE) && (created || grow))
+    e = open_durable(a->target, fd, created);
+  if (e) {
     close(fd);
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: %s: not a regular file", a->target);
-  }
-  if ((a->flags & RIG_EDGE_IO_CREATE) && (uint64_t)st.st_size < a->size &&
-      ftruncate(fd, (off_t)a->size) != 0) {
-    int e = errno;
-    close(fd);
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: %s: size %llu: %s", a->target,
+    if (created)
+      unlink(a->target); /* no file is left of a failed open */
+    if (e < 0)
+      return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: %s: not a regular file", a->target);
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: %s (size %llu): %s", a->target,
                          (unsigned long long)a->size, strerror(e));
   }
   *out_fd = fd;
@@ -77,6 +148,10 @@ static int io_open(const char *args, void **out, rig_edge_error *err) {
   if (rig_edge_io_args_parse(args, &a) != RIG_EDGE_OK)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
                          "io: an io library; open it with rig_open_io");
+  const uint32_t known = RIG_EDGE_IO_CREATE | RIG_EDGE_IO_READ_ONLY | RIG_EDGE_IO_DURABLE;
+  if (a.flags & ~known) /* a flag it would drop */
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "io: %s: unknown flags 0x%x", a.target,
+                         a.flags & ~known);
   if ((a.flags & RIG_EDGE_IO_CREATE) && (a.flags & RIG_EDGE_IO_READ_ONLY))
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "io: %s: create and read-only", a.target);
   if (a.size > (uint64_t)LLONG_MAX)
@@ -161,8 +236,9 @@ static int io_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
     d->frontier += bytes;
   }
   pthread_mutex_unlock(&d->lock);
-  int e = bytes ? posix_fallocate(d->fd, (off_t)off, (off_t)bytes) : 0;
-  if (e) {
+  int r = bytes ? past_limit(off + bytes, RIG_EDGE_IO, "posix_fallocate", err) : RIG_EDGE_OK;
+  int e = bytes && r == RIG_EDGE_OK ? posix_fallocate(d->fd, (off_t)off, (off_t)bytes) : 0;
+  if (r != RIG_EDGE_OK || e) {
     span *s = malloc(sizeof *s);
     pthread_mutex_lock(&d->lock);
     if (s) { /* the range goes back for a later, smaller create */
@@ -170,7 +246,7 @@ static int io_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
       d->free = s;
     }
     pthread_mutex_unlock(&d->lock);
-    return io_errno(err, "io: posix_fallocate", e);
+    return e ? io_errno(err, "io: posix_fallocate", e) : r;
   }
   *out = (rig_edge_alloc){.handle = NULL, .host = NULL, .address = off, .bytes = bytes};
   return RIG_EDGE_OK;
@@ -198,6 +274,8 @@ static int io_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
 static int io_read(void *h, uint64_t offset, void *dst, uint64_t bytes, rig_edge_error *err) {
   io_dev *d = h;
   char *p = dst;
+  if (faulted(d, err) != RIG_EDGE_OK)
+    return RIG_EDGE_FAULT;
   while (bytes) {
     size_t chunk = bytes > (1u << 30) ? (1u << 30) : (size_t)bytes;
     ssize_t n = pread(d->fd, p, chunk, (off_t)offset);
@@ -219,20 +297,43 @@ static int io_read(void *h, uint64_t offset, void *dst, uint64_t bytes, rig_edge
 
 static int io_sync(void *h, rig_edge_error *err) {
   io_dev *d = h;
-  if (fdatasync(d->fd) != 0)
+  int r = faulted(d, err), e;
+  if (r == RIG_EDGE_OK && fdatasync(d->fd) != 0) /* pages written through mappings too */
     return io_errno(err, "io: fdatasync", errno);
-  return RIG_EDGE_OK;
+  if (r == RIG_EDGE_OK && (e = atomic_exchange(&d->pages_errno, 0)))
+    return io_errno(err, "io: msync of a borrow's pages", e);
+  return r;
 }
 
+/* Disk space for [offset, offset+bytes) before bytes change: a file system
+ * with no room fails here, with the file as it was (ENOSPC). One without
+ * fallocate reserves nothing, and its failed write may leave a part. */
+static int reserve(io_dev *d, uint64_t offset, uint64_t bytes) {
+  int r;
+  do
+    r = bytes ? fallocate(d->fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)bytes) : 0;
+  while (r != 0 && errno == EINTR);
+  return r == 0 || errno == EOPNOTSUPP || errno == ENOSYS ? 0 : errno;
+}
+
+/* A write changes no byte where the size limit or the disk's room refuses
+ * it: both are checked before the first byte (docs/io.md, IO-9). */
 static int io_write(void *h, uint64_t offset, const void *src, uint64_t bytes,
                     rig_edge_error *err) {
   io_dev *d = h;
   const char *p = src;
+  int r = faulted(d, err), e;
+  if (r != RIG_EDGE_OK)
+    return r;
   if (d->flags & RIG_EDGE_IO_READ_ONLY) {
     err->errnum = EBADF;
     return rig_edge_fail(err, RIG_EDGE_IO, "io: pwrite: %s (the file is open read-only)",
                          strerror(EBADF));
   }
+  if ((r = past_limit(offset + bytes, RIG_EDGE_IO, "pwrite", err)) != RIG_EDGE_OK)
+    return r;
+  if ((e = reserve(d, offset, bytes)))
+    return io_errno(err, "io: pwrite: fallocate", e);
   while (bytes) {
     size_t chunk = bytes > (1u << 30) ? (1u << 30) : (size_t)bytes;
     ssize_t n = pwrite(d->fd, p, chunk, (off_t)offset);
@@ -247,24 +348,58 @@ static int io_write(void *h, uint64_t offset, const void *src, uint64_t bytes,
   return (d->flags & RIG_EDGE_IO_DURABLE) ? io_sync(h, err) : RIG_EDGE_OK;
 }
 
+/* Io.pages: only bytes the file holds, so that no touch of them raises
+ * SIGBUS while the file keeps its size; writable pages get their disk
+ * space first, so that no write fault finds the disk full. A later cut of
+ * the file by another process is fault.c's. */
 static int io_pages(void *h, uint64_t offset, uint64_t bytes, void **out, rig_edge_error *err) {
   io_dev *d = h;
   long page = sysconf(_SC_PAGESIZE);
+  struct stat st;
+  int r = faulted(d, err), e;
+  if (r != RIG_EDGE_OK)
+    return r;
   if (offset % (uint64_t)page)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "io: pages at %llu: not on a page",
                          (unsigned long long)offset);
-  int prot = PROT_READ | ((d->flags & RIG_EDGE_IO_READ_ONLY) ? 0 : PROT_WRITE);
+  if (fstat(d->fd, &st) != 0)
+    return io_errno(err, "io: fstat", errno);
+  if (offset + bytes > (uint64_t)st.st_size) {
+    err->errnum = EIO;
+    return rig_edge_fail(err, RIG_EDGE_IO, "io: pages [%llu, +%llu): the file ends at %llu (%s)",
+                         (unsigned long long)offset, (unsigned long long)bytes,
+                         (unsigned long long)st.st_size, strerror(EIO));
+  }
+  bool writable = !(d->flags & RIG_EDGE_IO_READ_ONLY);
+  if (writable && (e = reserve(d, offset, bytes)))
+    return io_errno(err, "io: pages: fallocate", e);
+  int prot = PROT_READ | (writable ? PROT_WRITE : 0);
   void *m = mmap(NULL, bytes ? bytes : 1, prot, MAP_SHARED, d->fd, (off_t)offset);
   if (m == MAP_FAILED)
     return io_errno(err, "io: mmap", errno);
+  if (!io_fault_watch(&d->fault, m, bytes ? bytes : 1, offset, prot)) {
+    munmap(m, bytes ? bytes : 1);
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: no memory to watch a mapping");
+  }
   *out = m;
   return RIG_EDGE_OK;
 }
 
+/* The pages go back; a durable device's are on disk first (msync), and
+ * a failure waits for the next io_sync, core having no caller to tell. */
 static int io_unpages(void *h, void *host, uint64_t bytes, rig_edge_error *err) {
+  io_dev *d = h;
+  int e = 0;
+  if ((d->flags & RIG_EDGE_IO_DURABLE) && !(d->flags & RIG_EDGE_IO_READ_ONLY) &&
+      !atomic_load(&d->fault) && msync(host, bytes ? bytes : 1, MS_SYNC) != 0) {
+    int none = 0;
+    atomic_compare_exchange_strong(&d->pages_errno, &none, errno);
+  }
+  io_fault_unwatch(host);
   if (munmap(host, bytes ? bytes : 1) != 0)
-    return io_errno(err, "io: munmap", errno);
-  return RIG_EDGE_OK;
+    e = errno;
+  int r = faulted(d, err);
+  return r == RIG_EDGE_OK && e ? io_errno(err, "io: munmap", e) : r;
 }
 
 /* What the file system lets creates reserve: its free bytes, none for a

@@ -5,7 +5,8 @@
  *
  * Rules: PRE-6 OPEN-37 MACH-19 MACH-23 PROP-12 PROP-24 PROP-28 PROP-32
  * RECLAIM-12 RECLAIM-16 RECLAIM-51 RECLAIM-67 ERR-26 STOP-23 STOP-24,
- * and docs/io.md's IO-1..IO-9.
+ * and docs/io.md's IO-1..IO-8 (IO-9..IO-13: test_io_pages.c and
+ * test_io_durable.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,72 +27,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io_util.h"
 #include "util.h"
-
-static char dir[256];
-static char path[300];
-
-static int setup(void **state) {
-  const char *t = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/rig-io-XXXXXX", t && *t ? t : "/tmp");
-  if (!mkdtemp(dir))
-    return -1;
-  snprintf(path, sizeof path, "%s/f", dir);
-  return 0;
-}
-
-static int teardown(void **state) {
-  unlink(path);
-  rmdir(dir);
-  return 0;
-}
-
-/* Opens path as an io device with flags and size. */
-static rig_status open_io(uint32_t flags, uint64_t size, rig_device **out) {
-  rig_io_opener o = {.library = "io", .target = path, .flags = flags, .size = size};
-  return rig_open_io(&o, out);
-}
-
-static rig_device *open_io_ok(uint32_t flags, uint64_t size) {
-  rig_device *d = NULL;
-  ok(open_io(flags, size, &d));
-  return d;
-}
-
-/* Writes n bytes of a pattern seeded by seed into the file at off. */
-static void file_put(uint64_t off, size_t n, unsigned seed) {
-  int fd = open(path, O_WRONLY);
-  assert_true(fd >= 0);
-  unsigned char *b = malloc(n);
-  for (size_t i = 0; i < n; i++)
-    b[i] = (unsigned char)(i * 7 + seed);
-  assert_int_equal(pwrite(fd, b, n, (off_t)off), (ssize_t)n);
-  free(b);
-  close(fd);
-}
-
-static bool is_pattern(const unsigned char *b, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++)
-    if (b[i] != (unsigned char)(i * 7 + seed))
-      return false;
-  return true;
-}
-
-static bool file_is_pattern(uint64_t off, size_t n, unsigned seed) {
-  int fd = open(path, O_RDONLY);
-  unsigned char *b = malloc(n);
-  bool same = fd >= 0 && pread(fd, b, n, (off_t)off) == (ssize_t)n && is_pattern(b, n, seed);
-  free(b);
-  close(fd);
-  return same;
-}
 
 /* OPEN-37, PRE-6, PROP-21, PROP-24, PROP-28, PROP-37, MACH-19, RECLAIM-67:
  * what an io device is. */
 static void open_37_an_io_device_and_its_properties(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 4096), *again = NULL;
   char name[400];
-  snprintf(name, sizeof name, "io:%s", path);
+  snprintf(name, sizeof name, "io:%s", io_path);
   assert_string_equal(rig_name(d), name);
   assert_true(rig_is_io(d));
   assert_false(rig_computes(d));
@@ -106,7 +50,7 @@ static void open_37_an_io_device_and_its_properties(void **state) {
   assert_false(rig_reaches(d, m));
   assert_false(rig_reaches(m, d));
   struct statvfs v;
-  assert_int_equal(statvfs(dir, &v), 0);
+  assert_int_equal(statvfs(io_dir, &v), 0);
   uint64_t free_now = (uint64_t)v.f_bavail * v.f_frsize;  /* RECLAIM-67 */
   uint64_t slack = 64u << 20;                             /* others write to /tmp too */
   assert_true(rig_budget(d) + slack >= free_now && rig_budget(d) <= free_now + slack);
@@ -131,7 +75,7 @@ static void open_37_an_io_device_and_its_properties(void **state) {
 static void io_1_openers_refuse_each_others_libraries(void **state) {
   rig_device *d = NULL;
   char name[400];
-  snprintf(name, sizeof name, "io:%s", path);
+  snprintf(name, sizeof name, "io:%s", io_path);
   assert_int_equal(rig_open(name, &d), RIG_INVALID);
   assert_non_null(strstr(rig_last_error()->message, "rig_open_io"));
   rig_io_opener mem = {.library = "memory", .target = "x"};
@@ -143,9 +87,9 @@ static void io_1_openers_refuse_each_others_libraries(void **state) {
   assert_int_equal(rig_open_io(NULL, &d), RIG_INVALID);
   rig_io_opener empty = {.library = "io", .target = ""};
   assert_int_equal(rig_open_io(&empty, &d), RIG_INVALID);
-  rig_io_opener bad = {.library = "../io", .target = path};
+  rig_io_opener bad = {.library = "../io", .target = io_path};
   assert_int_equal(rig_open_io(&bad, &d), RIG_INVALID);
-  rig_io_opener both = {.library = "io", .target = path,
+  rig_io_opener both = {.library = "io", .target = io_path,
                         .flags = RIG_IO_CREATE | RIG_IO_READ_ONLY};
   assert_int_equal(rig_open_io(&both, &d), RIG_INVALID);
   assert_null(d);
@@ -207,21 +151,6 @@ static void reclaim_51_io_allocation_over_the_budget(void **state) {
   assert_null(b);
   assert_null(rig_lost(d));
   close_release(d);
-}
-
-/* Fills a host-addressed buffer with the pattern of seed. */
-static void host_pattern(rig_buffer *b, unsigned seed) {
-  unsigned char *p = rig_buffer_host_address(b);
-  for (size_t i = 0; i < rig_buffer_length(b); i++)
-    p[i] = (unsigned char)(i * 7 + seed);
-}
-
-static bool buffer_is_pattern(rig_buffer *b, unsigned seed) {
-  size_t n = rig_buffer_length(b);
-  unsigned char *p = malloc(n);
-  bool same = rig_buffer_get(b, 0, p, n) == RIG_OK && is_pattern(p, n, seed);
-  free(p);
-  return same;
 }
 
 /* IO-3: copies between io memory and the host's, a memory device's, the
@@ -328,7 +257,7 @@ static void err_26_truncated_under_rig(void **state) {
   rig_buffer *b, *head;
   ok(rig_buffer_of_io(d, 0, 1u << 16, &b));
   ok(rig_buffer_of_io(d, 0, 4096, &head));
-  assert_int_equal(truncate(path, 8192), 0);
+  assert_int_equal(truncate(io_path, 8192), 0);
   unsigned char *p = malloc(1u << 16);
   assert_int_equal(rig_buffer_get(b, 0, p, 1u << 16), RIG_IO);
   assert_non_null(strstr(rig_last_error()->message, "Input/output error"));
@@ -341,19 +270,6 @@ static void err_26_truncated_under_rig(void **state) {
   rig_buffer_release(b);
   rig_buffer_release(head);
   close_release(d);
-}
-
-/* Mounts a 1 MiB tmpfs on dir/small; false where this machine does not
- * let the test mount (no CAP_SYS_ADMIN). */
-static bool small_tmpfs(char *mnt, size_t n) {
-  snprintf(mnt, n, "%s/small", dir);
-  if (mkdir(mnt, 0700) != 0)
-    return false;
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) {
-    rmdir(mnt);
-    return false;
-  }
-  return true;
 }
 
 /* ERR-26, IO-7: a full file system: a create the budget allows but the
@@ -387,8 +303,7 @@ static void err_26_full_file_system(void **state) {
   rig_buffer_release(b);
   close_release(d);
   unlink(file);
-  umount(mnt);
-  rmdir(mnt);
+  io_unmount(mnt);
 }
 
 /* ERR-26, IO-7: a file that may not grow past 1 MiB (RLIMIT_FSIZE, which
@@ -526,7 +441,7 @@ static void stop_24_owed_io_stop_stays_the_parents(void **state) {
       if (rig_close(d) != RIG_OK)                         /* runs no stop */
         _exit(17);
       struct stat st;                                     /* frees nothing: */
-      if (stat(path, &st) != 0 || st.st_blocks * 512 < 8192) /* no hole punched */
+      if (stat(io_path, &st) != 0 || st.st_blocks * 512 < 8192) /* no hole punched */
         _exit(19);
       _exit(0);
     }
@@ -539,7 +454,7 @@ static void stop_24_owed_io_stop_stays_the_parents(void **state) {
     if (rig_close(d) != RIG_OK || rig_allocated(d) != 0)
       _exit(15);
     struct stat st;
-    if (stat(path, &st) != 0 || st.st_blocks * 512 >= 8192) /* its range went back */
+    if (stat(io_path, &st) != 0 || st.st_blocks * 512 >= 8192) /* its range went back */
       _exit(20);
     _exit(0);
   }
@@ -551,21 +466,21 @@ static void stop_24_owed_io_stop_stays_the_parents(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(open_37_an_io_device_and_its_properties, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_1_openers_refuse_each_others_libraries, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_2_of_io_reads_and_writes_the_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(reclaim_12_io_memory_bypasses_the_cache, setup, teardown),
-      cmocka_unit_test_setup_teardown(reclaim_51_io_allocation_over_the_budget, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_3_copies_between_io_and_every_memory, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_4_copies_follow_the_devices_points, setup, teardown),
-      cmocka_unit_test_setup_teardown(err_26_read_only_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(err_26_truncated_under_rig, setup, teardown),
-      cmocka_unit_test_setup_teardown(err_26_full_file_system, setup, teardown),
-      cmocka_unit_test_setup_teardown(err_26_file_size_limit, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_8_sync, setup, teardown),
-      cmocka_unit_test_setup_teardown(mach_23_borrow_io_pages, setup, teardown),
-      cmocka_unit_test_setup_teardown(stop_23_child_keeps_a_live_io_device, setup, teardown),
-      cmocka_unit_test_setup_teardown(stop_24_owed_io_stop_stays_the_parents, setup, teardown),
+      cmocka_unit_test_setup_teardown(open_37_an_io_device_and_its_properties, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_1_openers_refuse_each_others_libraries, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_2_of_io_reads_and_writes_the_file, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(reclaim_12_io_memory_bypasses_the_cache, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(reclaim_51_io_allocation_over_the_budget, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_3_copies_between_io_and_every_memory, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_4_copies_follow_the_devices_points, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(err_26_read_only_file, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(err_26_truncated_under_rig, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(err_26_full_file_system, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(err_26_file_size_limit, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_8_sync, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(mach_23_borrow_io_pages, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(stop_23_child_keeps_a_live_io_device, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(stop_24_owed_io_stop_stays_the_parents, io_setup, io_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,8 +141,11 @@ RIG_API rig_status rig_memory_device(const char *name, rig_device **out);
  * it serves, a file's path for "io". */
 typedef enum rig_io_flag {
   RIG_IO_CREATE = 1u << 0,    /* create the file, or grow it, to size bytes */
-  RIG_IO_READ_ONLY = 1u << 1, /* open it for reading: creates are refused */
-  RIG_IO_DURABLE = 1u << 2,   /* every write is on disk when it returns */
+  RIG_IO_READ_ONLY = 1u << 1, /* open it for reading: creates are refused,
+                                 borrows of its pages are RIG_READ */
+  RIG_IO_DURABLE = 1u << 2,   /* every write of rig is on disk when it
+                                 returns, a new file's name too; a borrow's
+                                 pages when they go back (docs/io.md) */
 } rig_io_flag;
 
 typedef struct rig_io_opener {
@@ -153,21 +156,25 @@ typedef struct rig_io_opener {
 } rig_io_opener;
 
 /* Opens the io device "LIBRARY:TARGET" as rig_open opens a driver's device
- * (OPEN-37), or returns the one open under that name with a new reference.
+ * (OPEN-37), or returns the one open under that name with a new reference,
+ * where o asks its RIG_IO_READ_ONLY and RIG_IO_DURABLE again.
  * Its arch is "", its alignment 1, no cache_bytes (PROP-12, 28, 32), and its
  * budget starts at what the library states (Io.budget, RECLAIM-67): for a
  * file, the file system's free bytes, 0 read-only. It reaches no other
  * device (MACH-19). RIG_INVALID: NULL, no library or target, a library that
- * is not an io library; RIG_UNAVAILABLE: as rig_open, and a file that does
- * not open (its errno text). Blocks on the file system; may lock. */
+ * is not an io library, a flag it does not know, a name open with other
+ * flags; RIG_UNAVAILABLE: as rig_open, and a file that does not open (its
+ * errno text). Blocks on the file system; may lock. */
 RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out);
 
 /* Whether d is an io device. Lock-free. */
 RIG_API bool rig_is_io(const rig_device *d);
 
-/* Makes every write to io device d that returned durable: fdatasync for a
- * file (RIG_IO_DURABLE does it at each write). RIG_IO with the errno's text,
- * losing nothing (ERR-26); RIG_INVALID for a device that is not io. Blocks. */
+/* Makes every write to io device d that returned durable, through its
+ * pages too: fdatasync for a file (RIG_IO_DURABLE does it at each write).
+ * RIG_IO with the errno's text, losing nothing (ERR-26); RIG_LOST once the
+ * file lost a page under a borrow (docs/io.md, IO-11); RIG_INVALID for a
+ * device that is not io. Blocks. */
 RIG_API rig_status rig_io_sync(rig_device *d);
 
 /* Opens a device through a driver table linked into the program, under name

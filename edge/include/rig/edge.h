@@ -308,7 +308,9 @@ typedef struct rig_edge_driver {
  * (RECLAIM-12). Every function below is thread-safe: core calls them from
  * any thread, for ranges its stamps already ordered. An error of the
  * library is RIG_EDGE_IO with errnum set and the errno's text in the
- * message; core loses no device for it (ERR-26). */
+ * message; core loses no device for it (ERR-26). A library that lost
+ * what it serves (a file cut under a mapping of pages) returns
+ * RIG_EDGE_FAULT from its calls, and core loses the device. */
 
 /* What rig_open_io asks (enum rig_io_flag of <rig/rig.h>, same values). */
 enum rig_edge_io_flag {
@@ -362,7 +364,9 @@ struct rig_edge_io {
   int (*write)(void *h, uint64_t offset, const void *src, uint64_t bytes, rig_edge_error *err);
   /* Io.pages (MACH-23): host memory that is [offset, offset+bytes), offset
    * on a page, for a device that maps host memory to borrow; what the
-   * device writes there is the target's. NULL: it has none. */
+   * device writes there is the target's. Bytes the target does not hold
+   * are RIG_EDGE_IO: no touch of the pages may raise a signal. NULL: it
+   * has none. */
   int (*pages)(void *h, uint64_t offset, uint64_t bytes, void **out_host, rig_edge_error *err);
   int (*unpages)(void *h, void *host, uint64_t bytes, rig_edge_error *err);
   /* Io.budget: the bytes allocate may give out at open (RECLAIM-67). */
