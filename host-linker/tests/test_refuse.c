@@ -239,6 +239,38 @@ static void link_6_unlisted(void) {
   CHECK(refused_kernel("bad_global", "LINK-6", host_machine() == EM_X86_64 ? "GOTPCREL" : "GOT"));
 }
 
+/* LINK-6: the message names each type by its ELF name, on both machines
+ * (rig__link_load links the other machine's objects as its host would):
+ * GOTPC64, not "type 29". */
+static void link_6_named_in_message(void) {
+  static const struct {
+    unsigned machine, type;
+    const char *name;
+  } cases[] = {
+      {EM_X86_64, 29, "R_X86_64_GOTPC64"},
+      {EM_X86_64, 37, "R_X86_64_IRELATIVE"},
+      {EM_X86_64, 42, "R_X86_64_REX_GOTPCRELX"},
+      {EM_AARCH64, 287, "R_AARCH64_MOVW_PREL_G0"},
+      {EM_AARCH64, 311, "R_AARCH64_ADR_GOT_PAGE"},
+      {EM_AARCH64, 562, "R_AARCH64_TLSDESC_ADR_PAGE21"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    eg_obj *o = eg_new(cases[i].machine);
+    unsigned text = eg_section(o, ".text", SHT_PROGBITS, SHF_AX, 16, NULL, 16);
+    unsigned f = eg_symbol(o, "f", GELF_ST_INFO(STB_GLOBAL, STT_FUNC), (uint16_t)text, 0, 16);
+    eg_reloc(o, text, 0, f, cases[i].type, 0);
+    size_t n;
+    unsigned char *b = eg_build(o, &n);
+    rig_link_image *im = NULL;
+    char err[RIG_LINK_ERROR_BYTES] = "";
+    rig_link_status st = rig__link_load(b, n, NULL, cases[i].machine, &im, err, sizeof err);
+    free(b);
+    printf("  %s\n", err);
+    CHECK(st == RIG_LINK_REFUSED && !im);
+    CHECK_MSG(strstr(err, "LINK-6") && strstr(err, cases[i].name), "%s", err);
+  }
+}
+
 /* LINK-7: symbols defined outside the image. */
 static void link_7_outside(void) {
   unsigned text, f, s;
@@ -388,6 +420,7 @@ int main(int argc, char **argv) {
       TEST(link_4_writable),
       TEST(link_5_rel),
       TEST(link_6_unlisted),
+      TEST(link_6_named_in_message),
       TEST(link_7_outside),
       TEST(link_8_outside_image),
       TEST(link_9_overflow),
