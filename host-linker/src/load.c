@@ -294,6 +294,13 @@ static rig_link_status read_header(linker *l) {
 
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+/* The largest section alignment rig gives (LINK-13): 1 GiB. A section
+ * aligned past a page takes a mapping of its own, with up to its alignment
+ * of slack to trim (map_own); past 1 GiB that is address space no kernel
+ * needs, and on a machine that refuses it the load would read as out of
+ * memory rather than as the object's fault. */
+#define MAX_ALIGN ((uint64_t)1 << 30)
+
 /* Lays out the image's sections of one kind (code or not) from *cur. */
 static rig_link_status lay_out(linker *l, bool code, uint64_t *cur) {
   for (size_t i = 1; i < l->nsec; i++) {
@@ -317,6 +324,38 @@ static rig_link_status lay_out(linker *l, bool code, uint64_t *cur) {
   return RIG_LINK_OK;
 }
 
+/* Refuses section headers that lie outside the object, where libelf read
+ * none. Where e_shnum is 0, their count is section 0's sh_size (an object
+ * of more than 65279 sections): the message gives that count. */
+static __attribute__((cold, noinline)) rig_link_status headers_outside(linker *l,
+                                                                      const GElf_Ehdr *eh) {
+  size_t size = 0;
+  const char *raw = elf_rawfile(l->elf, &size);
+  uint64_t count = eh->e_shnum;
+  const char *from = "e_shnum";
+  if (count == 0) {
+    Elf64_Shdr zero;
+    if (!raw || eh->e_shoff > size || size - eh->e_shoff < sizeof zero)
+      return fail(l, RIG_LINK_REFUSED,
+                  "ELF header: e_shnum 0, and section 0, which would give the count of "
+                  "section headers, lies at offset %" PRIu64 ", outside the object's %zu "
+                  "bytes (LINK-3)",
+                  (uint64_t)eh->e_shoff, size);
+    memcpy(&zero, raw + eh->e_shoff, sizeof zero);
+    count = zero.sh_size;
+    from = "section 0's sh_size, as e_shnum is 0";
+    if (count == 0)
+      return fail(l, RIG_LINK_REFUSED,
+                  "ELF header: section headers at offset %" PRIu64 ", but none counted: "
+                  "e_shnum and section 0's sh_size are 0 (LINK-3)",
+                  (uint64_t)eh->e_shoff);
+  }
+  return fail(l, RIG_LINK_REFUSED,
+              "ELF header: %" PRIu64 " section headers (%s) at offset %" PRIu64
+              " lie outside the object's %zu bytes (LINK-3)",
+              count, from, (uint64_t)eh->e_shoff, size);
+}
+
 static rig_link_status read_sections(linker *l) {
   size_t shstrndx;
   GElf_Ehdr eh;
@@ -324,9 +363,7 @@ static rig_link_status read_sections(linker *l) {
     return fail(l, RIG_LINK_REFUSED, "section headers: unreadable: %s (LINK-3)", libelf_says());
   /* libelf reads no section where their headers lie past the object's end. */
   if (l->nsec == 0 && (eh.e_shoff != 0 || eh.e_shnum != 0))
-    return fail(l, RIG_LINK_REFUSED,
-                "section headers: %u at offset %" PRIu64 " lie outside the object (LINK-3)",
-                (unsigned)eh.e_shnum, (uint64_t)eh.e_shoff);
+    return headers_outside(l, &eh);
   if (elf_getshdrstrndx(l->elf, &shstrndx) != 0)
     return fail(l, RIG_LINK_REFUSED, "section names: no table: %s (LINK-3)", libelf_says());
   l->secs = calloc(l->nsec ? l->nsec : 1, sizeof *l->secs);
@@ -374,6 +411,12 @@ static rig_link_status read_sections(linker *l) {
       return fail(l, RIG_LINK_REFUSED,
                   "section %s: alignment %" PRIu64 " is not a power of two (LINK-3)",
                   sec_label(l, i).s, (uint64_t)s->sh.sh_addralign);
+    if (s->sh.sh_addralign > MAX_ALIGN)
+      return fail(l, RIG_LINK_REFUSED,
+                  "section %s: alignment 2^%d (%" PRIu64 " bytes); rig aligns a section at 2^%d "
+                  "bytes at most (LINK-13)",
+                  sec_label(l, i).s, __builtin_ctzll(s->sh.sh_addralign),
+                  (uint64_t)s->sh.sh_addralign, __builtin_ctzll(MAX_ALIGN));
     if (s->sh.sh_type != SHT_NOBITS && s->sh.sh_size > 0) {
       Elf_Data *d = elf_rawdata(scn, NULL);
       if (!d || !d->d_buf || d->d_size != s->sh.sh_size)

@@ -196,6 +196,33 @@ static void link_3_section_outside(void) {
   free(b);
 }
 
+/* LINK-3: e_shnum 0 with a section 0 that gives a count (its sh_size, as
+ * for more than 65279 sections) whose headers lie past the object's end:
+ * the message gives that count, not 0. */
+static bool refused_shnum_0(uint64_t count, bool shoff_outside, const char *what) {
+  size_t n;
+  unsigned char *b = kernel("add", &n);
+  if (!b)
+    return false;
+  Elf64_Ehdr eh;
+  memcpy(&eh, b, sizeof eh);
+  uint16_t zero = 0;
+  uint64_t outside = n + 64;
+  memcpy(b + offsetof(Elf64_Ehdr, e_shnum), &zero, 2);
+  memcpy(b + eh.e_shoff + offsetof(Elf64_Shdr, sh_size), &count, 8);
+  if (shoff_outside)
+    memcpy(b + offsetof(Elf64_Ehdr, e_shoff), &outside, 8);
+  bool ok = refused(b, n, NULL, "LINK-3", what);
+  free(b);
+  return ok;
+}
+
+static void link_3_extended_section_count(void) {
+  CHECK(refused_shnum_0(UINT64_C(1) << 30, false, "1073741824 section headers"));
+  CHECK(refused_shnum_0(0, false, "none counted"));  /* no count at all */
+  CHECK(refused_shnum_0(1, true, "section 0, which")); /* no section 0 to count */
+}
+
 /* LINK-4: an allocated section that is writable and not empty. An empty
  * one is no use of it, and links. */
 static void link_4_writable(void) {
@@ -386,6 +413,36 @@ static void sym_2_other_images(void) {
   CHECK(ok);
 }
 
+/* LINK-13: an alignment past 2^30, which rig does not give: 2^40 and 2^63
+ * are refused as such, naming it, not as a mapping that failed
+ * (RIG_LINK_NO_MEMORY). 2^30 itself links. */
+static void link_13_alignment_too_large(void) {
+  unsigned text, f;
+  for (unsigned log = 40; log < 64; log += 23) {
+    eg_obj *o = good(&text, &f);
+    eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, 16, "x", 1);
+    size_t n;
+    unsigned char *b = eg_build(o, &n);
+    CHECK(patch_shdr(b, n, ".rodata", offsetof(Elf64_Shdr, sh_addralign), UINT64_C(1) << log));
+    char what[32];
+    snprintf(what, sizeof what, ".rodata: alignment 2^%u", log);
+    bool ok = refused(b, n, NULL, "LINK-13", what);
+    free(b);
+    CHECK(ok);
+  }
+  eg_obj *o = good(&text, &f);
+  eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, UINT64_C(1) << 30, "x", 1);
+  size_t n;
+  unsigned char *b = eg_build(o, &n);
+  rig_link_image *im = NULL;
+  char err[RIG_LINK_ERROR_BYTES];
+  rig_link_status st = rig_link_load(b, n, NULL, &im, err, sizeof err);
+  free(b);
+  CHECK_MSG(st == RIG_LINK_OK, "%s", err);
+  CHECK(((uintptr_t)rig_link_code(im) & ((UINT64_C(1) << 30) - 1)) == 0);
+  rig_link_free(im);
+}
+
 /* LINK-11: an image with its stubs larger than max_int (2^62 - 1) bytes. */
 static void link_11_too_large(void) {
   unsigned text, f;
@@ -396,15 +453,11 @@ static void link_11_too_large(void) {
   eg_section(o, ".big1", SHT_NOBITS, SHF_ALLOC, 16, NULL, UINT64_C(1) << 61);
   eg_section(o, ".big2", SHT_NOBITS, SHF_ALLOC, 16, NULL, (UINT64_C(1) << 61) + 1);
   CHECK(refused_eg(o, NULL, "LINK-11", ".big2"));
-  /* Aligned at 2^63: no image of at most 2^62 - 1 bytes holds it. */
+  /* The padding before a section aligned at 2^30 takes the image past. */
   o = good(&text, &f);
-  eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, 16, "x", 1);
-  size_t n;
-  unsigned char *b = eg_build(o, &n);
-  CHECK(patch_shdr(b, n, ".rodata", offsetof(Elf64_Shdr, sh_addralign), UINT64_C(1) << 63));
-  bool ok = refused(b, n, NULL, "LINK-11", ".rodata");
-  free(b);
-  CHECK(ok);
+  eg_section(o, ".big", SHT_NOBITS, SHF_ALLOC, 16, NULL, (UINT64_C(1) << 62) - 64);
+  eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, UINT64_C(1) << 30, "x", 1);
+  CHECK(refused_eg(o, NULL, "LINK-11", ".rodata"));
 }
 
 int main(int argc, char **argv) {
@@ -417,6 +470,7 @@ int main(int argc, char **argv) {
       TEST(link_3_foreign_machine),
       TEST(link_3_malformed),
       TEST(link_3_section_outside),
+      TEST(link_3_extended_section_count),
       TEST(link_4_writable),
       TEST(link_5_rel),
       TEST(link_6_unlisted),
@@ -427,6 +481,7 @@ int main(int argc, char **argv) {
       TEST(link_10_undefined),
       TEST(sym_2_other_images),
       TEST(link_11_too_large),
+      TEST(link_13_alignment_too_large),
   };
   return check_main(tests, sizeof tests / sizeof tests[0], argc, argv);
 }
