@@ -793,6 +793,8 @@ static inline size_t function_section(const linker *l, size_t i) {
  * here) and the stubs, each with its offset in the image. */
 static rig_link_status list_functions(linker *l) {
   rig_link_image *im = l->im;
+  if (!im->base) /* an empty image: no tables */
+    return RIG_LINK_OK;
   entry *fv = (entry *)(im->base + l->tables_off), *sv = fv + l->nsyms;
   size_t nf = 0;
   if (l->nstrs)
@@ -884,6 +886,10 @@ static rig_link_status map_image(linker *l) {
   size_t bytes = ((size_t)l->end + page - 1) & ~(page - 1);
   if (!(l->im = calloc(1, sizeof *l->im)))
     return fail(l, RIG_LINK_NO_MEMORY, "out of memory");
+  /* Nothing to lay out and no symbols (a stripped empty object): an empty
+   * image, with no pages and no functions. mmap takes no 0 bytes. */
+  if (l->end == 0)
+    return RIG_LINK_OK;
   unsigned char *base = NULL;
   bool pooled = l->align <= page && bytes <= rig__link_pool_limit() &&
                 (base = rig__link_pool_take(bytes));
@@ -967,6 +973,8 @@ static rig_link_status apply_section_relocations(linker *l, size_t k) {
 static rig_link_status write_image(linker *l) {
   rig_link_image *im = l->im;
   rig_link_status st;
+  if (!im->base) /* an empty image: nothing to write */
+    return RIG_LINK_OK;
   copy_sections(l);
   /* The stubs, after the image (RELOC-8). */
   for (size_t i = 0; i < l->nstubs; i++)

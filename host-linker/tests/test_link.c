@@ -547,6 +547,35 @@ static void read_only_input(void) {
   }
 }
 
+/* An object with nothing to lay out and no symbol table links to an empty
+ * image: no pages, no functions. Not "out of memory", as a mapping of 0
+ * bytes was. The compiler's empty object stripped (kernels/meson.build),
+ * and an ELF header with no sections at all. */
+static void empty_objects_link(void) {
+  size_t n;
+  unsigned char *b = kernel("nothing", &n);
+  CHECK(b);
+  Elf64_Ehdr bare = {.e_type = ET_REL,
+                     .e_machine = (uint16_t)host_machine(),
+                     .e_version = EV_CURRENT,
+                     .e_ehsize = sizeof bare};
+  memcpy(bare.e_ident, ELFMAG, SELFMAG);
+  bare.e_ident[EI_CLASS] = ELFCLASS64;
+  bare.e_ident[EI_DATA] = ELFDATA2LSB;
+  bare.e_ident[EI_VERSION] = EV_CURRENT;
+  for (int k = 0; k < 2; k++) {
+    rig_link_image *im = NULL;
+    char err[RIG_LINK_ERROR_BYTES] = "";
+    rig_link_status st = k == 0 ? rig_link_load(b, n, NULL, &im, err, sizeof err)
+                                : rig_link_load(&bare, sizeof bare, NULL, &im, err, sizeof err);
+    CHECK_MSG(st == RIG_LINK_OK && im, "object %d: status %d: %s", k, st, err);
+    CHECK(rig_link_code_bytes(im) == 0 && rig_link_code(im) == NULL);
+    CHECK(rig_link_resolve(im, "add") == NULL && rig_link_stub(im, "memcpy") == NULL);
+    rig_link_free(im);
+  }
+  free(b);
+}
+
 /* Misuse is RIG_LINK_INVALID, not a refusal of the object. */
 static void invalid_arguments(void) {
   rig_link_image *im = NULL;
@@ -575,6 +604,7 @@ int main(int argc, char **argv) {
       TEST(host_2_independent),
       TEST(invalid_arguments),
       TEST(read_only_input),
+      TEST(empty_objects_link),
   };
   return check_main(tests, sizeof tests / sizeof tests[0], argc, argv);
 }
