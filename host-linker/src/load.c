@@ -772,13 +772,26 @@ static __attribute__((cold, noinline)) rig_link_status past_section(linker *l, s
               (uint64_t)l->symv[i].st_value, sec_label(l, shndx).s);
 }
 
+/* Refuses symbol i, an indirect function (STT_GNU_IFUNC): its value is a
+ * resolver, to be run at link time, that returns the function. rig runs
+ * none, and offered as the function, the resolver would be launched and
+ * compute nothing (LINK-7: what the name stands for is not in the image). */
+static __attribute__((cold, noinline)) rig_link_status indirect_function(linker *l, size_t i) {
+  return fail(l, RIG_LINK_REFUSED,
+              "symbol %s: an indirect function (STT_GNU_IFUNC), whose value is a resolver "
+              "that returns the function at link time; rig runs no resolver (LINK-7)",
+              sym_label(l, i).s);
+}
+
 /* Symbol i's section where it may be a function of the image (HOST-3):
- * named, of no special type, defined in an executable section of the image;
- * 0 where it is not one. */
+ * named, a function or of no type (an assembler's label), defined in an
+ * executable section of the image; 0 where it is not one. Data (STT_OBJECT,
+ * STT_COMMON), thread-local, section and file symbols, and the types of an
+ * OS or a processor, name no code a launch may call. */
 static inline size_t function_section(const linker *l, size_t i) {
   const Elf64_Sym *s = &l->symv[i];
   unsigned type = GELF_ST_TYPE(s->st_info);
-  if (type == STT_SECTION || type == STT_FILE || type == STT_TLS || s->st_name == 0 ||
+  if ((type != STT_FUNC && type != STT_NOTYPE) || s->st_name == 0 ||
       s->st_shndx == SHN_UNDEF || (s->st_shndx >= SHN_LORESERVE && s->st_shndx != SHN_XINDEX))
     return 0;
   /* SHN_XINDEX without the table reads as 0, as gelf_getsymshndx leaves it. */
@@ -806,6 +819,8 @@ static rig_link_status list_functions(linker *l) {
       size_t x;
       return get_sym(l, i, &s, &x);
     }
+    if (__builtin_expect(GELF_ST_TYPE(l->symv[i].st_info) == STT_GNU_IFUNC, 0))
+      return indirect_function(l, i);
     size_t shndx = function_section(l, i);
     if (!shndx)
       continue;

@@ -480,6 +480,37 @@ static void host_3_names(void) {
   rig_link_free(im);
 }
 
+/* HOST-3: only functions and untyped labels of the executable sections are
+ * functions. A data object, a common-typed or thread-local symbol, or one
+ * of a processor's or an OS's types, though it lies in .text, is no code to
+ * launch: resolving it fails, where it gave an address to call. */
+static void host_3_only_functions(void) {
+  static const struct {
+    const char *name;
+    unsigned char type;
+    bool function;
+  } syms[] = {
+      {"fn", STT_FUNC, true},     {"label", STT_NOTYPE, true}, {"table", STT_OBJECT, false},
+      {"shared", STT_COMMON, false}, {"per_thread", STT_TLS, false},
+      {"os_type", STT_LOOS + 1, false}, {"proc_type", STT_LOPROC, false},
+  };
+  eg_obj *o = eg_new(host_machine());
+  unsigned text = eg_section(o, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16, host_code,
+                             host_code_bytes);
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+    eg_symbol(o, syms[i].name, GELF_ST_INFO(STB_GLOBAL, syms[i].type), (uint16_t)text, 0, 4);
+  size_t n;
+  unsigned char *b = eg_build(o, &n);
+  rig_link_image *im = NULL;
+  char err[RIG_LINK_ERROR_BYTES];
+  rig_link_status st = rig_link_load(b, n, NULL, &im, err, sizeof err);
+  free(b);
+  CHECK_MSG(st == RIG_LINK_OK, "%s", err);
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+    CHECK_MSG(!rig_link_resolve(im, syms[i].name) == !syms[i].function, "%s", syms[i].name);
+  rig_link_free(im);
+}
+
 /* LINK-14, LINK-15, PLAT-3: once loaded, the image is read-only and
  * executable; never writable (test_wx checks every mapping call). */
 static void link_15_protection(void) {
@@ -600,6 +631,7 @@ int main(int argc, char **argv) {
       TEST(many_functions),
       TEST(sym_1_3_helpers),
       TEST(host_3_names),
+      TEST(host_3_only_functions),
       TEST(link_15_protection),
       TEST(host_2_independent),
       TEST(invalid_arguments),

@@ -71,6 +71,7 @@ static void link_1_bad_kernels(void) {
   CHECK(refused_kernel("bad_common", "LINK-7", "shared_count"));
   CHECK(refused_kernel("bad_global", "LINK-6", "global_table"));
   CHECK(refused_kernel("bad_undefined", "LINK-10", "rig_link_test_nowhere"));
+  CHECK(refused_kernel("bad_ifunc", "LINK-7", "symbol add"));
 }
 
 /* LINK-2: a host that is neither x86_64 nor arm64 links nothing. */
@@ -336,6 +337,23 @@ static void link_7_outside(void) {
   CHECK(refused_eg(o, NULL, "LINK-7", ".tdata"));
 }
 
+/* LINK-7: an object that defines an indirect function (STT_GNU_IFUNC),
+ * used by no relocation, is refused naming it: the symbol's value is its
+ * resolver, which rig does not run, and a launch of the resolver as the
+ * function would compute nothing. The compiler's (bad_ifunc.c, in
+ * link_1_bad_kernels) and a hand-made one, local or global. */
+static void link_7_ifunc_defined(void) {
+  for (int local = 0; local < 2; local++) {
+    unsigned text, f;
+    eg_obj *o = eg_new(host_machine());
+    text = eg_section(o, ".text", SHT_PROGBITS, SHF_AX, 16, host_code, host_code_bytes);
+    f = eg_symbol(o, "picker", GELF_ST_INFO(local ? STB_LOCAL : STB_GLOBAL, STT_GNU_IFUNC),
+                  (uint16_t)text, 0, host_code_bytes);
+    (void)f;
+    CHECK(refused_eg(o, NULL, "LINK-7", "symbol picker: an indirect function"));
+  }
+}
+
 /* LINK-8: a relocation that patches outside the image: past its section's
  * end, by a byte or by 2^63. */
 static void link_8_outside_image(void) {
@@ -483,6 +501,7 @@ int main(int argc, char **argv) {
       TEST(link_6_unlisted),
       TEST(link_6_named_in_message),
       TEST(link_7_outside),
+      TEST(link_7_ifunc_defined),
       TEST(link_8_outside_image),
       TEST(link_9_overflow),
       TEST(link_10_undefined),
