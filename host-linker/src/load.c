@@ -51,6 +51,9 @@
 #ifndef STT_GNU_IFUNC
 #define STT_GNU_IFUNC 10
 #endif
+/* x86_64's large common symbols (psABI: SHN_X86_64_LCOMMON), which
+ * <elf.h> does not name. */
+#define SHN_X86_64_LCOMMON_INDEX 0xff02
 
 /* One name of an image: written with the code, read-only with it. */
 typedef struct entry {
@@ -260,6 +263,10 @@ static rig_link_status read_header(linker *l) {
   const char *ident;
   GElf_Ehdr eh;
 
+  if (elf_kind(l->elf) == ELF_K_AR)
+    return fail(l, RIG_LINK_REFUSED,
+                "an ar archive (a static library), not an ELF object: rig links one "
+                "object, each of its members on its own (LINK-3)");
   if (elf_kind(l->elf) != ELF_K_ELF)
     return fail(l, RIG_LINK_REFUSED, "not an ELF object (LINK-3)");
   ident = elf_getident(l->elf, &idn);
@@ -515,6 +522,28 @@ static inline rig_link_status get_sym(linker *l, size_t i, GElf_Sym *s, size_t *
   return RIG_LINK_OK;
 }
 
+/* Refuses relocation j of section rsec, whose symbol has a reserved section
+ * index (SHN_LORESERVE.., but SHN_ABS, SHN_COMMON and SHN_XINDEX, which
+ * use_symbol reads): x86_64's large common symbols (-mcmodel=medium) are
+ * common symbols, defined outside the image (LINK-7); the others name no
+ * section rig knows. */
+static __attribute__((cold, noinline)) rig_link_status reserved_index(linker *l, size_t rsec,
+                                                                     size_t j, const GElf_Rela *r,
+                                                                     unsigned shndx) {
+  if (l->machine == EM_X86_64 && shndx == SHN_X86_64_LCOMMON_INDEX)
+    return fail(l, RIG_LINK_REFUSED,
+                "%s: uses a large common symbol (SHN_X86_64_LCOMMON), defined outside the "
+                "image (LINK-7)",
+                rel_label(l, rsec, j, r).s);
+  return fail(l, RIG_LINK_REFUSED,
+              "%s: its symbol's section index 0x%x is a reserved one (%s), which names no "
+              "section of the object (LINK-3)",
+              rel_label(l, rsec, j, r).s, shndx,
+              shndx >= SHN_LOPROC && shndx <= SHN_HIPROC ? "a processor's"
+              : shndx >= SHN_LOOS && shndx <= SHN_HIOS   ? "an OS's"
+                                                         : "unassigned");
+}
+
 /* Classifies the symbol relocation j uses: in the image or undefined (then
  * it gets a stub), or refuses it (LINK-7). */
 static rig_link_status use_symbol(linker *l, size_t rsec, size_t j, const GElf_Rela *r) {
@@ -556,7 +585,9 @@ static rig_link_status use_symbol(linker *l, size_t rsec, size_t j, const GElf_R
     l->syms[i] = (symbol){.state = SYM_UNDEFINED, .at = (uint32_t)l->nstubs++};
     return RIG_LINK_OK;
   }
-  if (shndx >= l->nsec || (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX))
+  if (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX)
+    return reserved_index(l, rsec, j, r, s.st_shndx);
+  if (shndx >= l->nsec)
     return fail(l, RIG_LINK_REFUSED, "%s: its symbol's section #%zu does not exist (LINK-3)", RL,
                 shndx);
   if (!l->secs[shndx].in_image)
@@ -833,6 +864,8 @@ static rig_link_status list_functions(linker *l) {
       continue;
     if (s->st_value > sec->sh.sh_size)
       return past_section(l, i, n, shndx);
+    if (s->st_value == sec->sh.sh_size) /* a label at its end: no code of it */
+      continue;
     unsigned bind = GELF_ST_BIND(s->st_info);
     fv[nf++] = (entry){.name = s->st_name,
                        .rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
@@ -876,6 +909,19 @@ static unsigned char *map_own(linker *l, size_t bytes, size_t page) {
   return (unsigned char *)base;
 }
 
+/* The image's mapping failed: its message counts what map_own asked for,
+ * the slack it trims to align the image included. */
+static __attribute__((cold, noinline)) rig_link_status no_map(linker *l, size_t bytes, size_t page,
+                                                             int e) {
+  if (l->align > page)
+    return fail(l, RIG_LINK_NO_MEMORY,
+                "cannot map %zu bytes for the image, and %zu more to align it at %" PRIu64
+                " bytes: %s",
+                bytes, (size_t)l->align - page, l->align, strerror(e));
+  return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
+              strerror(e));
+}
+
 /* Lays out the tables after the code: an entry for every symbol (a bound
  * on the functions, known before they are listed) and every stub, then the
  * names. */
@@ -909,8 +955,7 @@ static rig_link_status map_image(linker *l) {
   bool pooled = l->align <= page && bytes <= rig__link_pool_limit() &&
                 (base = rig__link_pool_take(bytes));
   if (!pooled && !(base = map_own(l, bytes, page)))
-    return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
-                strerror(errno));
+    return no_map(l, bytes, page, errno);
   *l->im = (rig_link_image){.base = base, .map_bytes = bytes, .pooled = pooled};
   return RIG_LINK_OK;
 }

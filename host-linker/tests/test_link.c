@@ -483,22 +483,26 @@ static void host_3_names(void) {
 /* HOST-3: only functions and untyped labels of the executable sections are
  * functions. A data object, a common-typed or thread-local symbol, or one
  * of a processor's or an OS's types, though it lies in .text, is no code to
- * launch: resolving it fails, where it gave an address to call. */
+ * launch, and neither is a label at the end of .text: resolving them fails,
+ * where each gave an address to call. */
 static void host_3_only_functions(void) {
   static const struct {
     const char *name;
     unsigned char type;
-    bool function;
+    bool function, at_end;
   } syms[] = {
-      {"fn", STT_FUNC, true},     {"label", STT_NOTYPE, true}, {"table", STT_OBJECT, false},
-      {"shared", STT_COMMON, false}, {"per_thread", STT_TLS, false},
-      {"os_type", STT_LOOS + 1, false}, {"proc_type", STT_LOPROC, false},
+      {"fn", STT_FUNC, true, false},          {"label", STT_NOTYPE, true, false},
+      {"table", STT_OBJECT, false, false},    {"shared", STT_COMMON, false, false},
+      {"per_thread", STT_TLS, false, false},  {"os_type", STT_LOOS + 1, false, false},
+      {"proc_type", STT_LOPROC, false, false}, {"text_end", STT_NOTYPE, false, true},
+      {"fn_end", STT_FUNC, false, true},
   };
   eg_obj *o = eg_new(host_machine());
   unsigned text = eg_section(o, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16, host_code,
                              host_code_bytes);
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
-    eg_symbol(o, syms[i].name, GELF_ST_INFO(STB_GLOBAL, syms[i].type), (uint16_t)text, 0, 4);
+    eg_symbol(o, syms[i].name, GELF_ST_INFO(STB_GLOBAL, syms[i].type), (uint16_t)text,
+              syms[i].at_end ? host_code_bytes : 0, syms[i].at_end ? 0 : 4);
   size_t n;
   unsigned char *b = eg_build(o, &n);
   rig_link_image *im = NULL;

@@ -92,6 +92,9 @@ static void link_2_other_host(void) {
 static void link_3_not_elf(void) {
   static const char text[] = "void add(void) { }\n";
   CHECK(refused(text, sizeof text, NULL, "LINK-3", "not an ELF object"));
+  /* A static library: say so, not merely "not an ELF object". */
+  static const char archive[] = "!<arch>\n";
+  CHECK(refused(archive, sizeof archive - 1, NULL, "LINK-3", "an ar archive"));
   static const unsigned char magic_only[4] = {0x7f, 'E', 'L', 'F'};
   CHECK(refused(magic_only, sizeof magic_only, NULL, "LINK-3", NULL));
   size_t n;
@@ -331,6 +334,21 @@ static void link_7_outside(void) {
   o = good(&text, &f);
   eg_reloc(o, text, host_code_patch, 0, host_branch_type(), 0);
   CHECK(refused_eg(o, NULL, "LINK-7", "no symbol"));
+
+  /* Reserved section indexes: x86_64's large common symbols
+   * (SHN_X86_64_LCOMMON, 0xff02) are common (LINK-7), not "a section
+   * #65282 that does not exist"; the others are said to be reserved. */
+  o = good(&text, &f);
+  s = eg_symbol(o, "big_common", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), 0xff02, 8, 8);
+  eg_reloc(o, text, host_code_patch, s, host_pc_type(), 0);
+  if (host_machine() == EM_X86_64)
+    CHECK(refused_eg(o, NULL, "LINK-7", "large common symbol (SHN_X86_64_LCOMMON)"));
+  else
+    CHECK(refused_eg(o, NULL, "LINK-3", "0xff02 is a reserved one (a processor's)"));
+  o = good(&text, &f);
+  s = eg_symbol(o, "os_sym", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), SHN_LOOS, 0, 8);
+  eg_reloc(o, text, host_code_patch, s, host_pc_type(), 0);
+  CHECK(refused_eg(o, NULL, "LINK-3", "0xff20 is a reserved one (an OS's)"));
 
   o = good(&text, &f);
   eg_section(o, ".tdata", SHT_PROGBITS, SHF_ALLOC | SHF_TLS, 4, "abcd", 4);
