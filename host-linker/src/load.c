@@ -51,6 +51,9 @@
 #ifndef STT_GNU_IFUNC
 #define STT_GNU_IFUNC 10
 #endif
+/* x86_64's large common symbols (psABI: SHN_X86_64_LCOMMON), which
+ * <elf.h> does not name. */
+#define SHN_X86_64_LCOMMON_INDEX 0xff02
 
 /* One name of an image: written with the code, read-only with it. */
 typedef struct entry {
@@ -260,6 +263,10 @@ static rig_link_status read_header(linker *l) {
   const char *ident;
   GElf_Ehdr eh;
 
+  if (elf_kind(l->elf) == ELF_K_AR)
+    return fail(l, RIG_LINK_REFUSED,
+                "an ar archive (a static library), not an ELF object: rig links one "
+                "object, each of its members on its own (LINK-3)");
   if (elf_kind(l->elf) != ELF_K_ELF)
     return fail(l, RIG_LINK_REFUSED, "not an ELF object (LINK-3)");
   ident = elf_getident(l->elf, &idn);
@@ -294,6 +301,13 @@ static rig_link_status read_header(linker *l) {
 
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+/* The largest section alignment rig gives (LINK-13): 1 GiB. A section
+ * aligned past a page takes a mapping of its own, with up to its alignment
+ * of slack to trim (map_own); past 1 GiB that is address space no kernel
+ * needs, and on a machine that refuses it the load would read as out of
+ * memory rather than as the object's fault. */
+#define MAX_ALIGN ((uint64_t)1 << 30)
+
 /* Lays out the image's sections of one kind (code or not) from *cur. */
 static rig_link_status lay_out(linker *l, bool code, uint64_t *cur) {
   for (size_t i = 1; i < l->nsec; i++) {
@@ -317,6 +331,38 @@ static rig_link_status lay_out(linker *l, bool code, uint64_t *cur) {
   return RIG_LINK_OK;
 }
 
+/* Refuses section headers that lie outside the object, where libelf read
+ * none. Where e_shnum is 0, their count is section 0's sh_size (an object
+ * of more than 65279 sections): the message gives that count. */
+static __attribute__((cold, noinline)) rig_link_status headers_outside(linker *l,
+                                                                      const GElf_Ehdr *eh) {
+  size_t size = 0;
+  const char *raw = elf_rawfile(l->elf, &size);
+  uint64_t count = eh->e_shnum;
+  const char *from = "e_shnum";
+  if (count == 0) {
+    Elf64_Shdr zero;
+    if (!raw || eh->e_shoff > size || size - eh->e_shoff < sizeof zero)
+      return fail(l, RIG_LINK_REFUSED,
+                  "ELF header: e_shnum 0, and section 0, which would give the count of "
+                  "section headers, lies at offset %" PRIu64 ", outside the object's %zu "
+                  "bytes (LINK-3)",
+                  (uint64_t)eh->e_shoff, size);
+    memcpy(&zero, raw + eh->e_shoff, sizeof zero);
+    count = zero.sh_size;
+    from = "section 0's sh_size, as e_shnum is 0";
+    if (count == 0)
+      return fail(l, RIG_LINK_REFUSED,
+                  "ELF header: section headers at offset %" PRIu64 ", but none counted: "
+                  "e_shnum and section 0's sh_size are 0 (LINK-3)",
+                  (uint64_t)eh->e_shoff);
+  }
+  return fail(l, RIG_LINK_REFUSED,
+              "ELF header: %" PRIu64 " section headers (%s) at offset %" PRIu64
+              " lie outside the object's %zu bytes (LINK-3)",
+              count, from, (uint64_t)eh->e_shoff, size);
+}
+
 static rig_link_status read_sections(linker *l) {
   size_t shstrndx;
   GElf_Ehdr eh;
@@ -324,9 +370,7 @@ static rig_link_status read_sections(linker *l) {
     return fail(l, RIG_LINK_REFUSED, "section headers: unreadable: %s (LINK-3)", libelf_says());
   /* libelf reads no section where their headers lie past the object's end. */
   if (l->nsec == 0 && (eh.e_shoff != 0 || eh.e_shnum != 0))
-    return fail(l, RIG_LINK_REFUSED,
-                "section headers: %u at offset %" PRIu64 " lie outside the object (LINK-3)",
-                (unsigned)eh.e_shnum, (uint64_t)eh.e_shoff);
+    return headers_outside(l, &eh);
   if (elf_getshdrstrndx(l->elf, &shstrndx) != 0)
     return fail(l, RIG_LINK_REFUSED, "section names: no table: %s (LINK-3)", libelf_says());
   l->secs = calloc(l->nsec ? l->nsec : 1, sizeof *l->secs);
@@ -374,6 +418,12 @@ static rig_link_status read_sections(linker *l) {
       return fail(l, RIG_LINK_REFUSED,
                   "section %s: alignment %" PRIu64 " is not a power of two (LINK-3)",
                   sec_label(l, i).s, (uint64_t)s->sh.sh_addralign);
+    if (s->sh.sh_addralign > MAX_ALIGN)
+      return fail(l, RIG_LINK_REFUSED,
+                  "section %s: alignment 2^%d (%" PRIu64 " bytes); rig aligns a section at 2^%d "
+                  "bytes at most (LINK-13)",
+                  sec_label(l, i).s, __builtin_ctzll(s->sh.sh_addralign),
+                  (uint64_t)s->sh.sh_addralign, __builtin_ctzll(MAX_ALIGN));
     if (s->sh.sh_type != SHT_NOBITS && s->sh.sh_size > 0) {
       Elf_Data *d = elf_rawdata(scn, NULL);
       if (!d || !d->d_buf || d->d_size != s->sh.sh_size)
@@ -472,6 +522,28 @@ static inline rig_link_status get_sym(linker *l, size_t i, GElf_Sym *s, size_t *
   return RIG_LINK_OK;
 }
 
+/* Refuses relocation j of section rsec, whose symbol has a reserved section
+ * index (SHN_LORESERVE.., but SHN_ABS, SHN_COMMON and SHN_XINDEX, which
+ * use_symbol reads): x86_64's large common symbols (-mcmodel=medium) are
+ * common symbols, defined outside the image (LINK-7); the others name no
+ * section rig knows. */
+static __attribute__((cold, noinline)) rig_link_status reserved_index(linker *l, size_t rsec,
+                                                                     size_t j, const GElf_Rela *r,
+                                                                     unsigned shndx) {
+  if (l->machine == EM_X86_64 && shndx == SHN_X86_64_LCOMMON_INDEX)
+    return fail(l, RIG_LINK_REFUSED,
+                "%s: uses a large common symbol (SHN_X86_64_LCOMMON), defined outside the "
+                "image (LINK-7)",
+                rel_label(l, rsec, j, r).s);
+  return fail(l, RIG_LINK_REFUSED,
+              "%s: its symbol's section index 0x%x is a reserved one (%s), which names no "
+              "section of the object (LINK-3)",
+              rel_label(l, rsec, j, r).s, shndx,
+              shndx >= SHN_LOPROC && shndx <= SHN_HIPROC ? "a processor's"
+              : shndx >= SHN_LOOS && shndx <= SHN_HIOS   ? "an OS's"
+                                                         : "unassigned");
+}
+
 /* Classifies the symbol relocation j uses: in the image or undefined (then
  * it gets a stub), or refuses it (LINK-7). */
 static rig_link_status use_symbol(linker *l, size_t rsec, size_t j, const GElf_Rela *r) {
@@ -513,7 +585,9 @@ static rig_link_status use_symbol(linker *l, size_t rsec, size_t j, const GElf_R
     l->syms[i] = (symbol){.state = SYM_UNDEFINED, .at = (uint32_t)l->nstubs++};
     return RIG_LINK_OK;
   }
-  if (shndx >= l->nsec || (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX))
+  if (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX)
+    return reserved_index(l, rsec, j, r, s.st_shndx);
+  if (shndx >= l->nsec)
     return fail(l, RIG_LINK_REFUSED, "%s: its symbol's section #%zu does not exist (LINK-3)", RL,
                 shndx);
   if (!l->secs[shndx].in_image)
@@ -729,13 +803,26 @@ static __attribute__((cold, noinline)) rig_link_status past_section(linker *l, s
               (uint64_t)l->symv[i].st_value, sec_label(l, shndx).s);
 }
 
+/* Refuses symbol i, an indirect function (STT_GNU_IFUNC): its value is a
+ * resolver, to be run at link time, that returns the function. rig runs
+ * none, and offered as the function, the resolver would be launched and
+ * compute nothing (LINK-7: what the name stands for is not in the image). */
+static __attribute__((cold, noinline)) rig_link_status indirect_function(linker *l, size_t i) {
+  return fail(l, RIG_LINK_REFUSED,
+              "symbol %s: an indirect function (STT_GNU_IFUNC), whose value is a resolver "
+              "that returns the function at link time; rig runs no resolver (LINK-7)",
+              sym_label(l, i).s);
+}
+
 /* Symbol i's section where it may be a function of the image (HOST-3):
- * named, of no special type, defined in an executable section of the image;
- * 0 where it is not one. */
+ * named, a function or of no type (an assembler's label), defined in an
+ * executable section of the image; 0 where it is not one. Data (STT_OBJECT,
+ * STT_COMMON), thread-local, section and file symbols, and the types of an
+ * OS or a processor, name no code a launch may call. */
 static inline size_t function_section(const linker *l, size_t i) {
   const Elf64_Sym *s = &l->symv[i];
   unsigned type = GELF_ST_TYPE(s->st_info);
-  if (type == STT_SECTION || type == STT_FILE || type == STT_TLS || s->st_name == 0 ||
+  if ((type != STT_FUNC && type != STT_NOTYPE) || s->st_name == 0 ||
       s->st_shndx == SHN_UNDEF || (s->st_shndx >= SHN_LORESERVE && s->st_shndx != SHN_XINDEX))
     return 0;
   /* SHN_XINDEX without the table reads as 0, as gelf_getsymshndx leaves it. */
@@ -750,6 +837,8 @@ static inline size_t function_section(const linker *l, size_t i) {
  * here) and the stubs, each with its offset in the image. */
 static rig_link_status list_functions(linker *l) {
   rig_link_image *im = l->im;
+  if (!im->base) /* an empty image: no tables */
+    return RIG_LINK_OK;
   entry *fv = (entry *)(im->base + l->tables_off), *sv = fv + l->nsyms;
   size_t nf = 0;
   if (l->nstrs)
@@ -761,6 +850,8 @@ static rig_link_status list_functions(linker *l) {
       size_t x;
       return get_sym(l, i, &s, &x);
     }
+    if (__builtin_expect(GELF_ST_TYPE(l->symv[i].st_info) == STT_GNU_IFUNC, 0))
+      return indirect_function(l, i);
     size_t shndx = function_section(l, i);
     if (!shndx)
       continue;
@@ -773,6 +864,8 @@ static rig_link_status list_functions(linker *l) {
       continue;
     if (s->st_value > sec->sh.sh_size)
       return past_section(l, i, n, shndx);
+    if (s->st_value == sec->sh.sh_size) /* a label at its end: no code of it */
+      continue;
     unsigned bind = GELF_ST_BIND(s->st_info);
     fv[nf++] = (entry){.name = s->st_name,
                        .rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
@@ -816,6 +909,19 @@ static unsigned char *map_own(linker *l, size_t bytes, size_t page) {
   return (unsigned char *)base;
 }
 
+/* The image's mapping failed: its message counts what map_own asked for,
+ * the slack it trims to align the image included. */
+static __attribute__((cold, noinline)) rig_link_status no_map(linker *l, size_t bytes, size_t page,
+                                                             int e) {
+  if (l->align > page)
+    return fail(l, RIG_LINK_NO_MEMORY,
+                "cannot map %zu bytes for the image, and %zu more to align it at %" PRIu64
+                " bytes: %s",
+                bytes, (size_t)l->align - page, l->align, strerror(e));
+  return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
+              strerror(e));
+}
+
 /* Lays out the tables after the code: an entry for every symbol (a bound
  * on the functions, known before they are listed) and every stub, then the
  * names. */
@@ -841,12 +947,15 @@ static rig_link_status map_image(linker *l) {
   size_t bytes = ((size_t)l->end + page - 1) & ~(page - 1);
   if (!(l->im = calloc(1, sizeof *l->im)))
     return fail(l, RIG_LINK_NO_MEMORY, "out of memory");
+  /* Nothing to lay out and no symbols (a stripped empty object): an empty
+   * image, with no pages and no functions. mmap takes no 0 bytes. */
+  if (l->end == 0)
+    return RIG_LINK_OK;
   unsigned char *base = NULL;
   bool pooled = l->align <= page && bytes <= rig__link_pool_limit() &&
                 (base = rig__link_pool_take(bytes));
   if (!pooled && !(base = map_own(l, bytes, page)))
-    return fail(l, RIG_LINK_NO_MEMORY, "cannot map %zu bytes for the image: %s", bytes,
-                strerror(errno));
+    return no_map(l, bytes, page, errno);
   *l->im = (rig_link_image){.base = base, .map_bytes = bytes, .pooled = pooled};
   return RIG_LINK_OK;
 }
@@ -924,6 +1033,8 @@ static rig_link_status apply_section_relocations(linker *l, size_t k) {
 static rig_link_status write_image(linker *l) {
   rig_link_image *im = l->im;
   rig_link_status st;
+  if (!im->base) /* an empty image: nothing to write */
+    return RIG_LINK_OK;
   copy_sections(l);
   /* The stubs, after the image (RELOC-8). */
   for (size_t i = 0; i < l->nstubs; i++)

@@ -30,7 +30,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
   echo "arm64.sh: $cc is missing (Debian: apt-get install gcc-aarch64-linux-gnu)" >&2
   exit 1
 fi
-for k in add libm rodata helpers many bad_global; do
+for k in add libm rodata helpers many bad_global nothing; do
   if [ ! -f "$kernels/$k.aarch64.o" ]; then
     echo "arm64.sh: no kernel $kernels/$k.aarch64.o" >&2
     exit 1

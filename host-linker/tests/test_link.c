@@ -480,6 +480,41 @@ static void host_3_names(void) {
   rig_link_free(im);
 }
 
+/* HOST-3: only functions and untyped labels of the executable sections are
+ * functions. A data object, a common-typed or thread-local symbol, or one
+ * of a processor's or an OS's types, though it lies in .text, is no code to
+ * launch, and neither is a label at the end of .text: resolving them fails,
+ * where each gave an address to call. */
+static void host_3_only_functions(void) {
+  static const struct {
+    const char *name;
+    unsigned char type;
+    bool function, at_end;
+  } syms[] = {
+      {"fn", STT_FUNC, true, false},          {"label", STT_NOTYPE, true, false},
+      {"table", STT_OBJECT, false, false},    {"shared", STT_COMMON, false, false},
+      {"per_thread", STT_TLS, false, false},  {"os_type", STT_LOOS + 1, false, false},
+      {"proc_type", STT_LOPROC, false, false}, {"text_end", STT_NOTYPE, false, true},
+      {"fn_end", STT_FUNC, false, true},
+  };
+  eg_obj *o = eg_new(host_machine());
+  unsigned text = eg_section(o, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16, host_code,
+                             host_code_bytes);
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+    eg_symbol(o, syms[i].name, GELF_ST_INFO(STB_GLOBAL, syms[i].type), (uint16_t)text,
+              syms[i].at_end ? host_code_bytes : 0, syms[i].at_end ? 0 : 4);
+  size_t n;
+  unsigned char *b = eg_build(o, &n);
+  rig_link_image *im = NULL;
+  char err[RIG_LINK_ERROR_BYTES];
+  rig_link_status st = rig_link_load(b, n, NULL, &im, err, sizeof err);
+  free(b);
+  CHECK_MSG(st == RIG_LINK_OK, "%s", err);
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+    CHECK_MSG(!rig_link_resolve(im, syms[i].name) == !syms[i].function, "%s", syms[i].name);
+  rig_link_free(im);
+}
+
 /* LINK-14, LINK-15, PLAT-3: once loaded, the image is read-only and
  * executable; never writable (test_wx checks every mapping call). */
 static void link_15_protection(void) {
@@ -547,6 +582,35 @@ static void read_only_input(void) {
   }
 }
 
+/* An object with nothing to lay out and no symbol table links to an empty
+ * image: no pages, no functions. Not "out of memory", as a mapping of 0
+ * bytes was. The compiler's empty object stripped (kernels/meson.build),
+ * and an ELF header with no sections at all. */
+static void empty_objects_link(void) {
+  size_t n;
+  unsigned char *b = kernel("nothing", &n);
+  CHECK(b);
+  Elf64_Ehdr bare = {.e_type = ET_REL,
+                     .e_machine = (uint16_t)host_machine(),
+                     .e_version = EV_CURRENT,
+                     .e_ehsize = sizeof bare};
+  memcpy(bare.e_ident, ELFMAG, SELFMAG);
+  bare.e_ident[EI_CLASS] = ELFCLASS64;
+  bare.e_ident[EI_DATA] = ELFDATA2LSB;
+  bare.e_ident[EI_VERSION] = EV_CURRENT;
+  for (int k = 0; k < 2; k++) {
+    rig_link_image *im = NULL;
+    char err[RIG_LINK_ERROR_BYTES] = "";
+    rig_link_status st = k == 0 ? rig_link_load(b, n, NULL, &im, err, sizeof err)
+                                : rig_link_load(&bare, sizeof bare, NULL, &im, err, sizeof err);
+    CHECK_MSG(st == RIG_LINK_OK && im, "object %d: status %d: %s", k, st, err);
+    CHECK(rig_link_code_bytes(im) == 0 && rig_link_code(im) == NULL);
+    CHECK(rig_link_resolve(im, "add") == NULL && rig_link_stub(im, "memcpy") == NULL);
+    rig_link_free(im);
+  }
+  free(b);
+}
+
 /* Misuse is RIG_LINK_INVALID, not a refusal of the object. */
 static void invalid_arguments(void) {
   rig_link_image *im = NULL;
@@ -571,10 +635,12 @@ int main(int argc, char **argv) {
       TEST(many_functions),
       TEST(sym_1_3_helpers),
       TEST(host_3_names),
+      TEST(host_3_only_functions),
       TEST(link_15_protection),
       TEST(host_2_independent),
       TEST(invalid_arguments),
       TEST(read_only_input),
+      TEST(empty_objects_link),
   };
   return check_main(tests, sizeof tests / sizeof tests[0], argc, argv);
 }

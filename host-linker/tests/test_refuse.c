@@ -71,6 +71,7 @@ static void link_1_bad_kernels(void) {
   CHECK(refused_kernel("bad_common", "LINK-7", "shared_count"));
   CHECK(refused_kernel("bad_global", "LINK-6", "global_table"));
   CHECK(refused_kernel("bad_undefined", "LINK-10", "rig_link_test_nowhere"));
+  CHECK(refused_kernel("bad_ifunc", "LINK-7", "symbol add"));
 }
 
 /* LINK-2: a host that is neither x86_64 nor arm64 links nothing. */
@@ -91,6 +92,9 @@ static void link_2_other_host(void) {
 static void link_3_not_elf(void) {
   static const char text[] = "void add(void) { }\n";
   CHECK(refused(text, sizeof text, NULL, "LINK-3", "not an ELF object"));
+  /* A static library: say so, not merely "not an ELF object". */
+  static const char archive[] = "!<arch>\n";
+  CHECK(refused(archive, sizeof archive - 1, NULL, "LINK-3", "an ar archive"));
   static const unsigned char magic_only[4] = {0x7f, 'E', 'L', 'F'};
   CHECK(refused(magic_only, sizeof magic_only, NULL, "LINK-3", NULL));
   size_t n;
@@ -196,6 +200,33 @@ static void link_3_section_outside(void) {
   free(b);
 }
 
+/* LINK-3: e_shnum 0 with a section 0 that gives a count (its sh_size, as
+ * for more than 65279 sections) whose headers lie past the object's end:
+ * the message gives that count, not 0. */
+static bool refused_shnum_0(uint64_t count, bool shoff_outside, const char *what) {
+  size_t n;
+  unsigned char *b = kernel("add", &n);
+  if (!b)
+    return false;
+  Elf64_Ehdr eh;
+  memcpy(&eh, b, sizeof eh);
+  uint16_t zero = 0;
+  uint64_t outside = n + 64;
+  memcpy(b + offsetof(Elf64_Ehdr, e_shnum), &zero, 2);
+  memcpy(b + eh.e_shoff + offsetof(Elf64_Shdr, sh_size), &count, 8);
+  if (shoff_outside)
+    memcpy(b + offsetof(Elf64_Ehdr, e_shoff), &outside, 8);
+  bool ok = refused(b, n, NULL, "LINK-3", what);
+  free(b);
+  return ok;
+}
+
+static void link_3_extended_section_count(void) {
+  CHECK(refused_shnum_0(UINT64_C(1) << 30, false, "1073741824 section headers"));
+  CHECK(refused_shnum_0(0, false, "none counted"));  /* no count at all */
+  CHECK(refused_shnum_0(1, true, "section 0, which")); /* no section 0 to count */
+}
+
 /* LINK-4: an allocated section that is writable and not empty. An empty
  * one is no use of it, and links. */
 static void link_4_writable(void) {
@@ -239,6 +270,38 @@ static void link_6_unlisted(void) {
   CHECK(refused_kernel("bad_global", "LINK-6", host_machine() == EM_X86_64 ? "GOTPCREL" : "GOT"));
 }
 
+/* LINK-6: the message names each type by its ELF name, on both machines
+ * (rig__link_load links the other machine's objects as its host would):
+ * GOTPC64, not "type 29". */
+static void link_6_named_in_message(void) {
+  static const struct {
+    unsigned machine, type;
+    const char *name;
+  } cases[] = {
+      {EM_X86_64, 29, "R_X86_64_GOTPC64"},
+      {EM_X86_64, 37, "R_X86_64_IRELATIVE"},
+      {EM_X86_64, 42, "R_X86_64_REX_GOTPCRELX"},
+      {EM_AARCH64, 287, "R_AARCH64_MOVW_PREL_G0"},
+      {EM_AARCH64, 311, "R_AARCH64_ADR_GOT_PAGE"},
+      {EM_AARCH64, 562, "R_AARCH64_TLSDESC_ADR_PAGE21"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    eg_obj *o = eg_new(cases[i].machine);
+    unsigned text = eg_section(o, ".text", SHT_PROGBITS, SHF_AX, 16, NULL, 16);
+    unsigned f = eg_symbol(o, "f", GELF_ST_INFO(STB_GLOBAL, STT_FUNC), (uint16_t)text, 0, 16);
+    eg_reloc(o, text, 0, f, cases[i].type, 0);
+    size_t n;
+    unsigned char *b = eg_build(o, &n);
+    rig_link_image *im = NULL;
+    char err[RIG_LINK_ERROR_BYTES] = "";
+    rig_link_status st = rig__link_load(b, n, NULL, cases[i].machine, &im, err, sizeof err);
+    free(b);
+    printf("  %s\n", err);
+    CHECK(st == RIG_LINK_REFUSED && !im);
+    CHECK_MSG(strstr(err, "LINK-6") && strstr(err, cases[i].name), "%s", err);
+  }
+}
+
 /* LINK-7: symbols defined outside the image. */
 static void link_7_outside(void) {
   unsigned text, f, s;
@@ -272,9 +335,41 @@ static void link_7_outside(void) {
   eg_reloc(o, text, host_code_patch, 0, host_branch_type(), 0);
   CHECK(refused_eg(o, NULL, "LINK-7", "no symbol"));
 
+  /* Reserved section indexes: x86_64's large common symbols
+   * (SHN_X86_64_LCOMMON, 0xff02) are common (LINK-7), not "a section
+   * #65282 that does not exist"; the others are said to be reserved. */
+  o = good(&text, &f);
+  s = eg_symbol(o, "big_common", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), 0xff02, 8, 8);
+  eg_reloc(o, text, host_code_patch, s, host_pc_type(), 0);
+  if (host_machine() == EM_X86_64)
+    CHECK(refused_eg(o, NULL, "LINK-7", "large common symbol (SHN_X86_64_LCOMMON)"));
+  else
+    CHECK(refused_eg(o, NULL, "LINK-3", "0xff02 is a reserved one (a processor's)"));
+  o = good(&text, &f);
+  s = eg_symbol(o, "os_sym", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), SHN_LOOS, 0, 8);
+  eg_reloc(o, text, host_code_patch, s, host_pc_type(), 0);
+  CHECK(refused_eg(o, NULL, "LINK-3", "0xff20 is a reserved one (an OS's)"));
+
   o = good(&text, &f);
   eg_section(o, ".tdata", SHT_PROGBITS, SHF_ALLOC | SHF_TLS, 4, "abcd", 4);
   CHECK(refused_eg(o, NULL, "LINK-7", ".tdata"));
+}
+
+/* LINK-7: an object that defines an indirect function (STT_GNU_IFUNC),
+ * used by no relocation, is refused naming it: the symbol's value is its
+ * resolver, which rig does not run, and a launch of the resolver as the
+ * function would compute nothing. The compiler's (bad_ifunc.c, in
+ * link_1_bad_kernels) and a hand-made one, local or global. */
+static void link_7_ifunc_defined(void) {
+  for (int local = 0; local < 2; local++) {
+    unsigned text, f;
+    eg_obj *o = eg_new(host_machine());
+    text = eg_section(o, ".text", SHT_PROGBITS, SHF_AX, 16, host_code, host_code_bytes);
+    f = eg_symbol(o, "picker", GELF_ST_INFO(local ? STB_LOCAL : STB_GLOBAL, STT_GNU_IFUNC),
+                  (uint16_t)text, 0, host_code_bytes);
+    (void)f;
+    CHECK(refused_eg(o, NULL, "LINK-7", "symbol picker: an indirect function"));
+  }
 }
 
 /* LINK-8: a relocation that patches outside the image: past its section's
@@ -354,6 +449,37 @@ static void sym_2_other_images(void) {
   CHECK(ok);
 }
 
+/* LINK-13: an alignment past 2^30, which rig does not give: 2^40 and 2^63
+ * are refused as such, naming it, not as a mapping that failed
+ * (RIG_LINK_NO_MEMORY). 2^30 itself links. */
+static void link_13_alignment_too_large(void) {
+  unsigned text, f;
+  for (unsigned log = 40; log < 64; log += 23) {
+    eg_obj *o = good(&text, &f);
+    eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, 16, "x", 1);
+    size_t n;
+    unsigned char *b = eg_build(o, &n);
+    CHECK(patch_shdr(b, n, ".rodata", offsetof(Elf64_Shdr, sh_addralign), UINT64_C(1) << log));
+    char what[32];
+    snprintf(what, sizeof what, ".rodata: alignment 2^%u", log);
+    bool ok = refused(b, n, NULL, "LINK-13", what);
+    free(b);
+    CHECK(ok);
+  }
+  eg_obj *o = good(&text, &f);
+  eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, 16, "x", 1);
+  size_t n;
+  unsigned char *b = eg_build(o, &n);
+  CHECK(patch_shdr(b, n, ".rodata", offsetof(Elf64_Shdr, sh_addralign), UINT64_C(1) << 30));
+  rig_link_image *im = NULL;
+  char err[RIG_LINK_ERROR_BYTES];
+  rig_link_status st = rig_link_load(b, n, NULL, &im, err, sizeof err);
+  free(b);
+  CHECK_MSG(st == RIG_LINK_OK, "%s", err);
+  CHECK(((uintptr_t)rig_link_code(im) & ((UINT64_C(1) << 30) - 1)) == 0);
+  rig_link_free(im);
+}
+
 /* LINK-11: an image with its stubs larger than max_int (2^62 - 1) bytes. */
 static void link_11_too_large(void) {
   unsigned text, f;
@@ -364,12 +490,14 @@ static void link_11_too_large(void) {
   eg_section(o, ".big1", SHT_NOBITS, SHF_ALLOC, 16, NULL, UINT64_C(1) << 61);
   eg_section(o, ".big2", SHT_NOBITS, SHF_ALLOC, 16, NULL, (UINT64_C(1) << 61) + 1);
   CHECK(refused_eg(o, NULL, "LINK-11", ".big2"));
-  /* Aligned at 2^63: no image of at most 2^62 - 1 bytes holds it. */
+  /* The padding before a section aligned at 2^30 takes the image past (the
+   * alignment patched in, or libelf's writer would pad the file to it). */
   o = good(&text, &f);
+  eg_section(o, ".big", SHT_NOBITS, SHF_ALLOC, 16, NULL, (UINT64_C(1) << 62) - 64);
   eg_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, 16, "x", 1);
   size_t n;
   unsigned char *b = eg_build(o, &n);
-  CHECK(patch_shdr(b, n, ".rodata", offsetof(Elf64_Shdr, sh_addralign), UINT64_C(1) << 63));
+  CHECK(patch_shdr(b, n, ".rodata", offsetof(Elf64_Shdr, sh_addralign), UINT64_C(1) << 30));
   bool ok = refused(b, n, NULL, "LINK-11", ".rodata");
   free(b);
   CHECK(ok);
@@ -385,15 +513,19 @@ int main(int argc, char **argv) {
       TEST(link_3_foreign_machine),
       TEST(link_3_malformed),
       TEST(link_3_section_outside),
+      TEST(link_3_extended_section_count),
       TEST(link_4_writable),
       TEST(link_5_rel),
       TEST(link_6_unlisted),
+      TEST(link_6_named_in_message),
       TEST(link_7_outside),
+      TEST(link_7_ifunc_defined),
       TEST(link_8_outside_image),
       TEST(link_9_overflow),
       TEST(link_10_undefined),
       TEST(sym_2_other_images),
       TEST(link_11_too_large),
+      TEST(link_13_alignment_too_large),
   };
   return check_main(tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -174,6 +174,45 @@ static void link_6_listed(void) {
   CHECK(strcmp(rig__link_reloc_name(EM_AARCH64, 299), "R_AARCH64_LDST128_ABS_LO12_NC") == 0);
 }
 
+/* Whether every type in [lo, hi] but the gaps is named, and its name begins
+ * with prefix. */
+static bool all_named(unsigned machine, const char *prefix, unsigned lo, unsigned hi,
+                      const unsigned *gaps, size_t ngaps) {
+  for (unsigned t = lo; t <= hi; t++) {
+    bool gap = false;
+    for (size_t g = 0; g < ngaps; g++)
+      gap |= gaps[g] == t;
+    const char *n = rig__link_reloc_name(machine, t);
+    if (!gap && (!n || strncmp(n, prefix, strlen(prefix)) != 0)) {
+      fprintf(stderr, "  type %u of machine %u: %s\n", t, machine, n ? n : "no name");
+      return false;
+    }
+  }
+  return true;
+}
+
+/* LINK-6: every type the psABIs define for 64-bit objects, each of which
+ * the linker refuses but the listed few, has its name for the refusal's
+ * message: x86_64's 0..51 (39 and 40 are unused), arm64's 0, 257..315,
+ * 512..573 and 1024..1032 but the unused numbers in them. */
+static void link_6_every_type_named(void) {
+  static const unsigned x86_gaps[] = {39, 40};
+  static const unsigned arm_gaps[] = {281, 294, 295, 296, 297, 298};
+  CHECK(all_named(EM_X86_64, "R_X86_64_", 0, 51, x86_gaps, 2));
+  CHECK(all_named(EM_AARCH64, "R_AARCH64_", 0, 0, NULL, 0));
+  CHECK(all_named(EM_AARCH64, "R_AARCH64_", 257, 315, arm_gaps, 6));
+  CHECK(all_named(EM_AARCH64, "R_AARCH64_", 512, 573, NULL, 0));
+  CHECK(all_named(EM_AARCH64, "R_AARCH64_", 1024, 1032, NULL, 0));
+  CHECK(strcmp(rig__link_reloc_name(EM_X86_64, 29), "R_X86_64_GOTPC64") == 0);
+  CHECK(strcmp(rig__link_reloc_name(EM_X86_64, 37), "R_X86_64_IRELATIVE") == 0);
+  CHECK(strcmp(rig__link_reloc_name(EM_AARCH64, 287), "R_AARCH64_MOVW_PREL_G0") == 0);
+  CHECK(strcmp(rig__link_reloc_name(EM_AARCH64, 1032), "R_AARCH64_IRELATIVE") == 0);
+  /* Numbers no psABI gives have no name: the message gives the number. */
+  CHECK(!rig__link_reloc_name(EM_X86_64, 39) && !rig__link_reloc_name(EM_X86_64, 250));
+  CHECK(!rig__link_reloc_name(EM_AARCH64, 281) && !rig__link_reloc_name(EM_AARCH64, 2));
+  CHECK(!rig__link_reloc_name(EM_RISCV, 1));
+}
+
 /* RELOC-8..10: a stub is 16 bytes, its slot at +8. x86_64: jmp *2(%rip),
  * two int3; arm64: ldr x17, #8; br x17. */
 static void reloc_8_10_stub_layout(void) {
@@ -193,7 +232,8 @@ static void reloc_8_10_stub_layout(void) {
 int main(int argc, char **argv) {
   static const check_test tests[] = {
       TEST(reloc_2_3_pc32),   TEST(reloc_4_adrp),  TEST(reloc_5_add_lo12),       TEST(reloc_6_ldst),
-      TEST(reloc_7_branch26), TEST(link_6_listed), TEST(reloc_8_10_stub_layout),
+      TEST(reloc_7_branch26), TEST(link_6_listed), TEST(link_6_every_type_named),
+      TEST(reloc_8_10_stub_layout),
   };
   return check_main(tests, sizeof tests / sizeof tests[0], argc, argv);
 }

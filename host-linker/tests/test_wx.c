@@ -11,9 +11,11 @@
 #include "../src/internal.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <gelf.h>
 #include <math.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void *__real_mmap(void *, size_t, int, int, int, off_t);
 void *__real_mmap64(void *, size_t, int, int, int, off_t);
@@ -35,6 +37,7 @@ typedef struct call {
 static call calls[MAX_CALLS];
 static int ncalls;
 static int recording;
+static int refuse_mmap; /* mmap fails with ENOMEM while set */
 
 static void record(char what, void *addr, size_t len, int prot) {
   if (recording && ncalls < MAX_CALLS)
@@ -42,6 +45,10 @@ static void record(char what, void *addr, size_t len, int prot) {
 }
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (refuse_mmap) {
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
   void *r = __real_mmap(addr, len, prot, flags, fd, off);
   record('m', r, len, prot);
   return r;
@@ -50,6 +57,10 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 /* mmap as it is called where off_t has 64 bits on a 32-bit ABI's terms
  * (_FILE_OFFSET_BITS=64, which meson sets). */
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (refuse_mmap) {
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
   void *r = __real_mmap64(addr, len, prot, flags, fd, off);
   record('m', r, len, prot);
   return r;
@@ -140,6 +151,27 @@ static void link_13_15_aligned(void) {
     CHECK(calls[i].what == 'u');
   CHECK(((uintptr_t)rig_link_code(im) & 0xffff) == 0);
   rig_link_free(im);
+}
+
+/* Where the system refuses the image's mapping, the load is
+ * RIG_LINK_NO_MEMORY, and its message counts all it asked for: the slack
+ * to align a 64 KiB-aligned image too, not the image's pages alone. */
+static void no_memory_counts_the_alignment(void) {
+  rig_link_image *im = NULL;
+  size_t n;
+  unsigned char *b = kernel("rodata", &n);
+  CHECK(b);
+  char err[RIG_LINK_ERROR_BYTES] = "";
+  refuse_mmap = 1;
+  rig_link_status st = rig_link_load(b, n, NULL, &im, err, sizeof err);
+  refuse_mmap = 0;
+  free(b);
+  printf("  %s\n", err);
+  CHECK(st == RIG_LINK_NO_MEMORY && !im);
+  char want[64];
+  snprintf(want, sizeof want, "and %zu more to align it at 65536 bytes",
+           65536 - (size_t)sysconf(_SC_PAGESIZE));
+  CHECK_MSG(strstr(err, want), "%s", err);
 }
 
 /* An object whose one relocation overflows (LINK-9), found only while
@@ -295,6 +327,7 @@ int main(int argc, char **argv) {
   static const check_test tests[] = {
       TEST(link_14_15_sequence),
       TEST(link_13_15_aligned),
+      TEST(no_memory_counts_the_alignment),
       TEST(link_9_refusal_unmaps),
       TEST(link_9_refusal_pooled),
       TEST(link_15_reuse_keeps_live),

@@ -105,6 +105,23 @@ static void host_2_3_load_and_resolve(void **state) {
   close_release(m);
 }
 
+/* An object whose `add` is a GNU indirect function (STT_GNU_IFUNC): the
+ * symbol's value is a resolver, which returns the function rather than
+ * computing anything. Image.load refuses it with the linker's message,
+ * which names the symbol (LINK-7), so there is no image to resolve `add`
+ * in and no launch that would call the resolver and silently compute
+ * nothing. */
+static void host_3_an_indirect_function_is_refused(void **state) {
+  size_t n;
+  void *bytes = kernel_object("bad_ifunc", &n);
+  rig_image *im = NULL;
+  assert_int_equal(rig_image_load(rig_host(), bytes, n, &im), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_last_error()->message, "symbol add: an indirect function"));
+  assert_non_null(strstr(rig_last_error()->message, "LINK-7"));
+  assert_null(im);
+  free(bytes);
+}
+
 /* SYM-1 in a launch: the kernel calls sinf and expf through stubs. */
 static void sym_1_a_launch_calls_the_c_library(void **state) {
   rig_image *im = kernel_load("libm");
@@ -653,6 +670,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(obj_3_6_the_add_example),
       cmocka_unit_test(host_2_3_load_and_resolve),
+      cmocka_unit_test(host_3_an_indirect_function_is_refused),
       cmocka_unit_test(sym_1_a_launch_calls_the_c_library),
       cmocka_unit_test(launch_6_8_each_thread_once_in_whole_groups),
       cmocka_unit_test(launch_12_14_refused_launches_never_run),
