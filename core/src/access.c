@@ -52,9 +52,12 @@ static rig_status with_bytes(rig_buffer *b, bool write, rig_bytes_fn fn, void *c
   rig_status st = prepare(b, write, name, &p);
   if (st)
     return st;
+  if (!rig__host_enter(b)) /* a free meanwhile waits for fn (buffer.c) */
+    return rig__fail(RIG_INVALID, b->dev, 0, "%s: the buffer is dead", name);
   rig_buffer_retain(b); /* the bytes keep the allocation while fn runs */
   fn(p, b->length, ctx);
   rig_buffer_release(b);
+  rig__host_leave(b);
   return RIG_OK;
 }
 
@@ -128,8 +131,12 @@ RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t off, void *dst, size_t n
     return staged(b, off, dst, NULL, n, false, "rig_buffer_get");
   if (st || (st = prepare(b, false, "rig_buffer_get", &p)))
     return st;
-  if (n) /* dst may be NULL for n = 0, and memcpy's may not be (C11 7.1.4) */
-    memcpy(dst, p + off, n);
+  if (!n) /* dst may be NULL for n = 0, and memcpy's may not be (C11 7.1.4) */
+    return RIG_OK;
+  if ((st = rig__host_enter2(b, NULL, "rig_buffer_get")))
+    return st;
+  memcpy(dst, p + off, n);
+  rig__host_leave(b);
   return RIG_OK;
 }
 
@@ -142,8 +149,12 @@ RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, si
     return staged(b, off, NULL, src, n, true, "rig_buffer_put");
   if (st || (st = prepare(b, true, "rig_buffer_put", &p)))
     return st;
-  if (n) /* src may be NULL for n = 0, as in rig_buffer_get */
-    memcpy(p + off, src, n);
+  if (!n) /* src may be NULL for n = 0, as in rig_buffer_get */
+    return RIG_OK;
+  if ((st = rig__host_enter2(b, NULL, "rig_buffer_put")))
+    return st;
+  memcpy(p + off, src, n);
+  rig__host_leave(b);
   return RIG_OK;
 }
 

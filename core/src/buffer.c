@@ -214,6 +214,15 @@ RIG_API void rig_buffer_release(rig_buffer *b) {
   rig__alloc_release(a);
 }
 
+rig_status rig__host_enter2(rig_buffer *a, rig_buffer *b, const char *fn) {
+  if (rig__host_enter(a)) {
+    if (!b || rig__host_enter(b))
+      return RIG_OK;
+    rig__host_leave(a);
+  }
+  return rig__fail(RIG_INVALID, NULL, 0, "%s: the buffer is dead", fn); /* freed meanwhile */
+}
+
 RIG_API rig_status rig_buffer_free(rig_buffer *b) {
   rig_status st = rig__may_lock("rig_buffer_free");
   if (st)

@@ -146,14 +146,9 @@ static rig_status moved_then_lost(rig_buffer *src, rig_buffer *dst) {
 /* The copy of src into dst, run as submit_copy places it; host_value:
  * whether a copy the host makes takes a host value (submit_copy, TL-3) or
  * none (copy, STAMP-18). *out is RIG_POINT_NONE for the latter. */
-static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, rig_point *out) {
-  rig_status st = check_copy(src, dst);
-  if (st == RIG_LOST)
-    return moved_then_lost(src, dst);                         /* RECLAIM-18 */
-  if (st)
-    return st;
-  if (!out)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_submit_copy: out is NULL");
+static rig_status place_checked(rig_buffer *src, rig_buffer *dst, bool host_value,
+                                rig_point *out) {
+  rig_status st;
   rig__move_collected(src->alloc->dev);                       /* RECLAIM-16 */
   rig__move_collected(dst->alloc->dev);
   if (rig__io_memory(src) || rig__io_memory(dst))
@@ -178,6 +173,25 @@ static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, 
   part.u.copy.dst = range(r, dst);
   rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
   return rig__timeline_submit(r, &work, uses, 2, NULL, 0, out);
+}
+
+/* The copy, with both memories marked as in the host's use while it runs:
+ * the host's own moves take no point, and a rig_buffer_free meanwhile
+ * returns the memory only after them (buffer.c). */
+static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, rig_point *out) {
+  rig_status st = check_copy(src, dst);
+  if (st == RIG_LOST)
+    return moved_then_lost(src, dst);                         /* RECLAIM-18 */
+  if (st)
+    return st;
+  if (!out)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_submit_copy: out is NULL");
+  if ((st = rig__host_enter2(src, dst, "rig_buffer_copy")))
+    return st;
+  st = place_checked(src, dst, host_value, out);
+  rig__host_leave(src);
+  rig__host_leave(dst);
+  return st;
 }
 
 RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) {
@@ -230,13 +244,25 @@ static rig_status place_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern
   return rig__timeline_submit(r, &work, &use, 1, NULL, 0, out);
 }
 
+/* place_fill with dst marked as in the host's use, as place_copy. */
+static rig_status marked_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern_bytes,
+                              bool host_value, rig_point *out) {
+  rig_status st = rig__may_lock("rig_buffer_fill");
+  if (st || (st = rig__buffer_usable(dst, "rig_buffer_fill")) ||
+      (st = rig__host_enter2(dst, NULL, "rig_buffer_fill")))
+    return st;
+  st = place_fill(dst, pattern, pattern_bytes, host_value, out);
+  rig__host_leave(dst);
+  return st;
+}
+
 RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
                                           uint32_t pattern_bytes, rig_point *out) {
-  return place_fill(dst, pattern, pattern_bytes, true, out);
+  return marked_fill(dst, pattern, pattern_bytes, true, out);
 }
 
 RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern, uint32_t pattern_bytes) {
   rig_point p = RIG_POINT_NONE;
-  rig_status st = place_fill(b, pattern, pattern_bytes, false, &p);
+  rig_status st = marked_fill(b, pattern, pattern_bytes, false, &p);
   return st || !p ? st : rig__point_wait(p);
 }

@@ -245,6 +245,9 @@ typedef struct rig__alloc {
   _Atomic uint64_t owner;      /* the thread holding it exclusive, or 0 */
   bool early;                  /* collected by rig_buffer_free */
   _Atomic bool memory_gone;    /* its memory went back; the record stays */
+  _Atomic uint32_t hosts;      /* the host's own accesses in flight: they
+                                  take no point, so rig_buffer_free's
+                                  memory waits for them here (reclaim.c) */
   rig_device *dev;             /* the device that holds the memory */
   rig_kind kind;
   uint64_t bytes;              /* what create asked, rounded to words */
@@ -330,6 +333,22 @@ static inline rig_status rig__buffer_usable(const rig_buffer *b, const char *fn)
     return RIG_OK;
   return rig__buffer_check(b, fn);
 }
+/* Marks a host access of b's memory in flight, for its length: the host's
+ * own reads and writes take no point, so a rig_buffer_free by another
+ * thread returns the memory only once they end (the move skips memory with
+ * accesses in flight). False, with nothing marked, for a dead b: the mark
+ * comes first, then the look, as the free marks dead, then looks. */
+static inline bool rig__host_enter(rig_buffer *b) {
+  atomic_fetch_add(&b->alloc->hosts, 1);
+  if (!rig__buffer_is_dead(b))
+    return true;
+  atomic_fetch_sub(&b->alloc->hosts, 1);
+  return false;
+}
+static inline void rig__host_leave(rig_buffer *b) { atomic_fetch_sub(&b->alloc->hosts, 1); }
+/* rig__host_enter for two buffers; RIG_INVALID, as fn, for a dead one. */
+RIG__HIDDEN rig_status rig__host_enter2(rig_buffer *a, rig_buffer *b, const char *fn);
+
 /* Releases the holds collected since the last move (RECLAIM-20). */
 RIG__HIDDEN void rig__holds_release(void);
 

@@ -168,7 +168,8 @@ static void move_locked(rig_device *d) {
   bool held = rig__is_lost(d) && !rig__is_stopped(d); /* STOP-2: until its stop */
   for (rig__alloc **p = &d->waiting; *p && !held;) {
     rig__alloc *a = *p;
-    if (rig__is_stopped(d) || rig__stamps_done(a)) {       /* RECLAIM-5 */
+    /* RECLAIM-5; and no host access in flight (buffer.c's free) */
+    if (!atomic_load(&a->hosts) && (rig__is_stopped(d) || rig__stamps_done(a))) {
       *p = a->next;
       place(d, a);
     } else

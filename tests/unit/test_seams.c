@@ -270,6 +270,59 @@ static void a_foreign_buffer_in_another_drivers_submission(void **state) {
   close_release(v);
 }
 
+/* ---- a free under the host's own access ------------------------------- */
+
+typedef struct racer {
+  rig_buffer *b, *other;
+  int copy;                 /* 0: gets, 1: copies out, 2: copies in, 3: fills */
+  unsigned char *dst;
+  rig_status last;
+  unsigned calls;
+} racer;
+
+static void *race(void *arg) {
+  racer *r = arg;
+  size_t n = rig_buffer_length(r->b);
+  do {
+    switch (r->copy) {
+    case 0: r->last = rig_buffer_get(r->b, 0, r->dst, n); break;
+    case 1: r->last = rig_buffer_copy(r->b, r->other); break;
+    case 2: r->last = rig_buffer_copy(r->other, r->b); break;
+    default: r->last = rig_buffer_fill(r->b, 0x33333333u, 4); break;
+    }
+    r->calls++;
+  } while (r->last == RIG_OK);
+  return NULL;
+}
+
+/* rig_buffer_free while another thread's get, copy or fill, which the host
+ * runs and which take no point, is under way: the memory returns only
+ * after it, and the thread's next call is RIG_INVALID (dead). It was a use
+ * after free: the free unmapped 4 MiB under the memcpy (SIGSEGV plain, a
+ * heap-use-after-free under ASan). */
+static void free_under_a_host_access(void **state) {
+  (void)state;
+  size_t n = 4u << 20;
+  unsigned char *dst = malloc(n);
+  for (int round = 0; round < 24; round++) {
+    racer r = {.b = create_ok(rig_host(), n), .other = create_ok(rig_host(), n),
+               .copy = round % 4, .dst = dst};
+    ok(rig_buffer_fill(r.b, 0x01010101u, 4));
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, race, &r), 0);
+    sleep_ms(1 + round % 3);
+    ok(rig_buffer_free(r.b));
+    for (int k = 0; k < 4; k++) /* moves that would give the memory back */
+      ok(rig_free_cache(rig_host()));
+    pthread_join(t, NULL);
+    assert_int_equal(r.last, RIG_INVALID);
+    rig_buffer_release(r.b);
+    rig_buffer_release(r.other);
+  }
+  ok(rig_free_cache(rig_host()));
+  free(dst);
+}
+
 /* ---- a submission's memory ---------------------------------------------- */
 
 /* RUN-8: a submission released at once after its submit keeps its memory
@@ -453,6 +506,7 @@ int main(void) {
       cmocka_unit_test(copy_through_a_borrow_names_the_runners_record),
       cmocka_unit_test(a_borrow_released_under_a_peers_copy),
       cmocka_unit_test(a_foreign_buffer_in_another_drivers_submission),
+      cmocka_unit_test(free_under_a_host_access),
       cmocka_unit_test(run_8_a_released_submissions_words_stay),
       cmocka_unit_test(dom_10_no_interruption_after_a_value),
       cmocka_unit_test(dom_10_interrupted_before_a_value),

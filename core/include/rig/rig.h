@@ -350,7 +350,10 @@ RIG_API void rig_buffer_release(rig_buffer *b);
 /* Frees b's allocation now: every buffer over it is dead from now on, and
  * the memory returns to its driver once its stamps' points are reached,
  * inside the calls that move memory, whatever buffers remain (RECLAIM-4).
- * An export's bytes are not to be used after it. Does not drop the
+ * Other threads' calls that the host runs over the memory, which take no
+ * point (a get, put, read, write, copy or fill under way), finish first:
+ * the memory returns only after them, and such a call begun after the free
+ * is RIG_INVALID. An export's bytes are not to be used after it. Does not drop the
  * caller's reference. RIG_INVALID for a dead b. May lock. */
 RIG_API rig_status rig_buffer_free(rig_buffer *b);
 
