@@ -45,6 +45,7 @@
  * first resolve: a pipeline layout and a 2 MiB buffer for large parameter
  * blocks.
  */
+#define _GNU_SOURCE /* secure_getenv */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -382,7 +383,7 @@ static bool has_device_ext(VkPhysicalDevice p, const char *want) {
 /* Parses "N[,option...]"; false for a malformed name. */
 static bool parse(vkdev *v, const char *args, uint32_t *index) {
   char *end;
-  const char *env = getenv("RIG_VULKAN_VALIDATE");
+  const char *env = secure_getenv("RIG_VULKAN_VALIDATE");
   v->k = DEFAULT_K;
   v->share = true;
   v->validate = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "count") == 0 ? 2 : 1;

@@ -643,6 +643,53 @@ static int capacity_decides(void) {
 
 static void perf_1_4_capacity_decides(void **state) { in_fresh_process("perf-capacity"); }
 
+/* The count of a fresh process run as "test-launch what", as its exit code. */
+static int count_in_fresh_process(const char *what) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/proc/self/exe", "test-launch", what, (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_true(WEXITSTATUS(status) < 200);
+  return WEXITSTATUS(status);
+}
+
+/* A relative RIG_CGROUP_ROOT, which would name a folder under whatever the
+ * current directory is, counts as unset: a relative tree of a quota of 0.5
+ * CPU in the current directory changes nothing. */
+static int relative_cgroup_root(void) {
+  char dir[256];
+  const char *t = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/rig-cgroup-rel-%d", t && *t ? t : "/tmp", (int)getpid());
+  FILE *c = fopen("/proc/self/cgroup", "r");
+  char line[512] = "0::/";
+  while (c && fgets(line, sizeof line, c) && strncmp(line, "0::", 3) != 0)
+    ;
+  if (c)
+    fclose(c);
+  line[strcspn(line, "\n")] = 0;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/tree%s' && echo '50000 100000' > '%s/tree/cpu.max'",
+           dir, line + 3, dir);
+  if (system(cmd) != 0 || chdir(dir) != 0)
+    return 250;
+  setenv("RIG_CGROUP_ROOT", "tree", 1);
+  unsigned n = rig_host_cores();
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  (void)system(cmd);
+  return n < 200 ? (int)n : 199;
+}
+
+static void perf_5_relative_cgroup_root_is_ignored(void **state) {
+  int plain = count_in_fresh_process("perf-plain");
+  if (plain <= 1)
+    skip(); /* a quota of 0.5 would give 1 as well: nothing to tell apart */
+  assert_int_equal(count_in_fresh_process("perf-relative"), plain);
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "perf-first") == 0)
     return first_asker_decides();
@@ -650,6 +697,12 @@ int main(int argc, char **argv) {
     return quota_caps();
   if (argc == 2 && strcmp(argv[1], "perf-capacity") == 0)
     return capacity_decides();
+  if (argc == 2 && strcmp(argv[1], "perf-plain") == 0) {
+    unsetenv("RIG_CGROUP_ROOT");
+    return (int)(rig_host_cores() < 200 ? rig_host_cores() : 199);
+  }
+  if (argc == 2 && strcmp(argv[1], "perf-relative") == 0)
+    return relative_cgroup_root();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(obj_3_6_the_add_example),
       cmocka_unit_test(host_2_3_load_and_resolve),
@@ -667,6 +720,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(perf_2_3_the_first_asker_decides),
       cmocka_unit_test(perf_5_cgroup_quota),
       cmocka_unit_test(perf_1_4_capacity_decides),
+      cmocka_unit_test(perf_5_relative_cgroup_root_is_ignored),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

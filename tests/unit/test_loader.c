@@ -233,6 +233,47 @@ static void open_2_static_table_checked(void **state) {
   assert_int_equal(rig_open_driver("static:t", NULL, "", &d), RIG_INVALID);
 }
 
+/* The absolute folder of RIG_DRIVER_PATH that holds driver's plugin. */
+static void folder_of(const char *driver, char *out, size_t n) {
+  char copy[4096], path[1024];
+  snprintf(copy, sizeof copy, "%s", getenv("RIG_DRIVER_PATH"));
+  for (char *save, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof path, "%s/librig-driver-%s.so", dir, driver);
+    if (dir[0] == '/' && access(path, F_OK) == 0) {
+      snprintf(out, n, "%s", dir);
+      return;
+    }
+  }
+  fail_msg("no plugin %s", driver);
+}
+
+/* A relative entry of RIG_DRIVER_PATH would name another folder at each
+ * open, as the current directory changes: the loader skips it, and an open
+ * that finds the plugin nowhere says that relative entries were ignored.
+ * abi2 never stays loaded (its ABI is refused), so each open looks again. */
+static void relative_driver_path_entries_are_ignored(void **state) {
+  char saved[4096], cwd[4096], dir[1024];
+  snprintf(saved, sizeof saved, "%s", getenv("RIG_DRIVER_PATH"));
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  folder_of("abi2", dir, sizeof dir);
+  char *slash = strrchr(dir, '/');
+  *slash = 0;
+  assert_int_equal(chdir(dir[0] ? dir : "/"), 0); /* the plugin is in ./<slash + 1> */
+  char rel[1200];
+  snprintf(rel, sizeof rel, "%s", slash + 1);
+  setenv("RIG_DRIVER_PATH", rel, 1);
+  expect_open("abi2", RIG_UNAVAILABLE, "relative entries of RIG_DRIVER_PATH are ignored");
+  snprintf(rel, sizeof rel, "./%s:", slash + 1);
+  setenv("RIG_DRIVER_PATH", rel, 1);
+  expect_open("abi2", RIG_UNAVAILABLE, "relative entries of RIG_DRIVER_PATH are ignored");
+  *slash = '/';
+  snprintf(rel, sizeof rel, "%s:%s", slash + 1, dir);   /* an absolute one still counts */
+  setenv("RIG_DRIVER_PATH", rel, 1);
+  expect_open("abi2", RIG_INVALID, "ABI 2.");
+  setenv("RIG_DRIVER_PATH", saved, 1);
+  assert_int_equal(chdir(cwd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(open_1_unknown_driver),
@@ -248,6 +289,7 @@ int main(void) {
       cmocka_unit_test(open_34_name_of_another_driver),
       cmocka_unit_test(dom_4_opens_of_other_names_go_on),
       cmocka_unit_test(open_2_static_table_checked),
+      cmocka_unit_test(relative_driver_path_entries_are_ignored),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
