@@ -180,7 +180,9 @@ void rig__lose(rig_device *d, const char *why) {
 RIG_API void rig_fail(const char *why) {
   if (atomic_flag_test_and_set(&failed))
     return;                                          /* ERR-44 */
-  snprintf(failure_buf, sizeof failure_buf, "%s", why ? why : "");
+  /* The reason is every later open's message and the lost devices' reason:
+   * never empty, so that no call fails saying nothing. */
+  snprintf(failure_buf, sizeof failure_buf, "%s", why && *why ? why : RIG_FAIL_NO_REASON);
   atomic_store(&failure, failure_buf);
   pthread_mutex_lock(&registry);
   for (unsigned b = 0; b < NAME_BUCKETS; b++)

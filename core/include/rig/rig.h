@@ -243,10 +243,13 @@ RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value);
 /* d's loss reason, or NULL while d is not lost (ERR-37). Lock-free. */
 RIG_API const char *rig_lost(const rig_device *d);
 /* Fails the process: every device but host that is not lost is lost with
- * why; later opens are RIG_UNAVAILABLE with why. Only the first call acts
- * (ERR-39..44). Lock-free. */
+ * why; later opens are RIG_UNAVAILABLE with why. A NULL or empty why is
+ * RIG_FAIL_NO_REASON, so that those messages are never empty. Only the
+ * first call acts (ERR-39..44). Lock-free. */
+#define RIG_FAIL_NO_REASON "rig_fail gave no reason"
 RIG_API void rig_fail(const char *why);
-/* The reason given to the first rig_fail, or NULL (ERR-45). Lock-free. */
+/* The reason given to the first rig_fail (RIG_FAIL_NO_REASON for NULL or
+ * ""), or NULL before it (ERR-45). Lock-free. */
 RIG_API const char *rig_failure(void);
 
 /* ---- budgets --------------------------------------------------------------- */
