@@ -449,6 +449,8 @@ RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
   if (!d || n > INT64_MAX)
     return rig__fail(RIG_INVALID, d, 0, "rig_set_budget: %s",
                      d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
+  if (rig__is_lost(d))        /* closed or lost: a use of it (OPEN-48, LMEM-7) */
+    return rig__lost_error(d);
   atomic_store(&d->budget, n);
   rig__mags_drain(d);
   rig__staging_release(d, false);                     /* RECLAIM-10 */

@@ -327,6 +327,32 @@ static void submit_28_reclaim_64_growth_without_memory(void **state) {
   done(d);
 }
 
+/* OPEN-48, LMEM-7: rig_set_budget on a closed device, or on one a fault
+ * lost, is RIG_LOST with the device's reason, and leaves its budget as it
+ * was; rig_free_cache still runs on it (RECLAIM-75). */
+static void set_budget_on_a_closed_or_lost_device(void **state) {
+  rig_device *m = open_ok("memory:rc-budget-closed");
+  uint64_t budget = rig_budget(m);
+  ok(rig_close(m));
+  assert_int_equal(rig_set_budget(m, 4096), RIG_LOST);
+  assert_string_equal(rig_last_error()->message, "memory:rc-budget-closed lost: closed");
+  assert_int_equal(rig_budget(m), budget);
+  ok(rig_free_cache(m));
+  rig_device_release(m);
+
+  rig_device *t = open_ok("test:rc-budget-lost,fault_nth=1");
+  rig_buffer *b = create_ok(t, 64);
+  rig_point p;
+  assert_int_equal(rig_buffer_submit_fill(b, 1, 1, &p), RIG_LOST);
+  budget = rig_budget(t);
+  assert_int_equal(rig_set_budget(t, 4096), RIG_LOST);
+  if (!strstr(rig_last_error()->message, "rc-budget-lost,fault_nth=1 lost: injected fault"))
+    fail_msg("%s", rig_last_error()->message);
+  assert_int_equal(rig_budget(t), budget);
+  rig_buffer_release(b);
+  close_release(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reclaim_17_no_work_keeps_nothing),
@@ -341,6 +367,7 @@ int main(void) {
       cmocka_unit_test(submit_4_16_waits_for_room),
       cmocka_unit_test(submit_19_work_larger_than_the_queues_grows_them),
       cmocka_unit_test(submit_28_reclaim_64_growth_without_memory),
+      cmocka_unit_test(set_budget_on_a_closed_or_lost_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -260,7 +260,9 @@ RIG_API uint64_t rig_budget(const rig_device *d);
 RIG_API uint64_t rig_allocated(const rig_device *d);
 /* Sets d's budget, then frees cache until d holds at most n or the cache is
  * empty (RECLAIM-69, 70). RIG_INVALID for n > INT64_MAX (n < 0 in the
- * text, RECLAIM-71). May lock. */
+ * text, RECLAIM-71). RIG_LOST, changing nothing, for a closed or lost d
+ * (OPEN-48): rig_free_cache still returns a stopped one's memory. May
+ * lock. */
 RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n);
 /* Returns d's cached memory to its driver (RECLAIM-72..76). May lock. */
 RIG_API rig_status rig_free_cache(rig_device *d);
