@@ -655,8 +655,14 @@ RIG_API void rig_submission_release(rig_submission *s);
 /* The number of slots a submit passes. Lock-free. */
 RIG_API uint32_t rig_submission_slots(const rig_submission *s);
 
-/* Takes a run of s for the calling thread (RUN-5). RIG_INVALID while every
- * run is taken. Allocates only the first time a run is needed. May lock. */
+/* Takes a run of s for the calling thread (RUN-5): a free one, or a new
+ * one while s has fewer than RIG_SUBMISSION_RUNS. RIG_INVALID while every
+ * run is taken: all RIG_SUBMISSION_RUNS runs were taken and none has been
+ * submitted since (each submit gives its run back, SUBMIT-12), so a
+ * program that takes runs and never submits them is told, instead of
+ * growing without bound. Allocates only the first time a run is needed.
+ * May lock. */
+#define RIG_SUBMISSION_RUNS 256u
 RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out);
 /* The submission r belongs to. Lock-free. */
 RIG_API rig_submission *rig_run_submission(const rig_run *r);
