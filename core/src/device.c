@@ -650,6 +650,9 @@ RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out) {
                      !o ? "opener is NULL" : !o->library ? "no library" : "no target");
   if (strchr(o->library, ':'))
     return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: library '%s' has ':'", o->library);
+  if (o->flags & ~(uint32_t)(RIG_IO_CREATE | RIG_IO_READ_ONLY | RIG_IO_DURABLE))
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: unknown flags %#x",
+                     o->flags & ~(uint32_t)(RIG_IO_CREATE | RIG_IO_READ_ONLY | RIG_IO_DURABLE));
   size_t n = strlen(o->library) + strlen(o->target) + 2;
   char *name = malloc(n), *args = malloc(n + 64);
   rig_status st = RIG_OK;

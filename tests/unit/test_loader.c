@@ -233,6 +233,37 @@ static void open_2_static_table_checked(void **state) {
   assert_int_equal(rig_open_driver("static:t", NULL, "", &d), RIG_INVALID);
 }
 
+/* Every driver reads its arguments with librig-edge's strict parser: a key
+ * it does not take, a malformed value or a key given twice is RIG_INVALID
+ * naming the key, where the memory driver ignored its arguments and the
+ * test driver read "abc" as 0 and "yes" as false. */
+static void driver_arguments_are_strict(void **state) {
+  expect_open("memory:args,k=1", RIG_INVALID, "memory: unknown key 'k' (it takes none");
+  expect_open("memory:args,b", RIG_INVALID, "memory: 'b' is not key=value");
+  expect_open("test:args,delay_us=abc", RIG_INVALID, "test: delay_us: 'abc' is not a decimal");
+  expect_open("test:args,delay_us=4294967296", RIG_INVALID, "delay_us: 4294967296 is out of range");
+  expect_open("test:args,queues=3", RIG_INVALID, "queues: 3 is out of range [1, 2]");
+  expect_open("test:args,waits=yes", RIG_INVALID, "waits: 'yes' is not 0 or 1");
+  expect_open("test:args,host=2", RIG_INVALID, "host: '2' is not 0 or 1");
+  expect_open("test:args,shared=16", RIG_INVALID, "shared: 16 is out of range");
+  expect_open("test:args,budget=1,budget=2", RIG_INVALID, "budget: given twice");
+  expect_open("test:args,colour=blue", RIG_INVALID, "unknown key 'colour'");
+  rig_device *d;
+  assert_int_equal(rig_open("test:args,delay_us=0,queues=2,waits=0", &d), RIG_OK);
+  assert_int_equal(rig_close(d), RIG_OK);
+  rig_device_release(d);
+}
+
+/* rig_open_io refuses a flag rig_io_flag does not name, naming its bits,
+ * where it passed it to the library, which ignored it. */
+static void open_io_refuses_unknown_flags(void **state) {
+  rig_io_opener o = {"io", "/nonexistent/rig-flags", RIG_IO_READ_ONLY | (1u << 5), 0};
+  rig_device *d = (rig_device *)0x1;
+  assert_int_equal(rig_open_io(&o, &d), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "unknown flags 0x20"));
+  assert_ptr_equal(d, (rig_device *)0x1);
+}
+
 /* The absolute folder of RIG_DRIVER_PATH that holds driver's plugin. */
 static void folder_of(const char *driver, char *out, size_t n) {
   char copy[4096], path[1024];
@@ -290,6 +321,8 @@ int main(void) {
       cmocka_unit_test(dom_4_opens_of_other_names_go_on),
       cmocka_unit_test(open_2_static_table_checked),
       cmocka_unit_test(relative_driver_path_entries_are_ignored),
+      cmocka_unit_test(driver_arguments_are_strict),
+      cmocka_unit_test(open_io_refuses_unknown_flags),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,8 +157,9 @@ typedef struct rig_io_opener {
  * Its arch is "", its alignment 1, no cache_bytes (PROP-12, 28, 32), and its
  * budget starts at what the library states (Io.budget, RECLAIM-67): for a
  * file, the file system's free bytes, 0 read-only. It reaches no other
- * device (MACH-19). RIG_INVALID: NULL, no library or target, a library that
- * is not an io library; RIG_UNAVAILABLE: as rig_open, and a file that does
+ * device (MACH-19). RIG_INVALID: NULL, no library or target, a flag
+ * rig_io_flag does not name, create with read-only, a library that is not
+ * an io library; RIG_UNAVAILABLE: as rig_open, and a file that does
  * not open (its errno text). Blocks on the file system; may lock. */
 RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out);
 
