@@ -376,6 +376,8 @@ RIG__HIDDEN void rig__pool_launch(void *fn, const void *params, uint64_t groups,
 RIG__HIDDEN rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release);
 /* Lets go of d's kept values whose work is done; all: at d's stop. */
 RIG__HIDDEN void rig__keep_release(rig_device *d, bool all);
+/* Lets go the values queued on devices already stopped (keep.c). */
+RIG__HIDDEN void rig__keep_release_stopped(void);
 
 /* ---- borrows (borrow.c) ---- */
 RIG__HIDDEN void rig__borrow_retain(rig__borrow *x);

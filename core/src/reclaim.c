@@ -196,6 +196,7 @@ static void before_move(rig_device *d) {
   rig__mappings_release(d, false);
   rig__borrows_release(d, false);                     /* STAMP-17, STOP-4 */
   rig__keep_release(d, false);                        /* RECLAIM-17 */
+  rig__keep_release_stopped();                        /* RECLAIM-21 */
   rig__fork_release_kept();                           /* STOP-21 */
 }
 
