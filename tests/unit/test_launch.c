@@ -536,8 +536,8 @@ static void image_code_counts_in_the_budget(void **state) {
 }
 
 /* Runs this test program again as `test-launch what`, a fresh process
- * whose count of cores no call took yet; asserts it exits 0. */
-static void in_fresh_process(const char *what) {
+ * whose count of cores no call took yet; returns its exit status. */
+static int fresh_process(const char *what) {
   pid_t pid = fork();
   if (pid == 0) {
     execl("/proc/self/exe", "test-launch", what, (char *)NULL);
@@ -546,8 +546,11 @@ static void in_fresh_process(const char *what) {
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  return WEXITSTATUS(status);
 }
+
+/* As fresh_process, asserting it exits 0. */
+static void in_fresh_process(const char *what) { assert_int_equal(fresh_process(what), 0); }
 
 static void *ask(void *out) {
   *(unsigned *)out = rig_host_cores();
@@ -645,16 +648,9 @@ static void perf_1_4_capacity_decides(void **state) { in_fresh_process("perf-cap
 
 /* The count of a fresh process run as "test-launch what", as its exit code. */
 static int count_in_fresh_process(const char *what) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/proc/self/exe", "test-launch", what, (char *)NULL);
-    _exit(127);
-  }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_true(WEXITSTATUS(status) < 200);
-  return WEXITSTATUS(status);
+  int count = fresh_process(what);
+  assert_true(count < 200);
+  return count;
 }
 
 /* A relative RIG_CGROUP_ROOT, which would name a folder under whatever the
