@@ -584,10 +584,9 @@ static void perf_2_3_the_first_asker_decides(void **state) { in_fresh_process("p
  * process's cgroup or a parent caps the count at 2; one of 0.5 at 1. The
  * cgroup tree is a copy under $TMPDIR that RIG_CGROUP_ROOT names, since
  * this machine may not let a test make cgroups. */
-static int quota_caps(void) {
-  char root[256], dir[800];
-  const char *t = getenv("TMPDIR");
-  snprintf(root, sizeof root, "%s/rig-cgroup-%d", t && *t ? t : "/tmp", (int)getpid());
+/* Makes a copy of the process's cgroup v2 path under root, with a quota
+ * of 0.5 CPU at its top; 0 when made. */
+static int quota_tree(const char *root) {
   FILE *c = fopen("/proc/self/cgroup", "r");
   char line[512] = "0::/";
   while (c && fgets(line, sizeof line, c) && strncmp(line, "0::", 3) != 0)
@@ -595,10 +594,18 @@ static int quota_caps(void) {
   if (c)
     fclose(c);
   line[strcspn(line, "\n")] = 0;
-  snprintf(dir, sizeof dir, "%s%s", root, line + 3);
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && echo '50000 100000' > '%s/cpu.max'", dir, root);
-  if (system(cmd) != 0)
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s%s' && echo '50000 100000' > '%s/cpu.max'", root,
+           line + 3, root);
+  return system(cmd);
+}
+
+static int quota_caps(void) {
+  char root[256];
+  const char *t = getenv("TMPDIR");
+  snprintf(root, sizeof root, "%s/rig-cgroup-%d", t && *t ? t : "/tmp", (int)getpid());
+  char cmd[2048];
+  if (quota_tree(root) != 0)
     return 20;
   setenv("RIG_CGROUP_ROOT", root, 1);
   unsigned n = rig_host_cores();
@@ -657,20 +664,12 @@ static int count_in_fresh_process(const char *what) {
  * current directory is, counts as unset: a relative tree of a quota of 0.5
  * CPU in the current directory changes nothing. */
 static int relative_cgroup_root(void) {
-  char dir[256];
+  char dir[256], tree[300];
   const char *t = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/rig-cgroup-rel-%d", t && *t ? t : "/tmp", (int)getpid());
-  FILE *c = fopen("/proc/self/cgroup", "r");
-  char line[512] = "0::/";
-  while (c && fgets(line, sizeof line, c) && strncmp(line, "0::", 3) != 0)
-    ;
-  if (c)
-    fclose(c);
-  line[strcspn(line, "\n")] = 0;
+  snprintf(tree, sizeof tree, "%s/tree", dir);
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s/tree%s' && echo '50000 100000' > '%s/tree/cpu.max'",
-           dir, line + 3, dir);
-  if (system(cmd) != 0 || chdir(dir) != 0)
+  if (quota_tree(tree) != 0 || chdir(dir) != 0)
     return 250;
   setenv("RIG_CGROUP_ROOT", "tree", 1);
   unsigned n = rig_host_cores();
