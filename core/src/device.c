@@ -180,7 +180,9 @@ void rig__lose(rig_device *d, const char *why) {
 RIG_API void rig_fail(const char *why) {
   if (atomic_flag_test_and_set(&failed))
     return;                                          /* ERR-44 */
-  snprintf(failure_buf, sizeof failure_buf, "%s", why ? why : "");
+  /* The reason is every later open's message and the lost devices' reason:
+   * never empty, so that no call fails saying nothing. */
+  snprintf(failure_buf, sizeof failure_buf, "%s", why && *why ? why : RIG_FAIL_NO_REASON);
   atomic_store(&failure, failure_buf);
   pthread_mutex_lock(&registry);
   for (unsigned b = 0; b < NAME_BUCKETS; b++)
@@ -653,6 +655,9 @@ RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out) {
                      !o ? "opener is NULL" : !o->library ? "no library" : "no target");
   if (strchr(o->library, ':'))
     return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: library '%s' has ':'", o->library);
+  if (o->flags & ~(uint32_t)(RIG_IO_CREATE | RIG_IO_READ_ONLY | RIG_IO_DURABLE))
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: unknown flags %#x",
+                     o->flags & ~(uint32_t)(RIG_IO_CREATE | RIG_IO_READ_ONLY | RIG_IO_DURABLE));
   size_t n = strlen(o->library) + strlen(o->target) + 2;
   char *name = malloc(n), *args = malloc(n + 64);
   rig_status st = RIG_OK;

@@ -30,8 +30,12 @@ rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes, const ch
   last.device = d;
   last.bytes = bytes;
   va_start(ap, fmt);
-  vsnprintf(last.message, sizeof last.message, fmt, ap);
+  int n = vsnprintf(last.message, sizeof last.message, fmt, ap);
   va_end(ap);
+  /* A failing call always says something: a reason that came out empty
+   * (a driver's empty text, say) still names the status. */
+  if (n <= 0 && s != RIG_OK)
+    snprintf(last.message, sizeof last.message, "%s (no reason given)", rig_status_name(s));
   return s;
 }
 

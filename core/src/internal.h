@@ -412,6 +412,8 @@ RIG__HIDDEN void rig__keep_push(rig_device *d, rig__kept *k, void *value,
                                 rig_keep_release release);
 /* Lets go of d's kept values whose work is done; all: at d's stop. */
 RIG__HIDDEN void rig__keep_release(rig_device *d, bool all);
+/* Lets go the values queued on devices already stopped (keep.c). */
+RIG__HIDDEN void rig__keep_release_stopped(void);
 
 /* ---- borrows (borrow.c) ---- */
 RIG__HIDDEN void rig__borrow_retain(rig__borrow *x);

@@ -22,14 +22,41 @@ struct rig__kept {
   struct rig__kept *next;
 };
 
+static void let_go(rig__kept *k) {
+  rig__enter_callback();
+  if (k->release)
+    k->release(k->value);
+  rig__leave_callback();
+  rig__note_collection(); /* memory may have become collectable (RECLAIM-58) */
+  free(k);
+}
+
+/* Values kept on a device that had stopped (its stop returned and it
+ * reported its last value) when they were queued: a submission or image
+ * released after its device's close. No work of it remains and its own
+ * list may never be read again, once it left the stopped list, so the next
+ * move on any device lets them go (RECLAIM-21). */
+static _Atomic(rig__kept *) stopped_kept;
+
+static void push(_Atomic(rig__kept *) *list, rig__kept *k) {
+  rig__kept *head = atomic_load(list);
+  do
+    k->next = head;
+  while (!atomic_compare_exchange_weak(list, &head, k));
+}
+
 rig__kept *rig__keep_new(void) { return malloc(sizeof(rig__kept)); }
 
 void rig__keep_push(rig_device *d, rig__kept *k, void *value, rig_keep_release release) {
   *k = (rig__kept){value, release, NOT_NOTED, NULL};
-  rig__kept *head = atomic_load(&d->kept);
-  do
-    k->next = head;
-  while (!atomic_compare_exchange_weak(&d->kept, &head, k));
+  push(&d->kept, k);
+  /* Checked after the push: a stop that completes meanwhile takes the
+   * value with rig__return_all's exchange, or this one takes it. */
+  if (rig__is_stopped(d))
+    for (rig__kept *l = atomic_exchange(&d->kept, NULL), *n; l; l = n) {
+      n = l->next;
+      push(&stopped_kept, l);
+    }
 }
 
 rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release) {
@@ -40,14 +67,15 @@ rig_status rig__keep_queue(rig_device *d, void *value, rig_keep_release release)
   return RIG_OK;
 }
 
-static void let_go(rig__kept *k) {
-  rig__enter_callback();
-  if (k->release)
-    k->release(k->value);
-  rig__leave_callback();
-  rig__note_collection(); /* memory may have become collectable (RECLAIM-58) */
-  free(k);
+void rig__keep_release_stopped(void) {
+  if (!atomic_load_explicit(&stopped_kept, memory_order_relaxed))
+    return;
+  for (rig__kept *l = atomic_exchange(&stopped_kept, NULL), *n; l; l = n) {
+    n = l->next;
+    let_go(l);
+  }
 }
+
 
 void rig__keep_release(rig_device *d, bool all) {
   rig__kept *list = atomic_exchange(&d->kept, NULL), *wait = NULL;

@@ -2,15 +2,22 @@
  *
  * rig_open("NAME:ARGS") loads librig-driver-NAME.so from the first folder of
  * RIG_DRIVER_PATH (colon-separated) that has it, else from the install
- * folder RIG_DRIVER_DIR. Each plugin is loaded once per process with
+ * folder RIG_DRIVER_DIR. RIG_DRIVER_PATH is read with secure_getenv: a
+ * setuid or setgid program ignores it, so that its caller cannot make it
+ * run code of the caller's choosing. Only absolute folders count: a
+ * relative one would name another folder at each open, as the current
+ * directory changes, so it is skipped, and an open that finds no plugin
+ * says so. Each plugin is loaded once per process with
  * dlopen(RTLD_NOW | RTLD_LOCAL) and kept for its life, since devices and
  * their memory may outlive any one open. The table's ABI is checked before
  * anything in it is called.
  */
+#define _GNU_SOURCE /* secure_getenv */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -55,17 +62,48 @@ static bool in_folder(const char *folder, size_t len, const char *driver, char *
   return w > 0 && (size_t)w < n && access(path, F_OK) == 0;
 }
 
-/* Finds the plugin's file: RIG_DRIVER_PATH first, then the install folder. */
-static bool find_file(const char *driver, char *path, size_t n) {
-  const char *p = getenv("RIG_DRIVER_PATH");
+/* Finds the plugin's file: RIG_DRIVER_PATH's absolute folders first, then
+ * the install folder. *skipped: the first relative entry it ignored, and
+ * its length (0: none). */
+static bool find_file(const char *driver, char *path, size_t n, const char **skipped,
+                      size_t *skipped_len) {
+  const char *p = secure_getenv("RIG_DRIVER_PATH");
+  *skipped = NULL;
+  *skipped_len = 0;
   while (p && *p) {
     const char *colon = strchr(p, ':');
     size_t len = colon ? (size_t)(colon - p) : strlen(p);
-    if (in_folder(p, len, driver, path, n))
+    if (len && p[0] != '/') {
+      if (!*skipped) {
+        *skipped = p;
+        *skipped_len = len;
+      }
+    } else if (in_folder(p, len, driver, path, n))
       return true;
     p = colon ? colon + 1 : NULL;
   }
   return in_folder(RIG_DRIVER_DIR, strlen(RIG_DRIVER_DIR), driver, path, n);
+}
+
+/* The open's error when no folder has the plugin: it names the folders,
+ * and why RIG_DRIVER_PATH may not have counted. */
+static rig_status not_found(const char *driver, const char *skipped, size_t skipped_len) {
+  if (getauxval(AT_SECURE))
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0,
+                     "no driver '%s': librig-driver-%s.so is not in %s (a setuid or setgid "
+                     "program ignores RIG_DRIVER_PATH)",
+                     driver, driver, RIG_DRIVER_DIR);
+  if (skipped)
+    return rig__fail(RIG_UNAVAILABLE, NULL, 0,
+                     "no driver '%s': librig-driver-%s.so is in no folder of "
+                     "RIG_DRIVER_PATH nor in %s; relative entries of RIG_DRIVER_PATH "
+                     "are ignored ('%.*s')",
+                     driver, driver, RIG_DRIVER_DIR, (int)(skipped_len > 200 ? 200 : skipped_len),
+                     skipped);
+  return rig__fail(RIG_UNAVAILABLE, NULL, 0,
+                   "no driver '%s': librig-driver-%s.so is in no folder of "
+                   "RIG_DRIVER_PATH nor in %s",
+                   driver, driver, RIG_DRIVER_DIR);
 }
 
 static rig_status load_file(const char *driver, const char *path, struct rig__plugin *pl) {
@@ -96,14 +134,13 @@ rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,
     pl = pl->next;
   if (!pl) {
     char path[1024];
+    const char *skipped;
+    size_t skipped_len;
     struct rig__plugin *n = calloc(1, sizeof *n);
     if (!n)
       st = rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: out of memory", driver);
-    else if (!find_file(driver, path, sizeof path))
-      st = rig__fail(RIG_UNAVAILABLE, NULL, 0,
-                     "no driver '%s': librig-driver-%s.so is in no folder of "
-                     "RIG_DRIVER_PATH nor in %s",
-                     driver, driver, RIG_DRIVER_DIR);
+    else if (!find_file(driver, path, sizeof path, &skipped, &skipped_len))
+      st = not_found(driver, skipped, skipped_len);
     else
       st = load_file(driver, path, n);
     if (st == RIG_OK) {

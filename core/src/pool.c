@@ -63,12 +63,15 @@ static unsigned by_capacity(const cpu_set_t *mask) {
   return fast;
 }
 
-/* Where cgroup v2 is mounted: RIG_CGROUP_ROOT where set (a container that
- * mounts it elsewhere, and the tests), else /sys/fs/cgroup, or its
- * unified folder on a hybrid system. */
+/* Where cgroup v2 is mounted: RIG_CGROUP_ROOT where set to an absolute
+ * path (a container that mounts it elsewhere, and the tests), else
+ * /sys/fs/cgroup, or its unified folder on a hybrid system. A setuid or
+ * setgid program ignores the variable (secure_getenv), and a relative
+ * path, which would name a folder under whatever the current directory
+ * is, counts as unset. */
 static const char *cgroup_root(void) {
-  const char *env = getenv("RIG_CGROUP_ROOT");
-  if (env && *env)
+  const char *env = secure_getenv("RIG_CGROUP_ROOT");
+  if (env && env[0] == '/')
     return env;
   FILE *f = fopen("/sys/fs/cgroup/cgroup.controllers", "re");
   if (f) {

@@ -197,6 +197,7 @@ static void before_move(rig_device *d) {
   rig__mappings_release(d, false);
   rig__borrows_release(d, false);                     /* STAMP-17, STOP-4 */
   rig__keep_release(d, false);                        /* RECLAIM-17 */
+  rig__keep_release_stopped();                        /* RECLAIM-21 */
   rig__fork_release_kept();                           /* STOP-21 */
 }
 
@@ -452,6 +453,8 @@ RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
   if (!d || n > INT64_MAX)
     return rig__fail(RIG_INVALID, d, 0, "rig_set_budget: %s",
                      d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
+  if (rig__is_lost(d))        /* closed or lost: a use of it (OPEN-48, LMEM-7) */
+    return rig__lost_error(d);
   atomic_store(&d->budget, n);
   rig__mags_drain(d);
   rig__staging_release(d, false);                     /* RECLAIM-10 */

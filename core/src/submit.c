@@ -54,6 +54,7 @@ struct rig_submission {
   _Atomic(rig_run *) spare;
   rig_run *free_runs;
   rig_run *all_runs;
+  uint32_t nruns;                /* runs made, at most RIG_SUBMISSION_RUNS */
 };
 
 static void run_destroy(rig_run *r);
@@ -418,6 +419,21 @@ static rig_run *run_new(rig_submission *s) {
   return r;
 }
 
+/* A run for take from the free list, under the pool's lock, or a slot for
+ * a new one (*make); NULL with *make false while every run is taken. */
+static rig_run *take_free(rig_submission *s, bool *make) {
+  rig__lock(&s->lock);
+  /* The spare again: a run freed since the caller looked is free now. */
+  rig_run *r = atomic_exchange(&s->spare, NULL);
+  if (!r && (r = s->free_runs))
+    s->free_runs = r->next_free;
+  *make = !r && s->nruns < RIG_SUBMISSION_RUNS;
+  if (*make)
+    s->nruns++;
+  rig__unlock(&s->lock);
+  return r;
+}
+
 RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
   rig_status st = rig__may_lock("rig_submission_take");
   if (st)
@@ -428,20 +444,21 @@ RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
    * only claim_free, which finds it in one of them, takes it otherwise: so
    * no run is handed out twice (claim_run relies on it). */
   rig_run *r = atomic_exchange(&s->spare, NULL);
-  if (!r) {
+  bool make = false;
+  if (!r && !(r = take_free(s, &make)) && !make)
+    return rig__fail(RIG_INVALID, s->dev, 0,
+                     "rig_submission_take: all %u runs of the submission are taken; "
+                     "a submit gives its run back",
+                     RIG_SUBMISSION_RUNS);
+  if (make && !(r = run_new(s))) {
     rig__lock(&s->lock);
-    if ((r = s->free_runs))
-      s->free_runs = r->next_free;
+    s->nruns--;
     rig__unlock(&s->lock);
+    return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0, "rig_submission_take: out of memory");
   }
-  if (r) {
-    r->owner = pthread_self();
-    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
-  } else {
-    if (!(r = run_new(s)))
-      return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0, "rig_submission_take: out of memory");
-    r->owner = pthread_self();
-    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
+  r->owner = pthread_self();
+  atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
+  if (make) {
     rig__lock(&s->lock);
     r->next_all = s->all_runs;
     s->all_runs = r;

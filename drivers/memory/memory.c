@@ -20,8 +20,13 @@ typedef struct memdev {
   volatile uint64_t *word;
 } memdev;
 
+/* "memory:NAME": NAME is the device's name, and the driver takes no key,
+ * so a ",key=value" is refused as unknown (rig_edge_args_parse) rather
+ * than ignored. */
 static int mem_open(const char *args, void **out, rig_edge_error *err) {
-  (void)args;
+  int r = rig_edge_args_parse("memory", args, NULL, 0, NULL, err);
+  if (r != RIG_EDGE_OK)
+    return r;
   memdev *m = calloc(1, sizeof *m);
   if (!m)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "memory: out of memory");

@@ -114,6 +114,37 @@ static void open_refusals(void **st) {
   assert_null(d);
 }
 
+/* The device's arguments are read strictly, by librig-edge's parser: each
+ * bad one is RIG_INVALID with a message naming its key, and opens nothing
+ * (k=abc was k=1, validate=yes 0 and host=2 1 before). */
+static void arguments_are_strict(void **st) {
+  static const struct { const char *name, *needle; } bad[] = {
+      {"vulkan:0,k=abc", "k: 'abc' is not a decimal number"},
+      {"vulkan:0,k=0", "k: 0 is out of range"},
+      {"vulkan:0,k=99999999999", "k: 99999999999 is out of range"},
+      {"vulkan:0,validate=yes", "validate: 'yes' is not one of 0|1|count"},
+      {"vulkan:0,host=2", "host: '2' is not 0 or 1"},
+      {"vulkan:0,share=", "share: empty value"},
+      {"vulkan:0,fault_nth=-1", "fault_nth: '-1'"},
+      {"vulkan:0,k=2,k=2", "k: given twice"},
+      {"vulkan:0,colour=blue", "unknown key 'colour'"},
+      {"vulkan:0,host", "'host' is not key=value"},
+      {"vulkan:1x", "'1x' is not N"},
+      {"vulkan:+0", "'+0' is not N"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    rig_device *d = NULL;
+    rig_status s = rig_open(bad[i].name, &d);
+    if (s != RIG_INVALID || !strstr(rig_last_error()->message, bad[i].needle))
+      fail_msg("%s: %s '%s', want RIG_INVALID '%s'", bad[i].name, rig_status_name(s),
+               rig_last_error()->message, bad[i].needle);
+    assert_null(d);
+  }
+  rig_device *d = NULL; /* and good ones still open */
+  ok(rig_open("vulkan:0,k=1,host=0,share=1,fault_nth=0", &d));
+  close_dev(d);
+}
+
 /* ---- fills and copies ---------------------------------------------------------- */
 
 #define LEN 40
@@ -1254,6 +1285,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(facts),
       cmocka_unit_test(open_refusals),
+      cmocka_unit_test(arguments_are_strict),
       cmocka_unit_test(fills_every_alignment),
       cmocka_unit_test(fills_every_alignment_staged),
       cmocka_unit_test(parts_in_order),

@@ -45,6 +45,7 @@
  * first resolve: a pipeline layout and a 2 MiB buffer for large parameter
  * blocks.
  */
+#define _GNU_SOURCE /* secure_getenv */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -379,39 +380,56 @@ static bool has_device_ext(VkPhysicalDevice p, const char *want) {
   return found;
 }
 
-/* Parses "N[,option...]"; false for a malformed name. */
-static bool parse(vkdev *v, const char *args, uint32_t *index) {
-  char *end;
-  const char *env = getenv("RIG_VULKAN_VALIDATE");
-  v->k = DEFAULT_K;
-  v->share = true;
-  v->validate = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "count") == 0 ? 2 : 1;
+/* The validation setting of $RIG_VULKAN_VALIDATE: unset or empty is 0;
+ * else it must be 0, 1 or count, as validate= (the same parser). */
+static int validate_of_env(int *out, rig_edge_error *err) {
+  const char *env = secure_getenv("RIG_VULKAN_VALIDATE"); /* ignored when setuid */
+  rig_edge_arg key = {.key = "validate", .type = RIG_EDGE_ARG_WORD, .words = "0|1|count"};
+  char entry[32];
+  *out = 0;
+  if (!env || !*env)
+    return RIG_EDGE_OK;
+  if (strlen(env) > 8) /* longer than any word: refused without a cut */
+    env = "(too long)";
+  snprintf(entry, sizeof entry, ",validate=%s", env);
+  int r = rig_edge_args_parse("vulkan: RIG_VULKAN_VALIDATE", entry, &key, 1, NULL, err);
+  *out = (int)key.value;
+  return r;
+}
+
+/* Parses "N[,key=value...]" with librig-edge's parser: N a device index
+ * (empty: 0), then the keys of the README's table, strictly. */
+static int parse(vkdev *v, const char *args, uint32_t *index, rig_edge_error *err) {
+  enum { VALIDATE, K, HOST, SHARE, FAULT_NTH, LOSE_NTH, NKEYS };
+  rig_edge_arg keys[NKEYS] = {
+      [VALIDATE] = {.key = "validate", .type = RIG_EDGE_ARG_WORD, .words = "0|1|count"},
+      [K] = {.key = "k", .type = RIG_EDGE_ARG_NUMBER, .min = 1, .max = UINT32_MAX,
+             .value = DEFAULT_K},
+      [HOST] = {.key = "host", .type = RIG_EDGE_ARG_BOOL, .value = 1},
+      [SHARE] = {.key = "share", .type = RIG_EDGE_ARG_BOOL, .value = 1},
+      [FAULT_NTH] = {.key = "fault_nth", .type = RIG_EDGE_ARG_NUMBER, .max = UINT64_MAX},
+      [LOSE_NTH] = {.key = "lose_nth", .type = RIG_EDGE_ARG_NUMBER, .max = UINT64_MAX},
+  };
+  size_t head;
+  uint64_t n = 0;
   *index = 0;
-  if (*args && *args != ',') {
-    unsigned long n = strtoul(args, &end, 10);
-    if (end == args || (*end && *end != ',') || n > 255)
-      return false;
-    *index = (uint32_t)n;
-  }
-  for (const char *p = strchr(args, ','); p; p = strchr(p + 1, ',')) {
-    if (strncmp(p + 1, "validate=", 9) == 0)
-      v->validate = p[10] == '1' ? 1 : p[10] == 'c' ? 2 : 0;
-    else if (strncmp(p + 1, "k=", 2) == 0)
-      v->k = (uint32_t)strtoul(p + 3, NULL, 10);
-    else if (strncmp(p + 1, "host=", 5) == 0)
-      v->no_host = p[6] == '0';
-    else if (strncmp(p + 1, "fault_nth=", 10) == 0)
-      v->fault_nth = strtoull(p + 11, NULL, 10);
-    else if (strncmp(p + 1, "lose_nth=", 9) == 0)
-      v->lose_nth = strtoull(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "share=", 6) == 0)
-      v->share = p[7] != '0';
-    else
-      return false;
-  }
-  if (v->k == 0)
-    v->k = 1;
-  return true;
+  int r = rig_edge_args_parse("vulkan", args, keys, NKEYS, &head, err);
+  if (r != RIG_EDGE_OK)
+    return r;
+  if (head && !rig_edge_args_number(args, head, 0, 255, &n))
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "vulkan: '%.*s' is not N, a device's index (0..255)", (int)head, args);
+  if (!keys[VALIDATE].given && (r = validate_of_env(&v->validate, err)) != RIG_EDGE_OK)
+    return r;
+  if (keys[VALIDATE].given)
+    v->validate = (int)keys[VALIDATE].value;
+  *index = (uint32_t)n;
+  v->k = (uint32_t)keys[K].value;
+  v->no_host = !keys[HOST].value;
+  v->share = keys[SHARE].value;
+  v->fault_nth = keys[FAULT_NTH].value;
+  v->lose_nth = keys[LOSE_NTH].value;
+  return RIG_EDGE_OK;
 }
 
 static int make_instance(vkshared *v, rig_edge_error *err) {
@@ -2287,9 +2305,7 @@ static int vk_open(const char *args, void **out, rig_edge_error *err) {
   pthread_mutex_init(&v->ilock, NULL);
   uint32_t index;
   snprintf(v->name, sizeof v->name, "vulkan:%.20s", args);
-  if (!parse(v, args, &index)) {
-    rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "vulkan: '%s' is not N[,validate=0|1|count][,k=K][,host=0|1]"
-                  "[,share=0|1][,fault_nth=N][,lose_nth=N]", args);
+  if (parse(v, args, &index, err) != RIG_EDGE_OK) {
     vk_destroy(v);
     return RIG_EDGE_UNSUPPORTED;
   }

@@ -4,7 +4,10 @@
  * work completes after submit returns, after a configurable delay, and the
  * queue can wait on other devices' timeline words itself.
  *
- * Opened as "test:ID[,option...]":
+ * Opened as "test:ID[,option...]", read strictly by librig-edge's parser
+ * (rig_edge_args_parse): a number is decimal digits in its range (32 bits
+ * for times and counts of values, 64 for values and bytes), a flag 0 or
+ * 1, each option at most once, and anything else is RIG_INVALID naming it:
  *   delay_us=N   each piece of work takes at least N microseconds (0)
  *   waits=0|1    whether its queue waits on other devices' words (1)
  *   host=0|1     whether the host addresses its memory (1); with 0 it is
@@ -22,9 +25,10 @@
  *                (MAY_BLOCK, DOM-5)
  *   map_limit=N  it maps at most N bytes of host memory at once (borrows,
  *                staging); past it, map has no room (RECLAIM-60..63)
- *   parts=N      its queues hold N parts at first (1024 at most); more
+ *   parts=N      its queues hold N parts at first (1..1024); more
  *                parts need grow, which allows up to grow_limit=N parts
- *                (1024), past which it has no memory (SUBMIT-19, RECLAIM-64)
+ *                (1..1024), past which it has no memory (SUBMIT-19,
+ *                RECLAIM-64)
  *   hang_ms=N    its facts state a hang bound of N ms (HANG-1)
  *   hang_nth=N   its N-th piece of work never finishes: the device stands
  *                still until its stop (HANG-6)
@@ -49,7 +53,7 @@
  *                stops after its stop returned (STOP-4). The test keeps a
  *                reference to the device until the report, so that the
  *                word stays its own.
- *   shared=G     (1..15) devices of group G share a resource, as CUDA's
+ *   shared=G     (1..15; 0: none) devices of group G share a resource, as CUDA's
  *                devices share its context: an injected fault of one fails
  *                every later submit, commit and allocation of the others
  *                with "shared fault: MESSAGE" (LOSS-14). Groups are the
@@ -128,58 +132,72 @@ typedef struct testdev {
   _Atomic bool stopping;
 } testdev;
 
-static void parse(testdev *t, const char *args) {
-  t->waits = true;
-  t->host = true;
-  t->budget = UINT64_C(1) << 30;
-  t->nqueues = 1;
-  t->capacity = t->grow_limit = RING_PARTS;
-  for (const char *p = strchr(args, ','); p; p = strchr(p + 1, ',')) {
-    if (strncmp(p + 1, "delay_us=", 9) == 0)
-      t->delay_us = (uint32_t)strtoul(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "waits=", 6) == 0)
-      t->waits = p[7] == '1';
-    else if (strncmp(p + 1, "host=", 5) == 0)
-      t->host = p[6] == '1';
-    else if (strncmp(p + 1, "budget=", 7) == 0)
-      t->budget = strtoull(p + 8, NULL, 10);
-    else if (strncmp(p + 1, "commit_k=", 9) == 0)
-      t->commit_k = (uint32_t)strtoul(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "fault_at=", 9) == 0)
-      t->fault_at = strtoull(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "fault_nth=", 10) == 0)
-      t->fault_nth = strtoull(p + 11, NULL, 10);
-    else if (strncmp(p + 1, "stop_ms=", 8) == 0)
-      t->stop_ms = (uint32_t)strtoul(p + 9, NULL, 10);
-    else if (strncmp(p + 1, "half_alloc=", 11) == 0)
-      t->half_alloc = strtoull(p + 12, NULL, 10);
-    else if (strncmp(p + 1, "fault_commit=", 13) == 0)
-      t->fault_commit = p[14] == '1';
-    else if (strncmp(p + 1, "silent_stop=", 12) == 0)
-      t->silent_stop = p[13] == '1';
-    else if (strncmp(p + 1, "hang_ms=", 8) == 0)
-      t->hang_ms = (uint32_t)strtoul(p + 9, NULL, 10);
-    else if (strncmp(p + 1, "hang_nth=", 9) == 0)
-      t->hang_nth = strtoull(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "parts=", 6) == 0)
-      t->capacity = (uint32_t)strtoul(p + 7, NULL, 10);
-    else if (strncmp(p + 1, "grow_limit=", 11) == 0)
-      t->grow_limit = (uint32_t)strtoul(p + 12, NULL, 10);
-    else if (strncmp(p + 1, "map_limit=", 10) == 0)
-      t->map_limit = strtoull(p + 11, NULL, 10);
-    else if (strncmp(p + 1, "block_ms=", 9) == 0)
-      t->block_ms = (uint32_t)strtoul(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "queues=", 7) == 0)
-      t->nqueues = p[8] == '2' ? 2 : 1;
-    else if (strncmp(p + 1, "fault_halts=", 12) == 0)
-      t->fault_halts = p[13] == '1';
-    else if (strncmp(p + 1, "half_map=", 9) == 0)
-      t->half_map = strtoull(p + 10, NULL, 10);
-    else if (strncmp(p + 1, "report_ms=", 10) == 0)
-      t->report_ms = (uint32_t)strtoul(p + 11, NULL, 10);
-    else if (strncmp(p + 1, "shared=", 7) == 0)
-      t->shared = (uint32_t)strtoul(p + 8, NULL, 10) % SHARED_GROUPS;
-  }
+/* Parses "ID[,option...]" with librig-edge's parser: ID is the test's
+ * own, each option of the table above at most once, strictly. */
+static int parse(testdev *t, const char *args, rig_edge_error *err) {
+  enum { DELAY_US, WAITS, HOST, BUDGET, COMMIT_K, FAULT_AT, FAULT_NTH, STOP_MS, HALF_ALLOC,
+         FAULT_COMMIT, SILENT_STOP, HANG_MS, HANG_NTH, PARTS, GROW_LIMIT, MAP_LIMIT, BLOCK_MS,
+         QUEUES, FAULT_HALTS, HALF_MAP, REPORT_MS, SHARED, NKEYS };
+#define U32(name) {.key = name, .type = RIG_EDGE_ARG_NUMBER, .max = UINT32_MAX}
+#define U64(name) {.key = name, .type = RIG_EDGE_ARG_NUMBER, .max = UINT64_MAX}
+#define FLAG(name, on) {.key = name, .type = RIG_EDGE_ARG_BOOL, .value = on}
+  rig_edge_arg k[NKEYS] = {
+      [DELAY_US] = U32("delay_us"),
+      [WAITS] = FLAG("waits", 1),
+      [HOST] = FLAG("host", 1),
+      [BUDGET] = {.key = "budget", .type = RIG_EDGE_ARG_NUMBER, .max = INT64_MAX,
+                  .value = UINT64_C(1) << 30},
+      [COMMIT_K] = U32("commit_k"),
+      [FAULT_AT] = U64("fault_at"),
+      [FAULT_NTH] = U64("fault_nth"),
+      [STOP_MS] = U32("stop_ms"),
+      [HALF_ALLOC] = U64("half_alloc"),
+      [FAULT_COMMIT] = FLAG("fault_commit", 0),
+      [SILENT_STOP] = FLAG("silent_stop", 0),
+      [HANG_MS] = U32("hang_ms"),
+      [HANG_NTH] = U64("hang_nth"),
+      [PARTS] = {.key = "parts", .type = RIG_EDGE_ARG_NUMBER, .min = 1, .max = RING_PARTS,
+                 .value = RING_PARTS},
+      [GROW_LIMIT] = {.key = "grow_limit", .type = RIG_EDGE_ARG_NUMBER, .min = 1,
+                      .max = RING_PARTS, .value = RING_PARTS},
+      [MAP_LIMIT] = U64("map_limit"),
+      [BLOCK_MS] = U32("block_ms"),
+      [QUEUES] = {.key = "queues", .type = RIG_EDGE_ARG_NUMBER, .min = 1, .max = MAX_Q,
+                  .value = 1},
+      [FAULT_HALTS] = FLAG("fault_halts", 0),
+      [HALF_MAP] = U64("half_map"),
+      [REPORT_MS] = U32("report_ms"),
+      [SHARED] = {.key = "shared", .type = RIG_EDGE_ARG_NUMBER, .max = SHARED_GROUPS - 1},
+  };
+#undef U32
+#undef U64
+#undef FLAG
+  int r = rig_edge_args_parse("test", args, k, NKEYS, NULL, err);
+  if (r != RIG_EDGE_OK)
+    return r;
+  t->delay_us = (uint32_t)k[DELAY_US].value;
+  t->waits = k[WAITS].value;
+  t->host = k[HOST].value;
+  t->budget = k[BUDGET].value;
+  t->commit_k = (uint32_t)k[COMMIT_K].value;
+  t->fault_at = k[FAULT_AT].value;
+  t->fault_nth = k[FAULT_NTH].value;
+  t->stop_ms = (uint32_t)k[STOP_MS].value;
+  t->half_alloc = k[HALF_ALLOC].value;
+  t->fault_commit = k[FAULT_COMMIT].value;
+  t->silent_stop = k[SILENT_STOP].value;
+  t->hang_ms = (uint32_t)k[HANG_MS].value;
+  t->hang_nth = k[HANG_NTH].value;
+  t->capacity = (uint32_t)k[PARTS].value;
+  t->grow_limit = (uint32_t)k[GROW_LIMIT].value;
+  t->map_limit = k[MAP_LIMIT].value;
+  t->block_ms = (uint32_t)k[BLOCK_MS].value;
+  t->nqueues = (uint32_t)k[QUEUES].value;
+  t->fault_halts = k[FAULT_HALTS].value;
+  t->half_map = k[HALF_MAP].value;
+  t->report_ms = (uint32_t)k[REPORT_MS].value;
+  t->shared = (uint32_t)k[SHARED].value;
+  return RIG_EDGE_OK;
 }
 
 /* shared=G: the fault each group's resource took, "" while none. */
@@ -365,7 +383,11 @@ static int td_open(const char *args, void **out, rig_edge_error *err) {
   testdev *t = calloc(1, sizeof *t);
   if (!t)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "test: out of memory");
-  parse(t, args);
+  int r = parse(t, args, err);
+  if (r != RIG_EDGE_OK) {
+    free(t);
+    return r;
+  }
   pthread_mutex_init(&t->lock, NULL);
   pthread_mutex_init(&t->trace_lock, NULL);
   pthread_mutex_init(&t->halt_lock, NULL);

@@ -553,8 +553,8 @@ static void image_code_counts_in_the_budget(void **state) {
 }
 
 /* Runs this test program again as `test-launch what`, a fresh process
- * whose count of cores no call took yet; asserts it exits 0. */
-static void in_fresh_process(const char *what) {
+ * whose count of cores no call took yet; returns its exit status. */
+static int fresh_process(const char *what) {
   pid_t pid = fork();
   if (pid == 0) {
     execl("/proc/self/exe", "test-launch", what, (char *)NULL);
@@ -563,8 +563,11 @@ static void in_fresh_process(const char *what) {
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  return WEXITSTATUS(status);
 }
+
+/* As fresh_process, asserting it exits 0. */
+static void in_fresh_process(const char *what) { assert_int_equal(fresh_process(what), 0); }
 
 static void *ask(void *out) {
   *(unsigned *)out = rig_host_cores();
@@ -598,10 +601,9 @@ static void perf_2_3_the_first_asker_decides(void **state) { in_fresh_process("p
  * process's cgroup or a parent caps the count at 2; one of 0.5 at 1. The
  * cgroup tree is a copy under $TMPDIR that RIG_CGROUP_ROOT names, since
  * this machine may not let a test make cgroups. */
-static int quota_caps(void) {
-  char root[256], dir[800];
-  const char *t = getenv("TMPDIR");
-  snprintf(root, sizeof root, "%s/rig-cgroup-%d", t && *t ? t : "/tmp", (int)getpid());
+/* Makes a copy of the process's cgroup v2 path under root, with a quota
+ * of 0.5 CPU at its top; 0 when made. */
+static int quota_tree(const char *root) {
   FILE *c = fopen("/proc/self/cgroup", "r");
   char line[512] = "0::/";
   while (c && fgets(line, sizeof line, c) && strncmp(line, "0::", 3) != 0)
@@ -609,10 +611,18 @@ static int quota_caps(void) {
   if (c)
     fclose(c);
   line[strcspn(line, "\n")] = 0;
-  snprintf(dir, sizeof dir, "%s%s", root, line + 3);
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && echo '50000 100000' > '%s/cpu.max'", dir, root);
-  if (system(cmd) != 0)
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s%s' && echo '50000 100000' > '%s/cpu.max'", root,
+           line + 3, root);
+  return system(cmd);
+}
+
+static int quota_caps(void) {
+  char root[256];
+  const char *t = getenv("TMPDIR");
+  snprintf(root, sizeof root, "%s/rig-cgroup-%d", t && *t ? t : "/tmp", (int)getpid());
+  char cmd[2048];
+  if (quota_tree(root) != 0)
     return 20;
   setenv("RIG_CGROUP_ROOT", root, 1);
   unsigned n = rig_host_cores();
@@ -660,6 +670,38 @@ static int capacity_decides(void) {
 
 static void perf_1_4_capacity_decides(void **state) { in_fresh_process("perf-capacity"); }
 
+/* The count of a fresh process run as "test-launch what", as its exit code. */
+static int count_in_fresh_process(const char *what) {
+  int count = fresh_process(what);
+  assert_true(count < 200);
+  return count;
+}
+
+/* A relative RIG_CGROUP_ROOT, which would name a folder under whatever the
+ * current directory is, counts as unset: a relative tree of a quota of 0.5
+ * CPU in the current directory changes nothing. */
+static int relative_cgroup_root(void) {
+  char dir[256], tree[300];
+  const char *t = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/rig-cgroup-rel-%d", t && *t ? t : "/tmp", (int)getpid());
+  snprintf(tree, sizeof tree, "%s/tree", dir);
+  char cmd[2048];
+  if (quota_tree(tree) != 0 || chdir(dir) != 0)
+    return 250;
+  setenv("RIG_CGROUP_ROOT", "tree", 1);
+  unsigned n = rig_host_cores();
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  (void)system(cmd);
+  return n < 200 ? (int)n : 199;
+}
+
+static void perf_5_relative_cgroup_root_is_ignored(void **state) {
+  int plain = count_in_fresh_process("perf-plain");
+  if (plain <= 1)
+    skip(); /* a quota of 0.5 would give 1 as well: nothing to tell apart */
+  assert_int_equal(count_in_fresh_process("perf-relative"), plain);
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "perf-first") == 0)
     return first_asker_decides();
@@ -667,6 +709,12 @@ int main(int argc, char **argv) {
     return quota_caps();
   if (argc == 2 && strcmp(argv[1], "perf-capacity") == 0)
     return capacity_decides();
+  if (argc == 2 && strcmp(argv[1], "perf-plain") == 0) {
+    unsetenv("RIG_CGROUP_ROOT");
+    return (int)(rig_host_cores() < 200 ? rig_host_cores() : 199);
+  }
+  if (argc == 2 && strcmp(argv[1], "perf-relative") == 0)
+    return relative_cgroup_root();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(obj_3_6_the_add_example),
       cmocka_unit_test(host_2_3_load_and_resolve),
@@ -685,6 +733,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(perf_2_3_the_first_asker_decides),
       cmocka_unit_test(perf_5_cgroup_quota),
       cmocka_unit_test(perf_1_4_capacity_decides),
+      cmocka_unit_test(perf_5_relative_cgroup_root_is_ignored),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,78 @@ static void open_2_static_table_checked(void **state) {
   assert_int_equal(rig_open_driver("static:t", NULL, "", &d), RIG_INVALID);
 }
 
+/* Every driver reads its arguments with librig-edge's strict parser: a key
+ * it does not take, a malformed value or a key given twice is RIG_INVALID
+ * naming the key, where the memory driver ignored its arguments and the
+ * test driver read "abc" as 0 and "yes" as false. */
+static void driver_arguments_are_strict(void **state) {
+  expect_open("memory:args,k=1", RIG_INVALID, "memory: unknown key 'k' (it takes none");
+  expect_open("memory:args,b", RIG_INVALID, "memory: 'b' is not key=value");
+  expect_open("test:args,delay_us=abc", RIG_INVALID, "test: delay_us: 'abc' is not a decimal");
+  expect_open("test:args,delay_us=4294967296", RIG_INVALID, "delay_us: 4294967296 is out of range");
+  expect_open("test:args,queues=3", RIG_INVALID, "queues: 3 is out of range [1, 2]");
+  expect_open("test:args,waits=yes", RIG_INVALID, "waits: 'yes' is not 0 or 1");
+  expect_open("test:args,host=2", RIG_INVALID, "host: '2' is not 0 or 1");
+  expect_open("test:args,shared=16", RIG_INVALID, "shared: 16 is out of range");
+  expect_open("test:args,budget=1,budget=2", RIG_INVALID, "budget: given twice");
+  expect_open("test:args,colour=blue", RIG_INVALID, "unknown key 'colour'");
+  rig_device *d;
+  assert_int_equal(rig_open("test:args,delay_us=0,queues=2,waits=0", &d), RIG_OK);
+  assert_int_equal(rig_close(d), RIG_OK);
+  rig_device_release(d);
+}
+
+/* rig_open_io refuses a flag rig_io_flag does not name, naming its bits,
+ * where it passed it to the library, which ignored it. */
+static void open_io_refuses_unknown_flags(void **state) {
+  rig_io_opener o = {"io", "/nonexistent/rig-flags", RIG_IO_READ_ONLY | (1u << 5), 0};
+  rig_device *d = (rig_device *)0x1;
+  assert_int_equal(rig_open_io(&o, &d), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "unknown flags 0x20"));
+  assert_ptr_equal(d, (rig_device *)0x1);
+}
+
+/* The absolute folder of RIG_DRIVER_PATH that holds driver's plugin. */
+static void folder_of(const char *driver, char *out, size_t n) {
+  char copy[4096], path[1024];
+  snprintf(copy, sizeof copy, "%s", getenv("RIG_DRIVER_PATH"));
+  for (char *save, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof path, "%s/librig-driver-%s.so", dir, driver);
+    if (dir[0] == '/' && access(path, F_OK) == 0) {
+      snprintf(out, n, "%s", dir);
+      return;
+    }
+  }
+  fail_msg("no plugin %s", driver);
+}
+
+/* A relative entry of RIG_DRIVER_PATH would name another folder at each
+ * open, as the current directory changes: the loader skips it, and an open
+ * that finds the plugin nowhere says that relative entries were ignored.
+ * abi2 never stays loaded (its ABI is refused), so each open looks again. */
+static void relative_driver_path_entries_are_ignored(void **state) {
+  char saved[4096], cwd[4096], dir[1024];
+  snprintf(saved, sizeof saved, "%s", getenv("RIG_DRIVER_PATH"));
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  folder_of("abi2", dir, sizeof dir);
+  char *slash = strrchr(dir, '/');
+  *slash = 0;
+  assert_int_equal(chdir(dir[0] ? dir : "/"), 0); /* the plugin is in ./<slash + 1> */
+  char rel[1200];
+  snprintf(rel, sizeof rel, "%s", slash + 1);
+  setenv("RIG_DRIVER_PATH", rel, 1);
+  expect_open("abi2", RIG_UNAVAILABLE, "relative entries of RIG_DRIVER_PATH are ignored");
+  snprintf(rel, sizeof rel, "./%s:", slash + 1);
+  setenv("RIG_DRIVER_PATH", rel, 1);
+  expect_open("abi2", RIG_UNAVAILABLE, "relative entries of RIG_DRIVER_PATH are ignored");
+  *slash = '/';
+  snprintf(rel, sizeof rel, "%s:%s", slash + 1, dir);   /* an absolute one still counts */
+  setenv("RIG_DRIVER_PATH", rel, 1);
+  expect_open("abi2", RIG_INVALID, "ABI 2.");
+  setenv("RIG_DRIVER_PATH", saved, 1);
+  assert_int_equal(chdir(cwd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(open_1_unknown_driver),
@@ -248,6 +320,9 @@ int main(void) {
       cmocka_unit_test(open_34_name_of_another_driver),
       cmocka_unit_test(dom_4_opens_of_other_names_go_on),
       cmocka_unit_test(open_2_static_table_checked),
+      cmocka_unit_test(relative_driver_path_entries_are_ignored),
+      cmocka_unit_test(driver_arguments_are_strict),
+      cmocka_unit_test(open_io_refuses_unknown_flags),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

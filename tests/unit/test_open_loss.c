@@ -1098,6 +1098,43 @@ static void loss_8_err_33_42_fail_and_a_racing_open(void **state) {
   assert_null(rig_failure());
 }
 
+/* rig_fail(NULL) and rig_fail("") fail the process with a reason that is
+ * not empty: the lost devices' reason, rig_failure() and every later
+ * open's message say RIG_FAIL_NO_REASON, not "". In a forked child. */
+static void fail_child_without_reason(const char *why) {
+  rig_device *m = NULL, *x = NULL;
+  CHILD_CHECK(30, rig_open("memory:fail-null", &m) == RIG_OK);
+  rig_fail(why);
+  CHILD_CHECK(31, rig_failure() && strcmp(rig_failure(), RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(32, rig_lost(m) && strcmp(rig_lost(m), RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(33, rig_open("memory:fail-null-after", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(34, strcmp(rig_last_error()->message, RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(35, rig_open("CPU", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(36, strcmp(rig_last_error()->message, RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(37, rig_close(m) == RIG_OK);
+  _exit(0);
+}
+
+static void fail_without_reason_leaves_a_message(void **state) {
+  (void)state;
+  const char *whys[] = {NULL, ""};
+  for (int i = 0; i < 2; i++) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+      fail_child_without_reason(whys[i]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      print_error("rig_fail(%s): the child ended with status %#x\n", whys[i] ? "\"\"" : "NULL",
+                  status);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+}
+
 int main(void) {
   rig_set_wait_hook(past_deadline, NULL);
   const struct CMUnitTest tests[] = {
@@ -1118,6 +1155,7 @@ int main(void) {
       cmocka_unit_test_setup(stop_16_a_failure_escaping_the_stop, arm),
       cmocka_unit_test_setup(stop_17_the_call_that_lost_a_device_runs_no_stop, arm),
       cmocka_unit_test_setup(loss_8_err_33_42_fail_and_a_racing_open, arm),
+      cmocka_unit_test_setup(fail_without_reason_leaves_a_message, arm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -260,6 +260,28 @@ static void reclaim_17_kept_values_go_after_the_work(void **state) {
   rig_device_release(d);
 }
 
+/* RECLAIM-21: a value kept by a submission released after its device's
+ * close, once the device has stopped, goes at the next move of memory on
+ * any device: it was queued on the closed device, whose list no move read
+ * again, and never went. */
+static void reclaim_21_kept_values_of_a_closed_device(void **state) {
+  rig_device *d = open_ok("memory:rc-keep-closed");
+  rig_part part = rig_part_fill(0, 1, 1);
+  rig_submission *s;
+  static int one = 1;
+  ok(rig_submission_make(d, &part, 1, &s));
+  ok(rig_submission_keep(s, &one, release_kept));
+  ok(rig_close(d));
+  kept_released = 0;
+  rig_submission_release(s);
+  assert_int_equal(kept_released, 0);   /* only inside a move (RECLAIM-17) */
+  ok(rig_free_cache(rig_host()));       /* a move on another device */
+  assert_int_equal(kept_released, 1);
+  ok(rig_free_cache(rig_host()));
+  assert_int_equal(kept_released, 1);   /* once */
+  rig_device_release(d);
+}
+
 /* SUBMIT-4, SUBMIT-16: a submit that finds no room on the queues waits for
  * the device to reach one more value and asks again. */
 static void submit_4_16_waits_for_room(void **state) {
@@ -327,6 +349,32 @@ static void submit_28_reclaim_64_growth_without_memory(void **state) {
   done(d);
 }
 
+/* OPEN-48, LMEM-7: rig_set_budget on a closed device, or on one a fault
+ * lost, is RIG_LOST with the device's reason, and leaves its budget as it
+ * was; rig_free_cache still runs on it (RECLAIM-75). */
+static void set_budget_on_a_closed_or_lost_device(void **state) {
+  rig_device *m = open_ok("memory:rc-budget-closed");
+  uint64_t budget = rig_budget(m);
+  ok(rig_close(m));
+  assert_int_equal(rig_set_budget(m, 4096), RIG_LOST);
+  assert_string_equal(rig_last_error()->message, "memory:rc-budget-closed lost: closed");
+  assert_int_equal(rig_budget(m), budget);
+  ok(rig_free_cache(m));
+  rig_device_release(m);
+
+  rig_device *t = open_ok("test:rc-budget-lost,fault_nth=1");
+  rig_buffer *b = create_ok(t, 64);
+  rig_point p;
+  assert_int_equal(rig_buffer_submit_fill(b, 1, 1, &p), RIG_LOST);
+  budget = rig_budget(t);
+  assert_int_equal(rig_set_budget(t, 4096), RIG_LOST);
+  if (!strstr(rig_last_error()->message, "rc-budget-lost,fault_nth=1 lost: injected fault"))
+    fail_msg("%s", rig_last_error()->message);
+  assert_int_equal(rig_budget(t), budget);
+  rig_buffer_release(b);
+  close_release(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reclaim_17_no_work_keeps_nothing),
@@ -341,6 +389,8 @@ int main(void) {
       cmocka_unit_test(submit_4_16_waits_for_room),
       cmocka_unit_test(submit_19_work_larger_than_the_queues_grows_them),
       cmocka_unit_test(submit_28_reclaim_64_growth_without_memory),
+      cmocka_unit_test(set_budget_on_a_closed_or_lost_device),
+      cmocka_unit_test(reclaim_21_kept_values_of_a_closed_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

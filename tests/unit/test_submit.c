@@ -234,6 +234,33 @@ static void valid_6_15_buffers_on_the_device(void **state) {
   close_release(t);
 }
 
+/* RUN-5: rig_submission_take is RIG_INVALID while every run is taken: a
+ * submission makes at most RIG_SUBMISSION_RUNS runs, and a submit gives
+ * its run back for the next take. */
+static void run_5_take_while_every_run_is_taken(void **state) {
+  rig_device *m = open_ok("memory:sub-runs");
+  rig_submission *s = fill_submission(m);
+  rig_buffer *b = create_ok(m, 64);
+  static rig_run *runs[RIG_SUBMISSION_RUNS];
+  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
+    check_ok(rig_submission_take(s, &runs[i]), "take");
+  rig_run *more = NULL;
+  assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
+  assert_non_null(strstr(rig_last_error()->message, "runs of the submission are taken"));
+  assert_null(more);
+  rig_point p;
+  check_ok(rig_submit(runs[7], &b, 1, NULL, 0, &p), "submit one");
+  check_ok(rig_submission_take(s, &more), "take the run the submit gave back");
+  assert_ptr_equal(more, runs[7]);
+  runs[7] = more;
+  assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
+  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
+    check_ok(rig_submit(runs[i], &b, 1, NULL, 0, &p), "submit");
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(submit_15_a_free_run),
@@ -243,6 +270,7 @@ int main(void) {
       cmocka_unit_test(submit_22_23_29_30_refused_work),
       cmocka_unit_test(valid_6_15_buffers_on_the_device),
       cmocka_unit_test(mach_12_14_reaches),
+      cmocka_unit_test(run_5_take_while_every_run_is_taken),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,10 +161,11 @@ typedef struct rig_io_opener {
  * Its arch is "", its alignment 1, no cache_bytes (PROP-12, 28, 32), and its
  * budget starts at what the library states (Io.budget, RECLAIM-67): for a
  * file, the file system's free bytes, 0 read-only. It reaches no other
- * device (MACH-19). RIG_INVALID: NULL, no library or target, a library that
- * is not an io library, a flag it does not know, a name open with other
- * flags; RIG_UNAVAILABLE: as rig_open, and a file that does not open (its
- * errno text). Blocks on the file system; may lock. */
+ * device (MACH-19). RIG_INVALID: NULL, no library or target, a flag
+ * rig_io_flag does not name, create with read-only, a library that is not
+ * an io library, a name open with other flags; RIG_UNAVAILABLE: as
+ * rig_open, and a file that does not open (its errno text). Blocks on the
+ * file system; may lock. */
 RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out);
 
 /* Whether d is an io device. Lock-free. */
@@ -250,10 +251,13 @@ RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value);
 /* d's loss reason, or NULL while d is not lost (ERR-37). Lock-free. */
 RIG_API const char *rig_lost(const rig_device *d);
 /* Fails the process: every device but host that is not lost is lost with
- * why; later opens are RIG_UNAVAILABLE with why. Only the first call acts
- * (ERR-39..44). Lock-free. */
+ * why; later opens are RIG_UNAVAILABLE with why. A NULL or empty why is
+ * RIG_FAIL_NO_REASON, so that those messages are never empty. Only the
+ * first call acts (ERR-39..44). Lock-free. */
+#define RIG_FAIL_NO_REASON "rig_fail gave no reason"
 RIG_API void rig_fail(const char *why);
-/* The reason given to the first rig_fail, or NULL (ERR-45). Lock-free. */
+/* The reason given to the first rig_fail (RIG_FAIL_NO_REASON for NULL or
+ * ""), or NULL before it (ERR-45). Lock-free. */
 RIG_API const char *rig_failure(void);
 
 /* ---- budgets --------------------------------------------------------------- */
@@ -264,7 +268,9 @@ RIG_API uint64_t rig_budget(const rig_device *d);
 RIG_API uint64_t rig_allocated(const rig_device *d);
 /* Sets d's budget, then frees cache until d holds at most n or the cache is
  * empty (RECLAIM-69, 70). RIG_INVALID for n > INT64_MAX (n < 0 in the
- * text, RECLAIM-71). May lock. */
+ * text, RECLAIM-71). RIG_LOST, changing nothing, for a closed or lost d
+ * (OPEN-48): rig_free_cache still returns a stopped one's memory. May
+ * lock. */
 RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n);
 /* Returns d's cached memory to its driver (RECLAIM-72..76). May lock. */
 RIG_API rig_status rig_free_cache(rig_device *d);
@@ -666,8 +672,14 @@ RIG_API void rig_submission_release(rig_submission *s);
 /* The number of slots a submit passes. Lock-free. */
 RIG_API uint32_t rig_submission_slots(const rig_submission *s);
 
-/* Takes a run of s for the calling thread (RUN-5). RIG_INVALID while every
- * run is taken. Allocates only the first time a run is needed. May lock. */
+/* Takes a run of s for the calling thread (RUN-5): a free one, or a new
+ * one while s has fewer than RIG_SUBMISSION_RUNS. RIG_INVALID while every
+ * run is taken: all RIG_SUBMISSION_RUNS runs were taken and none has been
+ * submitted since (each submit gives its run back, SUBMIT-12), so a
+ * program that takes runs and never submits them is told, instead of
+ * growing without bound. Allocates only the first time a run is needed.
+ * May lock. */
+#define RIG_SUBMISSION_RUNS 256u
 RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out);
 /* The submission r belongs to. Lock-free. */
 RIG_API rig_submission *rig_run_submission(const rig_run *r);

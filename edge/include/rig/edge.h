@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.2).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.3).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 2u
+#define RIG_EDGE_ABI_MINOR 3u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -294,6 +294,53 @@ typedef struct rig_edge_driver {
   int (*map_peer)(void *h, void *peer, void **out_mapping, rig_edge_error *err);
 } rig_edge_driver;
 
+/* ---- a driver's arguments (ABI 1.3) -------------------------------------- */
+
+/* The one parser of the arguments a driver's open() takes, "HEAD[,key=value]...":
+ * "0,k=8,host=0" in "vulkan:0,k=8,host=0". Every driver parses them with it,
+ * so that each refuses what the others refuse. */
+enum rig_edge_arg_type {
+  RIG_EDGE_ARG_NUMBER = 0, /* decimal digits only (no sign, space, "0x" or
+                              suffix), at most UINT64_MAX, within [min, max] */
+  RIG_EDGE_ARG_BOOL = 1,   /* exactly "0" or "1" (no "yes", "true", "on") */
+  RIG_EDGE_ARG_WORD = 2,   /* exactly one of the '|'-separated words of
+                              words; the value is its index */
+};
+
+/* One key a driver takes. */
+typedef struct rig_edge_arg {
+  const char *key;   /* "k" */
+  uint32_t type;     /* enum rig_edge_arg_type */
+  const char *words; /* RIG_EDGE_ARG_WORD: "0|1|count" */
+  uint64_t min, max; /* RIG_EDGE_ARG_NUMBER: the range, both included */
+  uint64_t value;    /* in: the default; out: the value given */
+  bool given;        /* out: whether the key was given */
+} rig_edge_arg;
+
+#define RIG_EDGE_ARGS_MAX 64u /* keys one call takes */
+
+/* Parses args, "HEAD[,key=value]...". HEAD, all before the first ',' (it
+ * may be empty), is the driver's own, a device's index or name, which it
+ * checks itself: *out_head_len (may be NULL) says its length. Every entry
+ * after it must be key=value for one of keys[0..nkeys), at most once,
+ * with a value its type allows; each key given has its value and given
+ * set, the others keep their defaults.
+ * Returns RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED (RIG_INVALID to rig_open)
+ * with err's message "DRIVER: ..." naming the key for: an entry that is
+ * not key=value or is empty, an unknown key (the message lists the keys),
+ * a key given twice, an empty value, a number with anything but digits or
+ * outside [min, max], a boolean other than 0 or 1, a word not in words.
+ * A refusal changes no key. Thread-safe; allocates nothing; reads only
+ * args and keys; nkeys at most RIG_EDGE_ARGS_MAX. */
+RIG_EDGE_API int rig_edge_args_parse(const char *driver, const char *args, rig_edge_arg *keys,
+                                     size_t nkeys, size_t *out_head_len, rig_edge_error *err);
+
+/* Whether s[0..n) is a number as RIG_EDGE_ARG_NUMBER takes it, within
+ * [min, max]; *out its value where it is, untouched where not. For a
+ * HEAD that is an index. Thread-safe; allocates nothing. */
+RIG_EDGE_API bool rig_edge_args_number(const char *s, size_t n, uint64_t min, uint64_t max,
+                                       uint64_t *out);
+
 /* The io interface (docs/io.md): an io library is a plugin like a driver,
  * whose table's io is not NULL. Core opens it only through rig_open_io
  * (OPEN-37), which passes open() the arguments below as one string; a
@@ -328,25 +375,32 @@ typedef struct rig_edge_io_args {
 /* The string core passes open(): "rig-io1 FLAGS SIZE TARGET", decimal. */
 #define RIG_EDGE_IO_ARGS_PREFIX "rig-io1 "
 
+/* Every flag an io library of this ABI knows. */
+#define RIG_EDGE_IO_FLAGS (RIG_EDGE_IO_CREATE | RIG_EDGE_IO_READ_ONLY | RIG_EDGE_IO_DURABLE)
+
 /* Parses open()'s argument into *out (target points into s). Returns
  * RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED for a string rig_open_io did not
- * make. Allocates nothing. */
+ * make: numbers read as rig_edge_args_number reads them (an overflow is
+ * refused, not wrapped), flags beyond RIG_EDGE_IO_FLAGS refused, since
+ * the library could not honour them. Allocates nothing. */
 static inline int rig_edge_io_args_parse(const char *s, rig_edge_io_args *out) {
   const char *p = s;
   const char *pre = RIG_EDGE_IO_ARGS_PREFIX;
+  const uint64_t max[2] = {RIG_EDGE_IO_FLAGS, UINT64_MAX};
   uint64_t v[2] = {0, 0};
   while (*pre)
     if (*p++ != *pre++)
       return RIG_EDGE_UNSUPPORTED;
   for (int i = 0; i < 2; i++) {
-    if (*p < '0' || *p > '9')
+    size_t n = 0;
+    while (p[n] && p[n] != ' ')
+      n++;
+    if (p[n] != ' ' || !rig_edge_args_number(p, n, 0, max[i], &v[i]) ||
+        (v[i] & ~max[i]) != 0)
       return RIG_EDGE_UNSUPPORTED;
-    while (*p >= '0' && *p <= '9')
-      v[i] = v[i] * 10 + (uint64_t)(*p++ - '0');
-    if (*p++ != ' ')
-      return RIG_EDGE_UNSUPPORTED;
+    p += n + 1;
   }
-  if (!*p || v[0] > 0xffffffffu)
+  if (!*p)
     return RIG_EDGE_UNSUPPORTED;
   out->flags = (uint32_t)v[0];
   out->size = v[1];
