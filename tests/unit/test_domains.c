@@ -2,7 +2,7 @@
  * local.c, timeline.c), and values per device.
  *
  * Rules: DOM-1 DOM-3 DOM-6 DOM-7 DOM-8 DOM-9 DOM-10 DOM-12 DOM-13 DOM-14
- *        DOM-15 DOM-16 DOM-17 DOM-18 DOM-19 DOM-21 DOM-22 DOM-23 DOM-24
+ *        DOM-15 DOM-16 DOM-17 DOM-18 DOM-19 DOM-20 DOM-21 DOM-22 DOM-23 DOM-24
  *        DOM-25 DOM-26, LOCAL-1..7, TL-23, TL-27, SUBMIT-12 SUBMIT-13
  *        SUBMIT-14, ERR-26, OPEN-51.
  *
@@ -950,6 +950,67 @@ static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
   close_release(x->d);
 }
 
+/* ---- DOM-20 -------------------------------------------------------------------- */
+
+typedef struct image_calls {
+  rig_image *im;
+  rig_function *f;
+  /* read outside, before init */
+  rig_device *dev;
+  const char *name;
+  rig_image *image;
+  uint32_t params;
+  uint64_t threads, entry;
+  checks c;
+} image_calls;
+
+static image_calls in20;
+static body_key in20_key;
+
+static void image_calls_inside(void *arg, rig_device *dev) {
+  image_calls *x = arg;
+  checks *c = &x->c;
+  (void)dev;
+  CHECK(c, rig_image_device(x->im) == x->dev);
+  CHECK(c, rig_function_name(x->f) != NULL && strcmp(rig_function_name(x->f), x->name) == 0);
+  CHECK(c, rig_function_image(x->f) == x->image);
+  CHECK(c, rig_function_params(x->f) == x->params);
+  CHECK(c, rig_function_threads(x->f) == x->threads);
+  CHECK(c, rig_function_entry(x->f) == x->entry);
+  CHECK(c, strstr(rig_last_error()->message, "inside a lock") == NULL);
+}
+
+/* DOM-20: inside init, the image's and its functions' properties answer
+ * as outside: device, name, image, params, threads, entry. */
+static void dom_20_image_calls_inside_init(void **state) {
+  (void)state;
+  image_calls *x = &in20;
+  rig_device *d = open_ok("memory:dom20");
+  x->im = kernel_load("add");
+  check_ok(rig_image_resolve(x->im, "add", &x->f), "rig_image_resolve");
+  assert_non_null(x->f);
+  x->dev = rig_image_device(x->im);
+  x->name = rig_function_name(x->f);
+  x->image = rig_function_image(x->f);
+  x->params = rig_function_params(x->f);
+  x->threads = rig_function_threads(x->f);
+  x->entry = rig_function_entry(x->f);
+  assert_ptr_equal(x->dev, rig_host());
+  assert_string_equal(x->name, "add");
+  assert_ptr_equal(x->image, x->im);
+  assert_int_not_equal(x->entry, 0);
+
+  rig_buffer *none = SENTINEL; /* a known last error, which a refusal inside would overwrite */
+  assert_int_equal(rig_buffer_view(NULL, 0, 0, RIG_READ, &none), RIG_INVALID);
+  in20_key.body = image_calls_inside;
+  in20_key.arg = x;
+  run_inside_init(&in20_key, d);
+  assert_checks(&x->c);
+
+  rig_image_release(x->im);
+  close_release(d);
+}
+
 /* ---- DOM-25 ------------------------------------------------------------------- */
 
 typedef struct outside {
@@ -1426,6 +1487,7 @@ int main(void) {
       cmocka_unit_test_setup(dom_10_err_26_an_interrupted_wait_loses_nothing, arm),
       cmocka_unit_test_setup(dom_1_6_synchronous_submits_complete_before_return, arm),
       cmocka_unit_test_setup(dom_6_7_waits_for_earlier_values_return_during_a_long_submit, arm),
+      cmocka_unit_test_setup(dom_20_image_calls_inside_init, arm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
