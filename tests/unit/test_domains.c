@@ -1011,6 +1011,75 @@ static void dom_20_image_calls_inside_init(void **state) {
   close_release(d);
 }
 
+/* ---- DOM-13 -------------------------------------------------------------------- */
+
+/* What a may-lock call made from a callback answered. */
+typedef struct answer {
+  int calls;
+  rig_status st;
+  char message[RIG_MESSAGE_BYTES];
+} answer;
+
+static void probe_create(answer *p) {
+  rig_buffer *b = NULL;
+  p->calls++;
+  p->st = rig_buffer_create(rig_host(), 16, &b);
+  snprintf(p->message, sizeof p->message, "%s", p->st ? rig_last_error()->message : "");
+  rig_buffer_release(b);
+}
+
+static answer in13_keep, in13_write, in13_claim;
+static void probe_keep(void *v) { probe_create(v); }
+static void probe_write(void *bytes, size_t n, void *ctx) { probe_create(ctx); }
+static void probe_claim(rig_claim *c, rig_buffer *b, void *ctx) { probe_create(ctx); }
+
+static void expect_inside(const answer *p, bool under_lock) {
+  assert_int_equal(p->calls, 1);
+  if (under_lock) {
+    assert_int_equal(p->st, RIG_INVALID);
+    assert_non_null(strstr(p->message, "inside a lock"));
+  } else {
+    if (p->st != RIG_OK)
+      print_error("refused outside a lock: %s\n", p->message);
+    assert_int_equal(p->st, RIG_OK);
+  }
+}
+
+/* DOM-13: "inside a lock" is a call from a callback rig runs while the
+ * thread holds a lock of rig's, not any call from a callback. A kept
+ * value's release runs inside one: a may-lock call from it is refused.
+ * Buffer.write's callback and Claim.with_'s run inside none: the same call
+ * from them is served, and so is it on the same thread once the callback
+ * that held the lock has returned. */
+static void dom_13_inside_a_lock_is_a_callback_under_a_lock(void **state) {
+  (void)state;
+  rig_device *m = open_ok("memory:dom13");
+  rig_buffer *b = create_ok(m, 64);
+  rig_part part = rig_part_fill(0, 1, 1);
+  rig_submission *s;
+  rig_run *r;
+  rig_point p;
+  check_ok(rig_submission_make(m, &part, 1, &s), "rig_submission_make");
+  check_ok(rig_submission_keep(s, &in13_keep, probe_keep), "rig_submission_keep");
+  check_ok(rig_submission_take(s, &r), "rig_submission_take");
+  check_ok(rig_submit(r, &b, 1, NULL, 0, &p), "rig_submit");
+  rig_submission_release(s);
+  check_ok(rig_free_cache(m), "rig_free_cache"); /* notes the work before */
+  check_ok(rig_free_cache(m), "rig_free_cache"); /* that work done: the value goes */
+  expect_inside(&in13_keep, true);
+
+  check_ok(rig_buffer_write(b, probe_write, &in13_write), "rig_buffer_write");
+  expect_inside(&in13_write, false);
+  check_ok(rig_claim_with(b, probe_claim, &in13_claim), "rig_claim_with");
+  expect_inside(&in13_claim, false);
+
+  answer after = {0};
+  probe_create(&after); /* the thread left the release's lock */
+  expect_inside(&after, false);
+  rig_buffer_release(b);
+  close_release(m);
+}
+
 /* ---- DOM-25 ------------------------------------------------------------------- */
 
 typedef struct outside {
@@ -1488,6 +1557,7 @@ int main(void) {
       cmocka_unit_test_setup(dom_1_6_synchronous_submits_complete_before_return, arm),
       cmocka_unit_test_setup(dom_6_7_waits_for_earlier_values_return_during_a_long_submit, arm),
       cmocka_unit_test_setup(dom_20_image_calls_inside_init, arm),
+      cmocka_unit_test_setup(dom_13_inside_a_lock_is_a_callback_under_a_lock, arm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
