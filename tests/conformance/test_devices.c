@@ -273,6 +273,53 @@ static bool all_words(rig_buffer *b, uint32_t w) {
   return true;
 }
 
+/* OPEN-39: a memory device's memory is its own: charged to it, not to the
+ * host nor to another memory device; it has no host memory of the host's
+ * kinds (pinned, mapped) to give; and it lives in host memory this process
+ * addresses: bytes written through the address are the buffer's, the
+ * device's own copy moves them, and two devices' buffers never share one. */
+static void open_39_memory_is_private_and_host_addressed(void **state) {
+  (void)state;
+  rig_device *m1 = open_name("memory:conf-39a"), *m2 = open_name("memory:conf-39b");
+  conf_ok(rig_free_cache(rig_host()));
+  uint64_t host0 = rig_allocated(rig_host()), m10 = rig_allocated(m1), m20 = rig_allocated(m2);
+  rig_buffer *a = mkbuf(m1, 4096), *c = mkbuf(m1, 4096), *b = mkbuf(m2, 4096);
+  assert_true(rig_allocated(m2) >= m20 + 4096);
+  assert_int_equal(rig_allocated(m1) - m10, 2 * (rig_allocated(m2) - m20)); /* each its own */
+  assert_int_equal(rig_allocated(rig_host()), host0);
+  assert_int_equal(rig_buffer_kind(a), RIG_KIND_DEVICE);
+  for (rig_kind k = RIG_KIND_PINNED; k <= RIG_KIND_MAPPED; k++) {
+    rig_buffer *none = NULL;
+    conf_status(rig_buffer_create_kind(m1, 64, k, &none), RIG_INVALID);
+    assert_null(none);
+  }
+  assert_int_equal(rig_allocated(rig_host()), host0);
+
+  unsigned char *pa = rig_buffer_host_address(a), *pb = rig_buffer_host_address(b);
+  assert_non_null(pa);
+  assert_non_null(pb);
+  assert_true(pa + 4096 <= pb || pb + 4096 <= pa);   /* no byte shared */
+  for (int i = 0; i < 4096; i++)
+    pa[i] = (unsigned char)(i * 7 + 1);
+  memset(pb, 0xb2, 4096);
+  conf_ok(rig_buffer_copy(a, c));                     /* m1's own copy */
+  unsigned char got[4096];
+  conf_ok(rig_buffer_get(c, 0, got, sizeof got));
+  for (int i = 0; i < 4096; i++)
+    assert_int_equal(got[i], (unsigned char)(i * 7 + 1));
+  conf_ok(rig_buffer_get(b, 0, got, sizeof got));
+  assert_int_equal(got[0], 0xb2);
+  assert_int_equal(got[4095], 0xb2);
+
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+  rig_buffer_release(c);
+  conf_ok(rig_close(m1));
+  conf_ok(rig_close(m2));
+  rig_device_release(m1);
+  rig_device_release(m2);
+}
+
 /* OPEN-38, OPEN-39, OPEN-40, OPEN-41, PROP-27, DOM-6: a memory device is
  * the open of "memory:NAME"; its memory is host memory this process
  * addresses; its fills and copies, and its submits, are done when they
@@ -1510,6 +1557,7 @@ int main(void) {
       cmocka_unit_test(open_1_2_44_unopenable_and_misuse),
       cmocka_unit_test(open_31_first_open_makes_a_device),
       cmocka_unit_test(open_38_39_40_41_memory_device),
+      cmocka_unit_test(open_39_memory_is_private_and_host_addressed),
       cmocka_unit_test(open_45_46_48_close_waits_then_loses_closed),
       cmocka_unit_test(open_57_interrupted_close_finished_by_next_close),
       cmocka_unit_test(open_49_close_returns_memory),

@@ -2,7 +2,7 @@
  * memory on one side and the device under test on the other (docs/io.md).
  * The io device is a file the test creates under $TMPDIR.
  *
- * Rules: IO-3 IO-4 ORDER-12 ORDER-13 ORDER-15 RECLAIM-16 STAMP-2
+ * Rules: IO-3 IO-4 ORDER-15 RECLAIM-16 STAMP-2
  */
 #include "common.h"
 

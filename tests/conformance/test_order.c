@@ -107,8 +107,10 @@ static void order_9_write_follows_other_devices_read(void **state) {
   rig_device_release(d);
 }
 
-/* ORDER-2: on one device, value v's work follows every value below it. */
-static void order_2_device_order(void **state) {
+/* Fills of one device in turn: once the last point is reached, every
+ * earlier one is, and each buffer holds its last fill. (Device order itself,
+ * where nothing else orders two values: tests/unit/test_held.c.) */
+static void fills_in_turn(void **state) {
   rig_device *d = conf_open();
   rig_buffer *x = filled(d, 0), *y = filled(d, 0);
   rig_point p[8];
@@ -688,7 +690,7 @@ int main(void) {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
       cmocka_unit_test(order_8_read_follows_other_devices_write),
       cmocka_unit_test(order_9_write_follows_other_devices_read),
-      cmocka_unit_test(order_2_device_order),
+      cmocka_unit_test(fills_in_turn),
       cmocka_unit_test(order_11_host_after_wait_sees_writes),
       cmocka_unit_test(submit_2_3_queue_or_host_wait),
       cmocka_unit_test(submit_2_3_9_waits_in_queue_or_on_host),

@@ -2,7 +2,7 @@
  * local.c, timeline.c), and values per device.
  *
  * Rules: DOM-1 DOM-3 DOM-6 DOM-7 DOM-8 DOM-9 DOM-10 DOM-12 DOM-13 DOM-14
- *        DOM-15 DOM-16 DOM-17 DOM-18 DOM-19 DOM-21 DOM-22 DOM-23 DOM-24
+ *        DOM-15 DOM-16 DOM-17 DOM-18 DOM-19 DOM-20 DOM-21 DOM-22 DOM-23 DOM-24
  *        DOM-25 DOM-26, LOCAL-1..7, TL-23, TL-27, SUBMIT-12 SUBMIT-13
  *        SUBMIT-14, ERR-26, OPEN-51.
  *
@@ -950,6 +950,136 @@ static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
   close_release(x->d);
 }
 
+/* ---- DOM-20 -------------------------------------------------------------------- */
+
+typedef struct image_calls {
+  rig_image *im;
+  rig_function *f;
+  /* read outside, before init */
+  rig_device *dev;
+  const char *name;
+  rig_image *image;
+  uint32_t params;
+  uint64_t threads, entry;
+  checks c;
+} image_calls;
+
+static image_calls in20;
+static body_key in20_key;
+
+static void image_calls_inside(void *arg, rig_device *dev) {
+  image_calls *x = arg;
+  checks *c = &x->c;
+  (void)dev;
+  CHECK(c, rig_image_device(x->im) == x->dev);
+  CHECK(c, rig_function_name(x->f) != NULL && strcmp(rig_function_name(x->f), x->name) == 0);
+  CHECK(c, rig_function_image(x->f) == x->image);
+  CHECK(c, rig_function_params(x->f) == x->params);
+  CHECK(c, rig_function_threads(x->f) == x->threads);
+  CHECK(c, rig_function_entry(x->f) == x->entry);
+  CHECK(c, strstr(rig_last_error()->message, "inside a lock") == NULL);
+}
+
+/* DOM-20: inside init, the image's and its functions' properties answer
+ * as outside: device, name, image, params, threads, entry. */
+static void dom_20_image_calls_inside_init(void **state) {
+  (void)state;
+  image_calls *x = &in20;
+  rig_device *d = open_ok("memory:dom20");
+  x->im = kernel_load("add");
+  check_ok(rig_image_resolve(x->im, "add", &x->f), "rig_image_resolve");
+  assert_non_null(x->f);
+  x->dev = rig_image_device(x->im);
+  x->name = rig_function_name(x->f);
+  x->image = rig_function_image(x->f);
+  x->params = rig_function_params(x->f);
+  x->threads = rig_function_threads(x->f);
+  x->entry = rig_function_entry(x->f);
+  assert_ptr_equal(x->dev, rig_host());
+  assert_string_equal(x->name, "add");
+  assert_ptr_equal(x->image, x->im);
+  assert_int_not_equal(x->entry, 0);
+
+  rig_buffer *none = SENTINEL; /* a known last error, which a refusal inside would overwrite */
+  assert_int_equal(rig_buffer_view(NULL, 0, 0, RIG_READ, &none), RIG_INVALID);
+  in20_key.body = image_calls_inside;
+  in20_key.arg = x;
+  run_inside_init(&in20_key, d);
+  assert_checks(&x->c);
+
+  rig_image_release(x->im);
+  close_release(d);
+}
+
+/* ---- DOM-13 -------------------------------------------------------------------- */
+
+/* What a may-lock call made from a callback answered. */
+typedef struct answer {
+  int calls;
+  rig_status st;
+  char message[RIG_MESSAGE_BYTES];
+} answer;
+
+static void probe_create(answer *p) {
+  rig_buffer *b = NULL;
+  p->calls++;
+  p->st = rig_buffer_create(rig_host(), 16, &b);
+  snprintf(p->message, sizeof p->message, "%s", p->st ? rig_last_error()->message : "");
+  rig_buffer_release(b);
+}
+
+static answer in13_keep, in13_write, in13_claim;
+static void probe_keep(void *v) { probe_create(v); }
+static void probe_write(void *bytes, size_t n, void *ctx) { probe_create(ctx); }
+static void probe_claim(rig_claim *c, rig_buffer *b, void *ctx) { probe_create(ctx); }
+
+static void expect_inside(const answer *p, bool under_lock) {
+  assert_int_equal(p->calls, 1);
+  if (under_lock) {
+    assert_int_equal(p->st, RIG_INVALID);
+    assert_non_null(strstr(p->message, "inside a lock"));
+  } else {
+    if (p->st != RIG_OK)
+      print_error("refused outside a lock: %s\n", p->message);
+    assert_int_equal(p->st, RIG_OK);
+  }
+}
+
+/* DOM-13: "inside a lock" is a call from a callback rig runs while the
+ * thread holds a lock of rig's, not any call from a callback. A kept
+ * value's release runs inside one: a may-lock call from it is refused.
+ * Buffer.write's callback and Claim.with_'s run inside none: the same call
+ * from them is served, and so is it on the same thread once the callback
+ * that held the lock has returned. */
+static void dom_13_inside_a_lock_is_a_callback_under_a_lock(void **state) {
+  (void)state;
+  rig_device *m = open_ok("memory:dom13");
+  rig_buffer *b = create_ok(m, 64);
+  rig_part part = rig_part_fill(0, 1, 1);
+  rig_submission *s;
+  rig_run *r;
+  rig_point p;
+  check_ok(rig_submission_make(m, &part, 1, &s), "rig_submission_make");
+  check_ok(rig_submission_keep(s, &in13_keep, probe_keep), "rig_submission_keep");
+  check_ok(rig_submission_take(s, &r), "rig_submission_take");
+  check_ok(rig_submit(r, &b, 1, NULL, 0, &p), "rig_submit");
+  rig_submission_release(s);
+  check_ok(rig_free_cache(m), "rig_free_cache"); /* notes the work before */
+  check_ok(rig_free_cache(m), "rig_free_cache"); /* that work done: the value goes */
+  expect_inside(&in13_keep, true);
+
+  check_ok(rig_buffer_write(b, probe_write, &in13_write), "rig_buffer_write");
+  expect_inside(&in13_write, false);
+  check_ok(rig_claim_with(b, probe_claim, &in13_claim), "rig_claim_with");
+  expect_inside(&in13_claim, false);
+
+  answer after = {0};
+  probe_create(&after); /* the thread left the release's lock */
+  expect_inside(&after, false);
+  rig_buffer_release(b);
+  close_release(m);
+}
+
 /* ---- DOM-25 ------------------------------------------------------------------- */
 
 typedef struct outside {
@@ -1426,6 +1556,8 @@ int main(void) {
       cmocka_unit_test_setup(dom_10_err_26_an_interrupted_wait_loses_nothing, arm),
       cmocka_unit_test_setup(dom_1_6_synchronous_submits_complete_before_return, arm),
       cmocka_unit_test_setup(dom_6_7_waits_for_earlier_values_return_during_a_long_submit, arm),
+      cmocka_unit_test_setup(dom_20_image_calls_inside_init, arm),
+      cmocka_unit_test_setup(dom_13_inside_a_lock_is_a_callback_under_a_lock, arm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,7 +177,55 @@ static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t
   return (int64_t)(g[0] * g[1] * g[2] * t[0] * t[1] * t[2]);
 }
 
-/* LAUNCH-6..8: every thread number g * t + i runs exactly once, each call
+/* LAUNCH-5: each ref's slot of the parameter block holds the host address
+ * of what the ref names: a view's own first byte, not its allocation's.
+ * add runs over views that start 64 floats into x, 128 into y and 192 into
+ * z; the floats before and after z's view stay as they were. */
+static void launch_5_refs_hold_the_address_of_what_they_name(void **state) {
+  enum { N = 1024, M = 256 };
+  rig_image *image = kernel_load("add");
+  rig_function *add = resolve(image, "add");
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_submission *s;
+  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  rig_buffer *x = create_ok(rig_host(), N * 4), *y = create_ok(rig_host(), N * 4),
+             *z = create_ok(rig_host(), N * 4), *v[3];
+  float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
+        *zs = rig_buffer_host_address(z);
+  for (int i = 0; i < N; i++) {
+    xs[i] = (float)i;
+    ys[i] = 1000.f * (float)i;
+    zs[i] = -1;
+  }
+  ok(rig_buffer_view(x, 64 * 4, M * 4, RIG_READ, &v[0]));
+  ok(rig_buffer_view(y, 128 * 4, M * 4, RIG_READ, &v[1]));
+  ok(rig_buffer_view(z, 192 * 4, M * 4, RIG_READ_WRITE, &v[2]));
+  rig_run *run;
+  uint32_t k;
+  ok(rig_submission_take(s, &run));
+  ok(rig_submission_block(s, 0, &k));
+  ok(rig_run_groups(run, k, 4, 1, 1));
+  ok(rig_run_threads(run, k, M / 4, 1, 1));
+  ok(rig_run_int64(run, k, 24, M));
+  rig_point p;
+  ok(rig_submit(run, v, 3, NULL, 0, &p));
+  for (int i = 0; i < N; i++) {
+    float want = i >= 192 && i < 192 + M ? (float)(i - 128) + 1000.f * (float)(i - 64) : -1.f;
+    if (zs[i] != want)
+      fail_msg("z[%d] is %g, want %g", i, (double)zs[i], (double)want);
+  }
+  for (int i = 0; i < 3; i++)
+    rig_buffer_release(v[i]);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_buffer_release(z);
+  rig_submission_release(s);
+  rig_image_release(image);
+}
+
+/* LAUNCH-6, LAUNCH-7, LAUNCH-8: every thread number g * t + i runs exactly
+ * once (LAUNCH-8: all calls together cover every thread once), each call
  * covers whole groups, over grids of one, two and three axes. */
 static void launch_6_8_each_thread_once_in_whole_groups(void **state) {
   rig_image *im = kernel_load("launch_ids");
@@ -717,6 +765,7 @@ int main(int argc, char **argv) {
     return relative_cgroup_root();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(obj_3_6_the_add_example),
+      cmocka_unit_test(launch_5_refs_hold_the_address_of_what_they_name),
       cmocka_unit_test(host_2_3_load_and_resolve),
       cmocka_unit_test(host_3_an_indirect_function_is_refused),
       cmocka_unit_test(sym_1_a_launch_calls_the_c_library),

@@ -636,7 +636,10 @@ static const rig_edge_driver busy_driver = {
  * "busy") returns RIG_UNAVAILABLE with "busy" and writes no device; the
  * name is then unopened: an open of it through another, working, table
  * opens it (neither misuse of another driver, OPEN-34, nor stuck opening,
- * ERR-4), and the next open returns that device. */
+ * ERR-4; a name left behind with no device crashes that open). OPEN-28's
+ * other case, a failed open that leaves its device open, has no path in C:
+ * rig_open fails only before a device is made, or stops the handle it made
+ * (OPEN-29). */
 static void open_27_28_failed_open_leaves_name_unopened(void **state) {
   (void)state;
   for (int i = 0; i < 2; i++) {
@@ -649,7 +652,7 @@ static void open_27_28_failed_open_leaves_name_unopened(void **state) {
   }
   rig_device *d = open_ctl("ctl:o27", "id=27");
   rig_device *e = open_ctl("ctl:o27", "id=27");
-  assert_ptr_equal(d, e); /* OPEN-28: the next open returns it */
+  assert_ptr_equal(d, e); /* OPEN-30: the next open returns it */
   rig_device_release(e);
   assert_null(rig_lost(d));
   close_release(d);

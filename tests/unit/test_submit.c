@@ -1,5 +1,6 @@
 /* test_submit.c: submit's rules that the conformance suite does not name
- * (SUBMIT-15, 22..24, 26, 29, 30, VALID-6, VALID-15).
+ * (SUBMIT-15, 22..24, 26, 29, 30, VALID-6, VALID-15), and what devices reach
+ * (MACH-12..16).
  *
  * The host's queue runs only launches (HOST-4): its work here is a launch
  * of tests/kernels/fill_bytes.c, loaded from $RIG_KERNELS. */
@@ -213,6 +214,30 @@ static void mach_12_14_reaches(void **state) {
   close_release(m);
 }
 
+/* MACH-15, MACH-16: a device whose driver declares maps_host (the test
+ * device; the memory device's driver) reaches the host and every memory
+ * device, whichever opened first; the host addresses nothing of a test
+ * device that says so (host=0), and reaching is no symmetric relation. */
+static void mach_15_16_maps_host_reaches_host_and_memory(void **state) {
+  rig_device *m1 = open_ok("memory:reach-15a"), *t = open_ok("test:reach-15"),
+             *m2 = open_ok("memory:reach-15b"), *g = open_ok("test:reach-15g,host=0");
+  rig_device *mapper[2] = {t, g};
+  for (int i = 0; i < 2; i++) {                                  /* MACH-15 */
+    assert_true(rig_reaches(mapper[i], rig_host()));
+    assert_true(rig_reaches(mapper[i], m1));
+    assert_true(rig_reaches(mapper[i], m2));
+  }
+  assert_true(rig_reaches(m1, rig_host()));                       /* MACH-16 */
+  assert_true(rig_reaches(m1, m2));
+  assert_true(rig_reaches(m2, m1));
+  assert_false(rig_reaches(m1, g));      /* MACH-20: g's memory is its own */
+  assert_false(rig_reaches(rig_host(), g));
+  close_release(g);
+  close_release(m2);
+  close_release(t);
+  close_release(m1);
+}
+
 /* VALID-6, VALID-15: a submit's buffers are on its device, or where its
  * copies and fills may reach them: a buffer of a device it does not reach
  * is refused, and nothing changes. */
@@ -271,6 +296,7 @@ int main(void) {
       cmocka_unit_test(valid_6_15_buffers_on_the_device),
       cmocka_unit_test(mach_12_14_reaches),
       cmocka_unit_test(run_5_take_while_every_run_is_taken),
+      cmocka_unit_test(mach_15_16_maps_host_reaches_host_and_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
