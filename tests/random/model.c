@@ -1,0 +1,680 @@
+/* model.c: one thread's random program run against rig and, beside it, a
+ * sequential model of the bytes each of its allocations must hold.
+ *
+ * Every op is drawn from the op's random numbers against the thread's
+ * state at the time (its buffers, its points), so a program with ops
+ * dropped still runs. Each call's status is checked against what the
+ * rules say of it: RIG_OK where the call is valid, RIG_INVALID with a
+ * message where it is not (a dead buffer, a write through a Read one, a
+ * range out of the buffer, a copy of buffers sharing a byte, a fill of a
+ * length its pattern does not divide, a foreign buffer in a submission),
+ * and either where the rules leave it to the device (a borrow, a
+ * submission's parts the device may have no queue for). Every get and
+ * host read is compared with the model; nothing waits between ops but
+ * where the op itself is a wait, so only the stamps order the work.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "random.h"
+
+#define MAX_H 40   /* live buffers of a thread */
+#define MAX_PTS 32 /* points it remembers */
+#define MAX_SLOTS 6
+
+enum {
+  OP_CREATE, OP_VIEW, OP_BORROW, OP_OF_IO, OP_PUT, OP_GET, OP_READ, OP_COPY, OP_FILL,
+  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OPS
+};
+static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1};
+
+/* The model's bytes: an allocation's, or the thread's region of the io
+ * file, which outlives the buffers over it. known: written in this program. */
+typedef struct store {
+  uint8_t *bytes, *known;
+  size_t n;
+  unsigned refs;
+} store;
+
+/* A rig allocation: bytes [base, base + n) of a store, dead once freed. */
+typedef struct alloc {
+  store *s;
+  size_t base, n;
+  rig_device *owner;
+  bool dead, io;
+  unsigned handles;
+} alloc;
+
+typedef struct handle {
+  rig_buffer *b;
+  alloc *a;
+  size_t off, len; /* in the allocation */
+  rig_device *dev;
+  rig_access acc;
+  unsigned id;
+} handle;
+
+typedef struct worker {
+  const rnd_devices *ds;
+  unsigned t;
+  handle h[MAX_H];
+  unsigned nh, next_id;
+  store *io;
+  alloc *io_alloc; /* the last of_io allocation, while buffers remain */
+  rig_point pts[MAX_PTS];
+  unsigned npts;
+  char *trace;
+  size_t tlen, tcap;
+  size_t op;
+  bool failed, verbose;
+} worker;
+
+uint64_t rnd_next(uint64_t *s) {
+  uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+void rnd_generate(uint64_t seed, unsigned t, size_t n, rnd_program *out) {
+  uint64_t s = seed * 0x100000001b3ull + t * 0x9e37ull + 1, total = 0;
+  for (unsigned k = 0; k < OPS; k++)
+    total += weight[k];
+  out->ops = calloc(n ? n : 1, sizeof *out->ops);
+  out->n = n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = rnd_next(&s) % total;
+    unsigned k = 0;
+    while (x >= weight[k])
+      x -= weight[k++];
+    out->ops[i].kind = k;
+    for (int j = 0; j < 8; j++)
+      out->ops[i].r[j] = (uint32_t)rnd_next(&s);
+  }
+}
+
+/* ---- the trace and failures ---------------------------------------------- */
+
+static void say(worker *w, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  if (w->tlen + len + 2 > w->tcap) {
+    w->tcap = (w->tcap + len + 2) * 2;
+    w->trace = realloc(w->trace, w->tcap);
+  }
+  memcpy(w->trace + w->tlen, line, len);
+  w->tlen += len;
+  w->trace[w->tlen++] = '\n';
+  w->trace[w->tlen] = 0;
+  if (w->verbose)
+    fprintf(stderr, "t%u %s\n", w->t, line);
+}
+
+static void fail(worker *w, const char *fmt, ...) {
+  if (w->failed)
+    return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  w->failed = true;
+  fprintf(stderr, "FAIL thread %u op %zu: %s\nops of thread %u:\n%s", w->t, w->op, msg, w->t,
+          w->trace ? w->trace : "");
+}
+
+enum { MUST_FAIL = 0, MUST = 1, MAY = 2 };
+
+/* Whether st is what the rules say: RIG_OK (MUST), RIG_INVALID with a
+ * message (MUST_FAIL), or either (MAY). Returns st == RIG_OK. */
+static bool expect(worker *w, rig_status st, int valid, const char *what) {
+  say(w, "  -> %s", rig_status_name(st));
+  const char *msg = rig_last_error()->message;
+  if (st == RIG_INVALID && !*msg)
+    fail(w, "%s: RIG_INVALID with no message", what);
+  else if (valid == MUST && st != RIG_OK)
+    fail(w, "%s: %s (%s), expected RIG_OK", what, rig_status_name(st), msg);
+  else if (valid == MUST_FAIL && st != RIG_INVALID)
+    fail(w, "%s: %s, expected RIG_INVALID", what, rig_status_name(st));
+  else if (valid == MAY && st != RIG_OK && st != RIG_INVALID)
+    fail(w, "%s: %s (%s)", what, rig_status_name(st), msg);
+  return st == RIG_OK;
+}
+
+/* ---- the model ------------------------------------------------------------- */
+
+static store *store_new(size_t n) {
+  store *s = calloc(1, sizeof *s);
+  s->bytes = calloc(n ? n : 1, 1);
+  s->known = calloc(n ? n : 1, 1);
+  s->n = n;
+  s->refs = 1;
+  return s;
+}
+
+static void store_drop(store *s) {
+  if (s && --s->refs == 0) {
+    free(s->bytes);
+    free(s->known);
+    free(s);
+  }
+}
+
+/* The model's byte i of h. */
+static size_t at(const handle *h, size_t i) { return h->a->base + h->off + i; }
+
+static void model_put(handle *h, size_t off, const uint8_t *src, size_t n) {
+  memcpy(h->a->s->bytes + at(h, off), src, n);
+  memset(h->a->s->known + at(h, off), 1, n);
+}
+
+static void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsigned size) {
+  uint8_t p[4];
+  memcpy(p, &pattern, 4);
+  for (size_t i = 0; i < n; i++)
+    h->a->s->bytes[at(h, off + i)] = p[i % size];
+  memset(h->a->s->known + at(h, off), 1, n);
+}
+
+static void model_copy(handle *src, size_t so, handle *dst, size_t dof, size_t n) {
+  memmove(dst->a->s->bytes + at(dst, dof), src->a->s->bytes + at(src, so), n);
+  memmove(dst->a->s->known + at(dst, dof), src->a->s->known + at(src, so), n);
+}
+
+/* Compares n bytes got from h at off with the model. */
+static void compare(worker *w, const handle *h, size_t off, const uint8_t *got, size_t n,
+                    const char *what) {
+  const store *s = h->a->s;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = at(h, off + i);
+    if (s->known[k] && s->bytes[k] != got[i]) {
+      fail(w, "%s of b%u on %s: byte %zu is 0x%02x, the model says 0x%02x", what, h->id,
+           rig_name(h->dev), off + i, got[i], s->bytes[k]);
+      return;
+    }
+  }
+}
+
+/* ---- the thread's buffers and points ----------------------------------------- */
+
+static handle *add(worker *w, rig_buffer *b, alloc *a, size_t off, size_t len, rig_device *d,
+                   rig_access acc) {
+  handle *h = &w->h[w->nh++];
+  *h = (handle){b, a, off, len, d, acc, w->next_id++};
+  a->handles++;
+  return h;
+}
+
+static void drop(worker *w, unsigned i) {
+  handle *h = &w->h[i];
+  rig_buffer_release(h->b);
+  alloc *a = h->a;
+  if (--a->handles == 0) {
+    if (w->io_alloc == a)
+      w->io_alloc = NULL;
+    store_drop(a->s);
+    free(a);
+  }
+  w->h[i] = w->h[--w->nh];
+}
+
+/* Buffer r of the thread's, mostly a live one: uses of dead buffers are
+ * drawn too, but not so often as to crowd out the rest. */
+static handle *pick(worker *w, uint32_t r) {
+  if (!w->nh)
+    return NULL;
+  unsigned i = r % w->nh;
+  for (unsigned k = 0; k < w->nh && w->h[i].a->dead && (r >> 24) % 5; k++)
+    i = (i + 1) % w->nh;
+  return &w->h[i];
+}
+
+static void remember(worker *w, rig_point p) {
+  if (w->npts == MAX_PTS) {
+    rig_status st = rig_point_wait(w->pts[0]);
+    if (st)
+      fail(w, "rig_point_wait of an old point: %s", rig_status_name(st));
+    memmove(w->pts, w->pts + 1, (MAX_PTS - 1) * sizeof *w->pts);
+    w->npts--;
+  }
+  w->pts[w->npts++] = p;
+}
+
+static void wait_all(worker *w) {
+  for (unsigned i = 0; i < w->npts; i++) {
+    rig_status st = rig_point_wait(w->pts[i]);
+    if (st)
+      fail(w, "rig_point_wait: %s (%s)", rig_status_name(st), rig_last_error()->message);
+  }
+  w->npts = 0;
+}
+
+/* A view of h's [off, off + len) with h's access, or NULL for a dead h. */
+static rig_buffer *view_of(worker *w, handle *h, size_t off, size_t len) {
+  rig_buffer *v = NULL;
+  rig_status st = rig_buffer_view(h->b, off, len, h->acc, &v);
+  if (st != (h->a->dead ? RIG_INVALID : RIG_OK))
+    fail(w, "a view of b%u: %s", h->id, rig_status_name(st));
+  return st ? NULL : v;
+}
+
+/* A range [off, off + n) of a buffer of len bytes: n at least 1 where it
+ * can be. */
+static void range(size_t len, uint32_t r1, uint32_t r2, size_t *off, size_t *n) {
+  *n = len ? 1 + r1 % len : 0;
+  *off = len - *n ? r2 % (len - *n + 1) : 0;
+}
+
+static bool shares_byte(const handle *a, size_t ao, const handle *b, size_t bo, size_t n) {
+  if (a->a != b->a || !n)
+    return false;
+  size_t x = a->off + ao, y = b->off + bo;
+  return x < y + n && y < x + n;
+}
+
+/* ---- the ops ------------------------------------------------------------------ */
+
+static const size_t sizes[] = {1, 3, 4, 7, 16, 64, 100, 255, 256, 1000, 4096, 5000, 8192};
+
+static void op_create(worker *w, const uint32_t *r) {
+  rig_device *d = w->ds->d[r[0] % w->ds->n];
+  size_t n = sizes[r[1] % (sizeof sizes / sizeof *sizes)];
+  say(w, "%zu create %zu bytes on %s -> b%u", w->op, n, rig_name(d), w->next_id);
+  rig_buffer *b = NULL;
+  if (!expect(w, rig_buffer_create(d, n, &b), MUST, "create"))
+    return;
+  alloc *a = calloc(1, sizeof *a);
+  *a = (alloc){store_new(n), 0, n, d, false, false, 0};
+  add(w, b, a, 0, n, d, RIG_READ_WRITE);
+}
+
+static void op_view(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  size_t off, n;
+  range(h->len, r[1], r[2], &off, &n);
+  if (r[3] % 8 == 0)
+    n = h->len - off + 1 + r[4] % 3; /* out of the buffer */
+  rig_access acc = r[5] % 3 == 0 ? RIG_READ : h->acc;
+  if (r[5] % 11 == 0)
+    acc = RIG_READ_WRITE; /* wider than a Read buffer's */
+  bool valid = !h->a->dead && off + n <= h->len && (acc & ~h->acc) == 0;
+  say(w, "%zu view b%u [%zu, +%zu) %s -> b%u", w->op, h->id, off, n,
+      acc == RIG_READ ? "read" : "read-write", w->next_id);
+  rig_buffer *v = NULL;
+  if (expect(w, rig_buffer_view(h->b, off, n, acc, &v), valid ? MUST : MUST_FAIL, "view"))
+    add(w, v, h->a, h->off + off, n, h->dev, acc);
+}
+
+/* Whether d may borrow h's memory by the rules, as far as the public
+ * facts say: MUST where d runs on the host and the host addresses it,
+ * MUST_FAIL where d reaches neither its device nor the host, else MAY. */
+static int may_borrow(const handle *h, rig_device *d) {
+  if (h->a->dead)
+    return MUST_FAIL;
+  if (!h->a->io && rig_runs_on_host(d) && rig_buffer_host_address(h->b))
+    return MUST;
+  if (!rig_runs_on_host(d) && !rig_reaches(d, rig_host()) && !rig_reaches(d, h->a->owner))
+    return MUST_FAIL;
+  return MAY;
+}
+
+static void op_borrow(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  rig_device *d = w->ds->d[r[1] % w->ds->n];
+  say(w, "%zu borrow b%u onto %s -> b%u", w->op, h->id, rig_name(d), w->next_id);
+  rig_buffer *v = NULL;
+  if (!expect(w, rig_buffer_borrow(d, h->b, &v), may_borrow(h, d), "borrow"))
+    return;
+  if (rig_buffer_access(v) != h->acc || rig_buffer_length(v) != h->len)
+    fail(w, "a borrow's access or length differs from its buffer's");
+  add(w, v, h->a, h->off, h->len, d, h->acc);
+}
+
+/* A buffer over the thread's region of the io file. One allocation over
+ * it at a time: two would keep stamps of their own over the same bytes. */
+static void op_of_io(worker *w, const uint32_t *r) {
+  if (!w->ds->io || w->io_alloc)
+    return;
+  size_t off = r[0] % 2 ? (r[1] % 3) * 4096 : r[1] % RND_REGION;
+  size_t n = 1 + r[2] % (RND_REGION - off < 8192 ? RND_REGION - off : 8192);
+  say(w, "%zu of_io [%zu, +%zu) -> b%u", w->op, off, n, w->next_id);
+  wait_all(w); /* the work of a freed allocation over the file is done */
+  rig_buffer *b = NULL;
+  if (!expect(w, rig_buffer_of_io(w->ds->io, (uint64_t)w->t * RND_REGION + off, n, &b), MUST,
+              "of_io"))
+    return;
+  alloc *a = calloc(1, sizeof *a);
+  *a = (alloc){w->io, off, n, w->ds->io, false, true, 0};
+  w->io->refs++;
+  w->io_alloc = a;
+  add(w, b, a, 0, n, w->ds->io, RIG_READ_WRITE);
+}
+
+static void op_put(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  size_t off, n;
+  range(h->len, r[1], r[2], &off, &n);
+  if (r[3] % 10 == 0)
+    n = h->len - off + 1;
+  bool valid = !h->a->dead && h->acc == RIG_READ_WRITE && off + n <= h->len;
+  uint8_t *src = malloc(n + 1);
+  uint64_t s = r[4];
+  for (size_t i = 0; i < n; i++)
+    src[i] = (uint8_t)rnd_next(&s);
+  say(w, "%zu put b%u [%zu, +%zu) seed %u", w->op, h->id, off, n, r[4]);
+  if (expect(w, rig_buffer_put(h->b, off, src, n), valid ? MUST : MUST_FAIL, "put"))
+    model_put(h, off, src, n);
+  free(src);
+}
+
+static void op_get(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  size_t off, n;
+  range(h->len, r[1], r[2], &off, &n);
+  if (r[3] % 10 == 0)
+    n = h->len - off + 1;
+  if (r[4] % 2)
+    off = 0, n = h->len;
+  bool valid = !h->a->dead && off + n <= h->len;
+  uint8_t *got = malloc(n + 1);
+  say(w, "%zu get b%u [%zu, +%zu)", w->op, h->id, off, n);
+  if (expect(w, rig_buffer_get(h->b, off, got, n), valid ? MUST : MUST_FAIL, "get"))
+    compare(w, h, off, got, n, "get");
+  free(got);
+}
+
+typedef struct read_ctx {
+  worker *w;
+  handle *h;
+} read_ctx;
+
+static void check_bytes(void *bytes, size_t n, void *ctx) {
+  read_ctx *c = ctx;
+  if (n != c->h->len)
+    fail(c->w, "rig_buffer_read gave %zu bytes of b%u's %zu", n, c->h->id, c->h->len);
+  else
+    compare(c->w, c->h, 0, bytes, n, "rig_buffer_read");
+}
+
+static void op_read(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  say(w, "%zu read b%u", w->op, h->id);
+  read_ctx c = {w, h};
+  expect(w, rig_buffer_read(h->b, check_bytes, &c), h->a->dead ? MUST_FAIL : MAY, "read");
+}
+
+static void op_copy(worker *w, const uint32_t *r) {
+  handle *s = pick(w, r[0]), *d = pick(w, r[1]);
+  size_t n = 1 + r[2] % (s->len < d->len ? s->len : d->len);
+  size_t so = r[3] % (s->len - n + 1), dof = r[4] % (d->len - n + 1);
+  bool submit = r[5] % 3 != 0;
+  say(w, "%zu %s b%u [%zu, +%zu) -> b%u [%zu]", w->op, submit ? "submit_copy" : "copy", s->id,
+      so, n, d->id, dof);
+  rig_buffer *vs = view_of(w, s, so, n), *vd = view_of(w, d, dof, n);
+  rig_buffer *bs = vs ? vs : s->b, *bd = vd ? vd : d->b;
+  bool valid = vs && vd && d->acc == RIG_READ_WRITE && !shares_byte(s, so, d, dof, n);
+  rig_point p = 0;
+  rig_status st = submit ? rig_buffer_submit_copy(bs, bd, &p) : rig_buffer_copy(bs, bd);
+  if (expect(w, st, valid ? MUST : MUST_FAIL, "copy")) {
+    model_copy(s, so, d, dof, n);
+    if (p)
+      remember(w, p);
+  }
+  rig_buffer_release(vs);
+  rig_buffer_release(vd);
+}
+
+static void op_fill(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  size_t off, n;
+  range(h->len, r[1], r[2], &off, &n);
+  unsigned size = 1u << (r[3] % 3);
+  if (r[4] % 2)
+    n -= n % size; /* mostly whole patterns */
+  bool submit = r[5] % 3 != 0;
+  say(w, "%zu %s b%u [%zu, +%zu) 0x%08x/%u", w->op, submit ? "submit_fill" : "fill", h->id, off,
+      n, r[6], size);
+  rig_buffer *v = view_of(w, h, off, n);
+  bool valid = v && h->acc == RIG_READ_WRITE && n % size == 0;
+  rig_point p = 0;
+  rig_buffer *b = v ? v : h->b;
+  rig_status st = submit ? rig_buffer_submit_fill(b, r[6], size, &p) : rig_buffer_fill(b, r[6], size);
+  if (expect(w, st, valid ? MUST : MUST_FAIL, "fill")) {
+    model_fill(h, off, n, r[6], size);
+    if (p)
+      remember(w, p);
+  }
+  rig_buffer_release(v);
+}
+
+static void op_wait(worker *w, const uint32_t *r) {
+  if (!w->npts)
+    return;
+  rig_point p = w->pts[r[0] % w->npts];
+  char name[64];
+  rig_point_format(p, name, sizeof name);
+  say(w, "%zu wait %s", w->op, name);
+  expect(w, rig_point_wait(p), MUST, "rig_point_wait");
+}
+
+static void op_release(worker *w, const uint32_t *r) {
+  unsigned i = r[0] % w->nh;
+  say(w, "%zu release b%u", w->op, w->h[i].id);
+  drop(w, i);
+}
+
+static void op_free(worker *w, const uint32_t *r) {
+  handle *h = pick(w, r[0]);
+  say(w, "%zu free b%u", w->op, h->id);
+  if (expect(w, rig_buffer_free(h->b), h->a->dead ? MUST_FAIL : MUST, "free"))
+    h->a->dead = true;
+  if (!rig_buffer_dead(h->b))
+    fail(w, "b%u is not dead after a free", h->id);
+}
+
+static void op_free_cache(worker *w, const uint32_t *r) {
+  rig_device *d = w->ds->d[r[0] % w->ds->n];
+  say(w, "%zu free_cache %s", w->op, rig_name(d));
+  expect(w, rig_free_cache(d), MUST, "free_cache");
+}
+
+/* A prepared submission on the device of a buffer drawn: up to three
+ * parts (copies, fills, words) over views of the thread's buffers on that
+ * device, sometimes a foreign buffer among them, submitted once or twice
+ * with waits on points drawn, and released at once after. */
+typedef struct plan {
+  bool copy;
+  handle *a, *b;
+  size_t ao, bo, n;
+  uint32_t pattern;
+  unsigned size;
+} plan;
+
+typedef struct prepared {
+  rig_device *d;
+  rig_part parts[3];
+  plan plans[3];
+  unsigned nparts, nslots;
+  rig_buffer *slots[MAX_SLOTS];
+  bool own[MAX_SLOTS], valid, words;
+  bool unsure; /* a buffer of another device that d reaches: the driver decides */
+  uint32_t word;
+} prepared;
+
+static void slot(worker *w, prepared *x, handle *h, size_t off, size_t n) {
+  rig_buffer *v = view_of(w, h, off, n);
+  if (h->dev != x->d) {
+    say(w, "  slot %u: b%u of %s, another device", x->nslots, h->id, rig_name(h->dev));
+    if (rig_reaches(x->d, h->a->owner))
+      x->unsure = true;
+    else
+      x->valid = false;
+  }
+  x->own[x->nslots] = v != NULL;
+  x->slots[x->nslots++] = v ? v : h->b;
+  x->valid &= v != NULL;
+}
+
+/* One of the submission's buffers: mostly one on its device, else any. */
+static handle *draw(worker *w, handle **on, unsigned non, uint64_t *s) {
+  uint64_t x = rnd_next(s);
+  return x % 12 == 0 ? pick(w, (uint32_t)(x >> 8)) : on[(x >> 8) % non];
+}
+
+static void draw_part(worker *w, prepared *x, handle **on, unsigned non, uint64_t *s) {
+  unsigned i = x->nparts++, kind = rnd_next(s) % 5;
+  plan *p = &x->plans[i];
+  *p = (plan){.copy = kind < 2, .a = draw(w, on, non, s), .b = draw(w, on, non, s)};
+  if (kind == 4) {
+    x->words = true;
+    x->parts[i] = rig_part_words(&x->word, 1);
+    p->n = 0;
+    say(w, "  part %u: words 0x%08x", i, x->word);
+  } else if (p->copy) {
+    p->n = 1 + rnd_next(s) % (p->a->len < p->b->len ? p->a->len : p->b->len);
+    p->ao = rnd_next(s) % (p->a->len - p->n + 1);
+    p->bo = rnd_next(s) % (p->b->len - p->n + 1);
+    x->valid &= p->b->acc == RIG_READ_WRITE && !shares_byte(p->a, p->ao, p->b, p->bo, p->n);
+    x->parts[i] = rig_part_copy(x->nslots, x->nslots + 1);
+    say(w, "  part %u: copy b%u [%zu, +%zu) -> b%u [%zu]", i, p->a->id, p->ao, p->n, p->b->id,
+        p->bo);
+    slot(w, x, p->a, p->ao, p->n);
+    slot(w, x, p->b, p->bo, p->n);
+  } else {
+    range(p->a->len, (uint32_t)rnd_next(s), (uint32_t)rnd_next(s), &p->ao, &p->n);
+    p->size = 1u << (rnd_next(s) % 3);
+    p->pattern = (uint32_t)rnd_next(s);
+    if (rnd_next(s) % 2)
+      p->n -= p->n % p->size;
+    x->valid &= p->a->acc == RIG_READ_WRITE && p->n % p->size == 0;
+    x->parts[i] = rig_part_fill(x->nslots, p->pattern, p->size);
+    say(w, "  part %u: fill b%u [%zu, +%zu) 0x%08x/%u", i, p->a->id, p->ao, p->n, p->pattern,
+        p->size);
+    slot(w, x, p->a, p->ao, p->n);
+  }
+}
+
+static void apply(const prepared *x) {
+  for (unsigned i = 0; i < x->nparts; i++) {
+    const plan *p = &x->plans[i];
+    if (x->parts[i].kind == RIG_PART_COPY)
+      model_copy(p->a, p->ao, p->b, p->bo, p->n);
+    else if (x->parts[i].kind == RIG_PART_FILL)
+      model_fill(p->a, p->ao, p->n, p->pattern, p->size);
+  }
+}
+
+static void submit_runs(worker *w, prepared *x, rig_submission *sub, const uint32_t *r) {
+  unsigned times = r[6] % 3 == 1 ? 2 : 1;
+  rig_point p = 0;
+  for (unsigned k = 0; k < times && !w->failed; k++) {
+    rig_run *run = NULL;
+    if (!expect(w, rig_submission_take(sub, &run), MUST, "take"))
+      return;
+    rig_point waits[2];
+    unsigned nw = w->npts ? r[7] % 3 : 0;
+    for (unsigned j = 0; j < nw; j++)
+      waits[j] = w->pts[((r[7] >> 4) + j) % w->npts];
+    say(w, "  submit with %u waits", nw);
+    if (expect(w, rig_submit(run, x->slots, x->nslots, waits, nw, &p),
+               x->valid ? (x->unsure ? MAY : MUST) : MUST_FAIL, "submit")) {
+      apply(x);
+      remember(w, p);
+    }
+  }
+  if (r[6] % 3 == 2 && p && !w->failed)
+    expect(w, rig_point_wait(p), MUST, "wait for the submission's point");
+}
+
+static void op_submission(worker *w, const uint32_t *r) {
+  handle *h0 = pick(w, r[0]), *on[MAX_H];
+  prepared x = {.d = h0->dev, .valid = true, .word = 0xd0000000u | (uint32_t)w->op};
+  unsigned non = 0;
+  for (unsigned i = 0; i < w->nh; i++)
+    if (w->h[i].dev == x.d && !w->h[i].a->dead)
+      on[non++] = &w->h[i];
+  if (!non) /* h0 is dead: the submit refuses it */
+    on[non++] = h0;
+  say(w, "%zu submission on %s", w->op, rig_name(x.d));
+  uint64_t s = r[1];
+  unsigned n = 1 + r[2] % 3;
+  while (x.nparts < n)
+    draw_part(w, &x, on, non, &s);
+  bool maybe = rig_runs_on_host(x.d) || !rig_computes(x.d) ||
+               (x.words && strncmp(rig_name(x.d), "test:", 5) != 0);
+  rig_submission *sub = NULL;
+  if (expect(w, rig_submission_make(x.d, x.parts, x.nparts, &sub), maybe ? MAY : MUST, "make")) {
+    submit_runs(w, &x, sub, r);
+    rig_submission_release(sub);
+  }
+  for (unsigned i = 0; i < x.nslots; i++)
+    if (x.own[i])
+      rig_buffer_release(x.slots[i]);
+}
+
+static void run_op(worker *w, const rnd_op *o) {
+  unsigned k = o->kind;
+  if (w->nh == MAX_H - 4 && (k == OP_CREATE || k == OP_VIEW || k == OP_BORROW || k == OP_OF_IO))
+    k = OP_RELEASE;
+  if (!w->nh && k != OP_CREATE && k != OP_OF_IO && k != OP_FREE_CACHE && k != OP_WAIT)
+    k = OP_CREATE;
+  switch (k) {
+  case OP_CREATE: op_create(w, o->r); break;
+  case OP_VIEW: op_view(w, o->r); break;
+  case OP_BORROW: op_borrow(w, o->r); break;
+  case OP_OF_IO: op_of_io(w, o->r); break;
+  case OP_PUT: op_put(w, o->r); break;
+  case OP_GET: op_get(w, o->r); break;
+  case OP_READ: op_read(w, o->r); break;
+  case OP_COPY: op_copy(w, o->r); break;
+  case OP_FILL: op_fill(w, o->r); break;
+  case OP_SUBMISSION: op_submission(w, o->r); break;
+  case OP_WAIT: op_wait(w, o->r); break;
+  case OP_RELEASE: op_release(w, o->r); break;
+  case OP_FREE: op_free(w, o->r); break;
+  case OP_FREE_CACHE: op_free_cache(w, o->r); break;
+  }
+}
+
+bool rnd_run(const rnd_devices *ds, unsigned t, const rnd_program *p, bool verbose) {
+  worker *w = calloc(1, sizeof *w);
+  w->ds = ds;
+  w->t = t;
+  w->verbose = verbose;
+  w->io = store_new(RND_REGION);
+  for (size_t i = 0; i < p->n && !w->failed; i++) {
+    w->op = i;
+    run_op(w, &p->ops[i]);
+  }
+  /* At the end: every live buffer's bytes, once all is done. */
+  wait_all(w);
+  for (unsigned i = 0; i < w->nh && !w->failed; i++) {
+    handle *h = &w->h[i];
+    if (h->a->dead)
+      continue;
+    uint8_t *got = malloc(h->len + 1);
+    rig_status st = rig_buffer_get(h->b, 0, got, h->len);
+    if (st)
+      fail(w, "the last get of b%u: %s (%s)", h->id, rig_status_name(st),
+           rig_last_error()->message);
+    else
+      compare(w, h, 0, got, h->len, "the last get");
+    free(got);
+  }
+  while (w->nh)
+    drop(w, 0);
+  store_drop(w->io);
+  bool good = !w->failed;
+  free(w->trace);
+  free(w);
+  return good;
+}

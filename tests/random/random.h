@@ -1,0 +1,51 @@
+/* random.h: the random program generator's parts (tests/random): the
+ * devices it runs on, a program of ops, and the threads that run them
+ * against a sequential model of the bytes (model.c); random.c drives seeds,
+ * child processes and the minimizer. */
+#ifndef RIG_RANDOM_H
+#define RIG_RANDOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rig/rig.h>
+
+#define RND_MAX_DEVICES 8
+#define RND_MAX_THREADS 4
+#define RND_REGION 16384 /* each thread's bytes of the io file */
+
+typedef struct rnd_devices {
+  rig_device *d[RND_MAX_DEVICES];
+  unsigned n;
+  rig_device *io; /* the io file, NULL where it does not open */
+} rnd_devices;
+
+/* One op: its kind and the random numbers it reads its choices from, so
+ * that a program with ops dropped still means something. */
+typedef struct rnd_op {
+  unsigned kind;
+  uint32_t r[8];
+} rnd_op;
+
+typedef struct rnd_program {
+  rnd_op *ops;
+  size_t n;
+} rnd_program;
+
+/* splitmix64. */
+uint64_t rnd_next(uint64_t *s);
+
+/* Opens every device that opens here (vulkan where it does, without it
+ * where RIG_RANDOM_NO_VULKAN is set), the io file at path. */
+void rnd_open(rnd_devices *ds, const char *path);
+void rnd_close(rnd_devices *ds);
+
+/* Thread t's program of seed: n ops. */
+void rnd_generate(uint64_t seed, unsigned t, size_t n, rnd_program *out);
+
+/* Runs thread t's program on ds, checking every answer against the model;
+ * false on a failure, after printing it and the ops run so far to stderr. */
+bool rnd_run(const rnd_devices *ds, unsigned t, const rnd_program *p, bool verbose);
+
+#endif
