@@ -27,9 +27,9 @@
 
 enum {
   OP_CREATE, OP_VIEW, OP_BORROW, OP_OF_IO, OP_PUT, OP_GET, OP_READ, OP_COPY, OP_FILL,
-  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OPS
+  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OP_WRITE, OPS
 };
-static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1};
+static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1, 3};
 
 /* The model's bytes: an allocation's, or the thread's region of the io
  * file, which outlives the buffers over it. known: written in this program. */
@@ -44,7 +44,7 @@ typedef struct alloc {
   store *s;
   size_t base, n;
   rig_device *owner;
-  bool dead, io;
+  bool dead, io, shared; /* shared: other threads' too, never freed */
   unsigned handles;
 } alloc;
 
@@ -137,7 +137,7 @@ enum { MUST_FAIL = 0, MUST = 1, MAY = 2 };
 /* Whether st is what the rules say: RIG_OK (MUST), RIG_INVALID with a
  * message (MUST_FAIL), or either (MAY). Returns st == RIG_OK. */
 static bool expect(worker *w, rig_status st, int valid, const char *what) {
-  say(w, "  -> %s", rig_status_name(st));
+  say(w, "  -> %s %s", rig_status_name(st), st ? rig_last_error()->message : "");
   const char *msg = rig_last_error()->message;
   if (st == RIG_INVALID && !*msg)
     fail(w, "%s: RIG_INVALID with no message", what);
@@ -238,6 +238,14 @@ static handle *pick(worker *w, uint32_t r) {
   return &w->h[i];
 }
 
+/* A buffer to write: mostly one that admits writes. */
+static handle *pick_writable(worker *w, uint32_t r) {
+  handle *h = pick(w, r);
+  for (unsigned k = 1; k < w->nh && h->acc != RIG_READ_WRITE && (r >> 20) % 5; k++)
+    h = pick(w, r + k);
+  return h;
+}
+
 static void remember(worker *w, rig_point p) {
   if (w->npts == MAX_PTS) {
     rig_status st = rig_point_wait(w->pts[0]);
@@ -283,17 +291,22 @@ static bool shares_byte(const handle *a, size_t ao, const handle *b, size_t bo, 
 
 /* ---- the ops ------------------------------------------------------------------ */
 
-static const size_t sizes[] = {1, 3, 4, 7, 16, 64, 100, 255, 256, 1000, 4096, 5000, 8192};
+/* Small and odd ones; 64 KiB and more start on a page on the host (PROP-30),
+ * which other devices may borrow (MACH-23). */
+static const size_t sizes[] = {1,    3,    4,    7,    16,   64,    100,   255,
+                               256,  1000, 4096, 5000, 8192, 65536, 70001, 131072};
 
 static void op_create(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->d[r[0] % w->ds->n];
   size_t n = sizes[r[1] % (sizeof sizes / sizeof *sizes)];
-  say(w, "%zu create %zu bytes on %s -> b%u", w->op, n, rig_name(d), w->next_id);
+  rig_kind kind = r[2] % 4 ? RIG_KIND_DEVICE : 1 + r[3] % 2; /* pinned or mapped */
+  static const char *const kinds[] = {"", " pinned", " mapped"};
+  say(w, "%zu create %zu%s bytes on %s -> b%u", w->op, n, kinds[kind], rig_name(d), w->next_id);
   rig_buffer *b = NULL;
-  if (!expect(w, rig_buffer_create(d, n, &b), MUST, "create"))
+  if (!expect(w, rig_buffer_create_kind(d, n, kind, &b), kind ? MAY : MUST, "create"))
     return;
   alloc *a = calloc(1, sizeof *a);
-  *a = (alloc){store_new(n), 0, n, d, false, false, 0};
+  *a = (alloc){store_new(n), 0, n, d, false, false, false, 0};
   add(w, b, a, 0, n, d, RIG_READ_WRITE);
 }
 
@@ -329,6 +342,10 @@ static int may_borrow(const handle *h, rig_device *d) {
 
 static void op_borrow(worker *w, const uint32_t *r) {
   handle *h = pick(w, r[0]);
+  /* Mostly a buffer on a page: one other devices may map. */
+  for (unsigned k = 0; k < w->nh && r[2] % 4 && (uintptr_t)rig_buffer_host_address(h->b) % 4096;
+       k++)
+    h = &w->h[(h - w->h + 1) % w->nh];
   rig_device *d = w->ds->d[r[1] % w->ds->n];
   say(w, "%zu borrow b%u onto %s -> b%u", w->op, h->id, rig_name(d), w->next_id);
   rig_buffer *v = NULL;
@@ -353,14 +370,14 @@ static void op_of_io(worker *w, const uint32_t *r) {
               "of_io"))
     return;
   alloc *a = calloc(1, sizeof *a);
-  *a = (alloc){w->io, off, n, w->ds->io, false, true, 0};
+  *a = (alloc){w->io, off, n, w->ds->io, false, true, false, 0};
   w->io->refs++;
   w->io_alloc = a;
   add(w, b, a, 0, n, w->ds->io, RIG_READ_WRITE);
 }
 
 static void op_put(worker *w, const uint32_t *r) {
-  handle *h = pick(w, r[0]);
+  handle *h = pick_writable(w, r[0]);
   size_t off, n;
   range(h->len, r[1], r[2], &off, &n);
   if (r[3] % 10 == 0)
@@ -412,8 +429,38 @@ static void op_read(worker *w, const uint32_t *r) {
   expect(w, rig_buffer_read(h->b, check_bytes, &c), h->a->dead ? MUST_FAIL : MAY, "read");
 }
 
+typedef struct write_ctx {
+  worker *w;
+  handle *h;
+  uint64_t seed;
+} write_ctx;
+
+static void write_bytes(void *bytes, size_t n, void *ctx) {
+  write_ctx *c = ctx;
+  uint8_t *b = bytes;
+  for (size_t i = 0; i < n; i++)
+    b[i] = (uint8_t)rnd_next(&c->seed);
+}
+
+/* rig_buffer_write: bytes written in place; the model takes the same. */
+static void op_write(worker *w, const uint32_t *r) {
+  handle *h = pick_writable(w, r[0]);
+  say(w, "%zu write b%u seed %u", w->op, h->id, r[1]);
+  write_ctx c = {w, h, r[1]};
+  int valid = h->a->dead || h->acc != RIG_READ_WRITE ? MUST_FAIL : MAY;
+  if (!expect(w, rig_buffer_write(h->b, write_bytes, &c), valid, "write"))
+    return;
+  uint8_t *src = malloc(h->len + 1);
+  c.seed = r[1];
+  write_bytes(src, h->len, &c);
+  model_put(h, 0, src, h->len);
+  free(src);
+}
+
 static void op_copy(worker *w, const uint32_t *r) {
-  handle *s = pick(w, r[0]), *d = pick(w, r[1]);
+  handle *s = pick(w, r[0]), *d = pick_writable(w, r[1]);
+  for (unsigned k = 1; k < 4 && d->a == s->a && r[6] % 4; k++)
+    d = pick_writable(w, r[1] + k); /* mostly another allocation */
   size_t n = 1 + r[2] % (s->len < d->len ? s->len : d->len);
   size_t so = r[3] % (s->len - n + 1), dof = r[4] % (d->len - n + 1);
   bool submit = r[5] % 3 != 0;
@@ -434,7 +481,7 @@ static void op_copy(worker *w, const uint32_t *r) {
 }
 
 static void op_fill(worker *w, const uint32_t *r) {
-  handle *h = pick(w, r[0]);
+  handle *h = pick_writable(w, r[0]);
   size_t off, n;
   range(h->len, r[1], r[2], &off, &n);
   unsigned size = 1u << (r[3] % 3);
@@ -474,6 +521,8 @@ static void op_release(worker *w, const uint32_t *r) {
 
 static void op_free(worker *w, const uint32_t *r) {
   handle *h = pick(w, r[0]);
+  if (h->a->shared)
+    return;
   say(w, "%zu free b%u", w->op, h->id);
   if (expect(w, rig_buffer_free(h->b), h->a->dead ? MUST_FAIL : MUST, "free"))
     h->a->dead = true;
@@ -525,15 +574,20 @@ static void slot(worker *w, prepared *x, handle *h, size_t off, size_t n) {
 }
 
 /* One of the submission's buffers: mostly one on its device, else any. */
-static handle *draw(worker *w, handle **on, unsigned non, uint64_t *s) {
+static handle *draw(worker *w, handle **on, unsigned non, uint64_t *s, bool written) {
   uint64_t x = rnd_next(s);
-  return x % 12 == 0 ? pick(w, (uint32_t)(x >> 8)) : on[(x >> 8) % non];
+  if (x % 12 == 0)
+    return pick(w, (uint32_t)(x >> 8));
+  handle *h = on[(x >> 8) % non];
+  for (unsigned k = 1; k < non && written && h->acc != RIG_READ_WRITE && x % 5; k++)
+    h = on[((x >> 8) + k) % non];
+  return h;
 }
 
 static void draw_part(worker *w, prepared *x, handle **on, unsigned non, uint64_t *s) {
   unsigned i = x->nparts++, kind = rnd_next(s) % 5;
   plan *p = &x->plans[i];
-  *p = (plan){.copy = kind < 2, .a = draw(w, on, non, s), .b = draw(w, on, non, s)};
+  *p = (plan){.copy = kind < 2, .a = draw(w, on, non, s, kind >= 2), .b = draw(w, on, non, s, true)};
   if (kind == 4) {
     x->words = true;
     x->parts[i] = rig_part_words(&x->word, 1);
@@ -642,15 +696,35 @@ static void run_op(worker *w, const rnd_op *o) {
   case OP_RELEASE: op_release(w, o->r); break;
   case OP_FREE: op_free(w, o->r); break;
   case OP_FREE_CACHE: op_free_cache(w, o->r); break;
+  case OP_WRITE: op_write(w, o->r); break;
   }
 }
 
-bool rnd_run(const rnd_devices *ds, unsigned t, const rnd_program *p, bool verbose) {
+/* A view of each shared buffer, its model the bytes it was given. */
+static void add_shared(worker *w, const rnd_shared *sh) {
+  for (unsigned k = 0; k < sh->n; k++) {
+    size_t n = rig_buffer_length(sh->b[k]);
+    rig_buffer *v = NULL;
+    if (!expect(w, rig_buffer_view(sh->b[k], 0, n, RIG_READ, &v), MUST, "a shared view"))
+      return;
+    alloc *a = calloc(1, sizeof *a);
+    *a = (alloc){store_new(n), 0, n, rig_buffer_device(sh->b[k]), false, false, true, 0};
+    for (size_t i = 0; i < n; i++)
+      a->s->bytes[i] = rnd_shared_byte(sh->seed, k, i);
+    memset(a->s->known, 1, n);
+    say(w, "shared b%u: %zu bytes on %s", w->next_id, n, rig_name(a->owner));
+    add(w, v, a, 0, n, a->owner, RIG_READ);
+  }
+}
+
+bool rnd_run(const rnd_devices *ds, const rnd_shared *sh, unsigned t, const rnd_program *p,
+             bool verbose) {
   worker *w = calloc(1, sizeof *w);
   w->ds = ds;
   w->t = t;
   w->verbose = verbose;
   w->io = store_new(RND_REGION);
+  add_shared(w, sh);
   for (size_t i = 0; i < p->n && !w->failed; i++) {
     w->op = i;
     run_op(w, &p->ops[i]);

@@ -42,6 +42,7 @@ typedef struct options {
 
 typedef struct job {
   const rnd_devices *ds;
+  const rnd_shared *sh;
   rnd_program p;
   unsigned t;
   bool verbose, good;
@@ -49,7 +50,7 @@ typedef struct job {
 
 static void *run_job(void *arg) {
   job *j = arg;
-  j->good = rnd_run(j->ds, j->t, &j->p, j->verbose);
+  j->good = rnd_run(j->ds, j->sh, j->t, &j->p, j->verbose);
   return NULL;
 }
 
@@ -63,6 +64,28 @@ static void program(const options *o, uint64_t seed, unsigned t, rnd_program *p)
     if (o->keep[i] < p->n)
       p->ops[n++] = p->ops[o->keep[i]];
   p->n = n;
+}
+
+/* The program's shared buffers: 64 KiB of the host's (on a page) and 4 KiB
+ * of a device the seed draws, with their bytes. */
+static bool share(const rnd_devices *ds, uint64_t seed, rnd_shared *sh) {
+  *sh = (rnd_shared){.n = 2, .seed = seed};
+  rig_device *d[2] = {rig_host(), ds->d[seed % ds->n]};
+  size_t n[2] = {65536, 4096};
+  for (unsigned k = 0; k < 2; k++) {
+    uint8_t *x = malloc(n[k]);
+    for (size_t i = 0; i < n[k]; i++)
+      x[i] = rnd_shared_byte(seed, k, i);
+    rig_status st = rig_buffer_create(d[k], n[k], &sh->b[k]);
+    if (!st)
+      st = rig_buffer_put(sh->b[k], 0, x, n[k]);
+    free(x);
+    if (st) {
+      fprintf(stderr, "a shared buffer on %s: %s\n", rig_name(d[k]), rig_last_error()->message);
+      return false;
+    }
+  }
+  return true;
 }
 
 /* Runs o's seeds here; false at the first failing one. */
@@ -79,10 +102,15 @@ static bool run_here(const options *o) {
   for (uint64_t s = o->seed; s < o->seed + o->count && good; s++) {
     printf("seed %" PRIu64 "\n", s);
     fflush(stdout);
+    rnd_shared sh;
+    if (!share(&ds, s, &sh)) {
+      good = false;
+      break;
+    }
     job jobs[RND_MAX_THREADS];
     pthread_t th[RND_MAX_THREADS];
     for (unsigned t = 0; t < o->threads; t++) {
-      jobs[t] = (job){&ds, {0}, o->one && o->threads == 1 ? o->thread : t, o->verbose, false};
+      jobs[t] = (job){&ds, &sh, {0}, o->one && o->threads == 1 ? o->thread : t, o->verbose, false};
       program(o, s, jobs[t].t, &jobs[t].p);
       pthread_create(&th[t], NULL, run_job, &jobs[t]);
     }
@@ -94,6 +122,8 @@ static bool run_here(const options *o) {
       }
       free(jobs[t].p.ops);
     }
+    for (unsigned k = 0; k < sh.n; k++)
+      rig_buffer_release(sh.b[k]);
   }
   rnd_close(&ds);
   unlink(path);

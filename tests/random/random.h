@@ -33,6 +33,18 @@ typedef struct rnd_program {
   size_t n;
 } rnd_program;
 
+/* Buffers every thread of a program reads at once, through views of its
+ * own that admit only reads: byte i of buffer k holds rnd_shared_byte. */
+typedef struct rnd_shared {
+  rig_buffer *b[2];
+  unsigned n;
+  uint64_t seed;
+} rnd_shared;
+
+static inline uint8_t rnd_shared_byte(uint64_t seed, unsigned k, size_t i) {
+  return (uint8_t)(i * 7 + k * 31 + seed);
+}
+
 /* splitmix64. */
 uint64_t rnd_next(uint64_t *s);
 
@@ -46,6 +58,7 @@ void rnd_generate(uint64_t seed, unsigned t, size_t n, rnd_program *out);
 
 /* Runs thread t's program on ds, checking every answer against the model;
  * false on a failure, after printing it and the ops run so far to stderr. */
-bool rnd_run(const rnd_devices *ds, unsigned t, const rnd_program *p, bool verbose);
+bool rnd_run(const rnd_devices *ds, const rnd_shared *sh, unsigned t, const rnd_program *p,
+             bool verbose);
 
 #endif
