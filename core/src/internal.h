@@ -245,9 +245,11 @@ typedef struct rig__alloc {
   _Atomic uint64_t owner;      /* the thread holding it exclusive, or 0 */
   bool early;                  /* collected by rig_buffer_free */
   _Atomic bool memory_gone;    /* its memory went back; the record stays */
-  _Atomic uint32_t hosts;      /* the host's own accesses in flight: they
-                                  take no point, so rig_buffer_free's
-                                  memory waits for them here (reclaim.c) */
+  _Atomic uint32_t hosts;      /* the host's own accesses in flight, which
+                                  take no point, and work being submitted
+                                  until its point is stamped: so
+                                  rig_buffer_free's memory waits for them
+                                  here (reclaim.c, timeline.c) */
   rig_device *dev;             /* the device that holds the memory */
   rig_kind kind;
   uint64_t bytes;              /* what create asked, rounded to words */

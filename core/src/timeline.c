@@ -126,9 +126,45 @@ static rig_status lock_for(rig_device *d, rig_edge_work *work, rig__waits *w) {
   }
 }
 
+static void leave_uses(const rig__use *uses, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    atomic_fetch_sub(&uses[i].alloc->hosts, 1);
+}
+
+/* Marks the uses' memory in flight until the work's point is stamped on
+ * it: a rig_buffer_free by another thread between the caller's check and
+ * the stamp would otherwise see no point of this work and give the memory
+ * back while the driver is given it (the move skips memory with calls in
+ * flight, reclaim.c). RIG_INVALID, marking nothing, for memory freed. */
+static rig_status enter_uses(const rig__use *uses, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    atomic_fetch_add(&uses[i].alloc->hosts, 1);
+    if (atomic_load(&uses[i].alloc->dead)) {
+      leave_uses(uses, i + 1);
+      return rig__fail(RIG_INVALID, NULL, 0, "the buffer is dead: freed by another thread");
+    }
+  }
+  return RIG_OK;
+}
+
+static rig_status submit_entered(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                                 size_t nuses, const rig_point *waits, size_t nwaits,
+                                 rig_point *out);
+
 rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__use *uses,
                                 size_t nuses, const rig_point *waits, size_t nwaits,
                                 rig_point *out) {
+  rig_status st = enter_uses(uses, nuses);
+  if (st != RIG_OK)
+    return st;
+  st = submit_entered(d, work, uses, nuses, waits, nwaits, out);
+  leave_uses(uses, nuses);
+  return st;
+}
+
+static rig_status submit_entered(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                                 size_t nuses, const rig_point *waits, size_t nwaits,
+                                 rig_point *out) {
   rig__waits w;
   rig_status st = check_work(d, work);
   if (st != RIG_OK)

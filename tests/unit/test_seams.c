@@ -323,6 +323,50 @@ static void free_under_a_host_access(void **state) {
   free(dst);
 }
 
+typedef struct staged_get {
+  rig_buffer *b;
+  unsigned char *dst;
+  rig_status st;
+} staged_get;
+
+static void *get_through_staging(void *arg) {
+  staged_get *g = arg;
+  g->st = rig_buffer_get(g->b, 0, g->dst, rig_buffer_length(g->b));
+  return NULL;
+}
+
+/* rig_buffer_free while another thread's get of memory the host does not
+ * address is between its check and the stamp of its staging copy: the
+ * memory returns only after that copy, which reads the bytes put. It was a
+ * use after free (found by tests/random): the free saw no point of the
+ * copy, gave the memory back, and the driver copied out of freed memory
+ * (a heap-use-after-free under ASan; plain, the bytes of the buffer made
+ * after it). The test device's submit blocks 100 ms to hold the window. */
+static void free_under_a_staged_get(void **state) {
+  (void)state;
+  rig_device *t = open_ok("test:seams-staged,host=0,block_ms=100");
+  size_t n = 4096;
+  staged_get g = {create_ok(t, n), malloc(n), RIG_OK};
+  put_pattern(g.b, 5);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, get_through_staging, &g), 0);
+  sleep_ms(30);
+  ok(rig_buffer_free(g.b));
+  ok(rig_free_cache(t));
+  rig_buffer *again = create_ok(t, n); /* the freed memory, were it back */
+  ok(rig_buffer_fill(again, 0x77777777u, 4));
+  pthread_join(th, NULL);
+  if (g.st == RIG_OK)
+    for (size_t i = 0; i < n; i++)
+      assert_int_equal(g.dst[i], pat(i, 5));
+  else
+    assert_int_equal(g.st, RIG_INVALID);
+  rig_buffer_release(again);
+  rig_buffer_release(g.b);
+  free(g.dst);
+  close_release(t);
+}
+
 /* ---- a submission's memory ---------------------------------------------- */
 
 /* RUN-8: a submission released at once after its submit keeps its memory
@@ -507,6 +551,7 @@ int main(void) {
       cmocka_unit_test(a_borrow_released_under_a_peers_copy),
       cmocka_unit_test(a_foreign_buffer_in_another_drivers_submission),
       cmocka_unit_test(free_under_a_host_access),
+      cmocka_unit_test(free_under_a_staged_get),
       cmocka_unit_test(run_8_a_released_submissions_words_stay),
       cmocka_unit_test(dom_10_no_interruption_after_a_value),
       cmocka_unit_test(dom_10_interrupted_before_a_value),
