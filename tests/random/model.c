@@ -44,7 +44,8 @@ typedef struct alloc {
   store *s;
   size_t base, n;
   rig_device *owner;
-  bool dead, io, shared; /* shared: other threads' too, never freed */
+  bool dead, io, shared; /* shared: other threads' too, never freed... */
+  bool doomed;           /* ...but this one, which any thread may free */
   unsigned handles;
 } alloc;
 
@@ -267,9 +268,18 @@ static void wait_all(worker *w) {
 }
 
 /* A view of h's [off, off + len) with h's access, or NULL for a dead h. */
+/* What a call over h that the rules admit (valid) or refuse must return:
+ * another thread may free a doomed buffer at any time, so a call over
+ * one may be refused as well. */
+static int rules(const handle *h, bool valid) {
+  return !valid ? MUST_FAIL : h->a->doomed ? MAY : MUST;
+}
+
 static rig_buffer *view_of(worker *w, handle *h, size_t off, size_t len) {
   rig_buffer *v = NULL;
   rig_status st = rig_buffer_view(h->b, off, len, h->acc, &v);
+  if (h->a->doomed && st == RIG_INVALID)
+    return NULL;
   if (st != (h->a->dead ? RIG_INVALID : RIG_OK))
     fail(w, "a view of b%u: %s", h->id, rig_status_name(st));
   return st ? NULL : v;
@@ -306,7 +316,7 @@ static void op_create(worker *w, const uint32_t *r) {
   if (!expect(w, rig_buffer_create_kind(d, n, kind, &b), kind ? MAY : MUST, "create"))
     return;
   alloc *a = calloc(1, sizeof *a);
-  *a = (alloc){store_new(n), 0, n, d, false, false, false, 0};
+  *a = (alloc){.s = store_new(n), .n = n, .owner = d};
   add(w, b, a, 0, n, d, RIG_READ_WRITE);
 }
 
@@ -323,7 +333,7 @@ static void op_view(worker *w, const uint32_t *r) {
   say(w, "%zu view b%u [%zu, +%zu) %s -> b%u", w->op, h->id, off, n,
       acc == RIG_READ ? "read" : "read-write", w->next_id);
   rig_buffer *v = NULL;
-  if (expect(w, rig_buffer_view(h->b, off, n, acc, &v), valid ? MUST : MUST_FAIL, "view"))
+  if (expect(w, rig_buffer_view(h->b, off, n, acc, &v), rules(h, valid), "view"))
     add(w, v, h->a, h->off + off, n, h->dev, acc);
 }
 
@@ -349,7 +359,9 @@ static void op_borrow(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->d[r[1] % w->ds->n];
   say(w, "%zu borrow b%u onto %s -> b%u", w->op, h->id, rig_name(d), w->next_id);
   rig_buffer *v = NULL;
-  if (!expect(w, rig_buffer_borrow(d, h->b, &v), may_borrow(h, d), "borrow"))
+  int valid = may_borrow(h, d);
+  if (!expect(w, rig_buffer_borrow(d, h->b, &v), valid == MUST ? rules(h, true) : valid,
+              "borrow"))
     return;
   if (rig_buffer_access(v) != h->acc || rig_buffer_length(v) != h->len)
     fail(w, "a borrow's access or length differs from its buffer's");
@@ -370,7 +382,7 @@ static void op_of_io(worker *w, const uint32_t *r) {
               "of_io"))
     return;
   alloc *a = calloc(1, sizeof *a);
-  *a = (alloc){w->io, off, n, w->ds->io, false, true, false, 0};
+  *a = (alloc){.s = w->io, .base = off, .n = n, .owner = w->ds->io, .io = true};
   w->io->refs++;
   w->io_alloc = a;
   add(w, b, a, 0, n, w->ds->io, RIG_READ_WRITE);
@@ -404,7 +416,7 @@ static void op_get(worker *w, const uint32_t *r) {
   bool valid = !h->a->dead && off + n <= h->len;
   uint8_t *got = malloc(n + 1);
   say(w, "%zu get b%u [%zu, +%zu)", w->op, h->id, off, n);
-  if (expect(w, rig_buffer_get(h->b, off, got, n), valid ? MUST : MUST_FAIL, "get"))
+  if (expect(w, rig_buffer_get(h->b, off, got, n), rules(h, valid), "get"))
     compare(w, h, off, got, n, "get");
   free(got);
 }
@@ -471,7 +483,7 @@ static void op_copy(worker *w, const uint32_t *r) {
   bool valid = vs && vd && d->acc == RIG_READ_WRITE && !shares_byte(s, so, d, dof, n);
   rig_point p = 0;
   rig_status st = submit ? rig_buffer_submit_copy(bs, bd, &p) : rig_buffer_copy(bs, bd);
-  if (expect(w, st, valid ? MUST : MUST_FAIL, "copy")) {
+  if (expect(w, st, rules(s->a->doomed ? s : d, valid), "copy")) {
     model_copy(s, so, d, dof, n);
     if (p)
       remember(w, p);
@@ -521,11 +533,11 @@ static void op_release(worker *w, const uint32_t *r) {
 
 static void op_free(worker *w, const uint32_t *r) {
   handle *h = pick(w, r[0]);
-  if (h->a->shared)
+  if (h->a->shared && !h->a->doomed)
     return;
   say(w, "%zu free b%u", w->op, h->id);
-  if (expect(w, rig_buffer_free(h->b), h->a->dead ? MUST_FAIL : MUST, "free"))
-    h->a->dead = true;
+  expect(w, rig_buffer_free(h->b), h->a->dead ? MUST_FAIL : rules(h, true), "free");
+  h->a->dead = true;
   if (!rig_buffer_dead(h->b))
     fail(w, "b%u is not dead after a free", h->id);
 }
@@ -561,6 +573,7 @@ typedef struct prepared {
 
 static void slot(worker *w, prepared *x, handle *h, size_t off, size_t n) {
   rig_buffer *v = view_of(w, h, off, n);
+  x->unsure |= h->a->doomed;
   if (h->dev != x->d) {
     say(w, "  slot %u: b%u of %s, another device", x->nslots, h->id, rig_name(h->dev));
     if (rig_reaches(x->d, h->a->owner))
@@ -705,14 +718,17 @@ static void add_shared(worker *w, const rnd_shared *sh) {
   for (unsigned k = 0; k < sh->n; k++) {
     size_t n = rig_buffer_length(sh->b[k]);
     rig_buffer *v = NULL;
-    if (!expect(w, rig_buffer_view(sh->b[k], 0, n, RIG_READ, &v), MUST, "a shared view"))
-      return;
+    if (!expect(w, rig_buffer_view(sh->b[k], 0, n, RIG_READ, &v), k == RND_DOOMED ? MAY : MUST,
+                "a shared view"))
+      continue; /* another thread freed it already */
     alloc *a = calloc(1, sizeof *a);
-    *a = (alloc){store_new(n), 0, n, rig_buffer_device(sh->b[k]), false, false, true, 0};
+    *a = (alloc){.s = store_new(n), .n = n, .owner = rig_buffer_device(sh->b[k]), .shared = true,
+                 .doomed = k == RND_DOOMED};
     for (size_t i = 0; i < n; i++)
       a->s->bytes[i] = rnd_shared_byte(sh->seed, k, i);
     memset(a->s->known, 1, n);
-    say(w, "shared b%u: %zu bytes on %s", w->next_id, n, rig_name(a->owner));
+    say(w, "shared%s b%u: %zu bytes on %s", a->doomed ? ", doomed" : "", w->next_id, n,
+        rig_name(a->owner));
     add(w, v, a, 0, n, a->owner, RIG_READ);
   }
 }
@@ -733,7 +749,7 @@ bool rnd_run(const rnd_devices *ds, const rnd_shared *sh, unsigned t, const rnd_
   wait_all(w);
   for (unsigned i = 0; i < w->nh && !w->failed; i++) {
     handle *h = &w->h[i];
-    if (h->a->dead)
+    if (h->a->dead || h->a->doomed)
       continue;
     uint8_t *got = malloc(h->len + 1);
     rig_status st = rig_buffer_get(h->b, 0, got, h->len);

@@ -66,13 +66,13 @@ static void program(const options *o, uint64_t seed, unsigned t, rnd_program *p)
   p->n = n;
 }
 
-/* The program's shared buffers: 64 KiB of the host's (on a page) and 4 KiB
- * of a device the seed draws, with their bytes. */
+/* The program's shared buffers: 64 KiB of the host's (on a page), 4 KiB of
+ * a device the seed draws and 8 KiB of another, doomed, with their bytes. */
 static bool share(const rnd_devices *ds, uint64_t seed, rnd_shared *sh) {
-  *sh = (rnd_shared){.n = 2, .seed = seed};
-  rig_device *d[2] = {rig_host(), ds->d[seed % ds->n]};
-  size_t n[2] = {65536, 4096};
-  for (unsigned k = 0; k < 2; k++) {
+  *sh = (rnd_shared){.n = 3, .seed = seed};
+  rig_device *d[3] = {rig_host(), ds->d[seed % ds->n], ds->d[seed / 7 % ds->n]};
+  size_t n[3] = {65536, 4096, 8192};
+  for (unsigned k = 0; k < 3; k++) {
     uint8_t *x = malloc(n[k]);
     for (size_t i = 0; i < n[k]; i++)
       x[i] = rnd_shared_byte(seed, k, i);

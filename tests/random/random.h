@@ -34,9 +34,11 @@ typedef struct rnd_program {
 } rnd_program;
 
 /* Buffers every thread of a program reads at once, through views of its
- * own that admit only reads: byte i of buffer k holds rnd_shared_byte. */
+ * own that admit only reads: byte i of buffer k holds rnd_shared_byte.
+ * Any thread may free buffer RND_DOOMED while the others use it. */
+#define RND_DOOMED 2
 typedef struct rnd_shared {
-  rig_buffer *b[2];
+  rig_buffer *b[3];
   unsigned n;
   uint64_t seed;
 } rnd_shared;
