@@ -46,6 +46,7 @@ typedef struct alloc {
   rig_device *owner;
   bool dead, io, shared; /* shared: other threads' too, never freed... */
   bool doomed;           /* ...but this one, which any thread may free */
+  bool scratch;          /* written by every thread: its bytes never known */
   unsigned handles;
 } alloc;
 
@@ -173,9 +174,14 @@ static void store_drop(store *s) {
 /* The model's byte i of h. */
 static size_t at(const handle *h, size_t i) { return h->a->base + h->off + i; }
 
+/* Marks n bytes of h at off known, but in the scratch. */
+static void written(handle *h, size_t off, size_t n) {
+  memset(h->a->s->known + at(h, off), !h->a->scratch, n);
+}
+
 static void model_put(handle *h, size_t off, const uint8_t *src, size_t n) {
   memcpy(h->a->s->bytes + at(h, off), src, n);
-  memset(h->a->s->known + at(h, off), 1, n);
+  written(h, off, n);
 }
 
 static void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsigned size) {
@@ -183,12 +189,14 @@ static void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsign
   memcpy(p, &pattern, 4);
   for (size_t i = 0; i < n; i++)
     h->a->s->bytes[at(h, off + i)] = p[i % size];
-  memset(h->a->s->known + at(h, off), 1, n);
+  written(h, off, n);
 }
 
 static void model_copy(handle *src, size_t so, handle *dst, size_t dof, size_t n) {
   memmove(dst->a->s->bytes + at(dst, dof), src->a->s->bytes + at(src, so), n);
   memmove(dst->a->s->known + at(dst, dof), src->a->s->known + at(src, so), n);
+  if (dst->a->scratch)
+    written(dst, dof, n);
 }
 
 /* Compares n bytes got from h at off with the model. */
@@ -400,7 +408,7 @@ static void op_put(worker *w, const uint32_t *r) {
   for (size_t i = 0; i < n; i++)
     src[i] = (uint8_t)rnd_next(&s);
   say(w, "%zu put b%u [%zu, +%zu) seed %u", w->op, h->id, off, n, r[4]);
-  if (expect(w, rig_buffer_put(h->b, off, src, n), valid ? MUST : MUST_FAIL, "put"))
+  if (expect(w, rig_buffer_put(h->b, off, src, n), rules(h, valid), "put"))
     model_put(h, off, src, n);
   free(src);
 }
@@ -507,7 +515,7 @@ static void op_fill(worker *w, const uint32_t *r) {
   rig_point p = 0;
   rig_buffer *b = v ? v : h->b;
   rig_status st = submit ? rig_buffer_submit_fill(b, r[6], size, &p) : rig_buffer_fill(b, r[6], size);
-  if (expect(w, st, valid ? MUST : MUST_FAIL, "fill")) {
+  if (expect(w, st, rules(h, valid), "fill")) {
     model_fill(h, off, n, r[6], size);
     if (p)
       remember(w, p);
@@ -718,18 +726,20 @@ static void add_shared(worker *w, const rnd_shared *sh) {
   for (unsigned k = 0; k < sh->n; k++) {
     size_t n = rig_buffer_length(sh->b[k]);
     rig_buffer *v = NULL;
-    if (!expect(w, rig_buffer_view(sh->b[k], 0, n, RIG_READ, &v), k == RND_DOOMED ? MAY : MUST,
+    bool doomed = k >= RND_DOOMED, scratch = k == RND_SCRATCH;
+    rig_access acc = scratch ? RIG_READ_WRITE : RIG_READ;
+    if (!expect(w, rig_buffer_view(sh->b[k], 0, n, acc, &v), doomed ? MAY : MUST,
                 "a shared view"))
       continue; /* another thread freed it already */
     alloc *a = calloc(1, sizeof *a);
     *a = (alloc){.s = store_new(n), .n = n, .owner = rig_buffer_device(sh->b[k]), .shared = true,
-                 .doomed = k == RND_DOOMED};
+                 .doomed = doomed, .scratch = scratch};
     for (size_t i = 0; i < n; i++)
       a->s->bytes[i] = rnd_shared_byte(sh->seed, k, i);
-    memset(a->s->known, 1, n);
-    say(w, "shared%s b%u: %zu bytes on %s", a->doomed ? ", doomed" : "", w->next_id, n,
-        rig_name(a->owner));
-    add(w, v, a, 0, n, a->owner, RIG_READ);
+    memset(a->s->known, !scratch, n);
+    say(w, "shared%s b%u: %zu bytes on %s", scratch ? ", scratch" : doomed ? ", doomed" : "",
+        w->next_id, n, rig_name(a->owner));
+    add(w, v, a, 0, n, a->owner, acc);
   }
 }
 

@@ -67,12 +67,14 @@ static void program(const options *o, uint64_t seed, unsigned t, rnd_program *p)
 }
 
 /* The program's shared buffers: 64 KiB of the host's (on a page), 4 KiB of
- * a device the seed draws and 8 KiB of another, doomed, with their bytes. */
+ * a device the seed draws and 8 KiB of another, doomed, with their bytes;
+ * the scratch on memory the host does not address (ds->scratch), whose
+ * host puts would race between threads were it the host's. */
 static bool share(const rnd_devices *ds, uint64_t seed, rnd_shared *sh) {
-  *sh = (rnd_shared){.n = 3, .seed = seed};
-  rig_device *d[3] = {rig_host(), ds->d[seed % ds->n], ds->d[seed / 7 % ds->n]};
-  size_t n[3] = {65536, 4096, 8192};
-  for (unsigned k = 0; k < 3; k++) {
+  *sh = (rnd_shared){.n = 4, .seed = seed};
+  rig_device *d[4] = {rig_host(), ds->d[seed % ds->n], ds->d[seed / 7 % ds->n], ds->scratch};
+  size_t n[4] = {65536, 4096, 8192, 16384};
+  for (unsigned k = 0; k < 4; k++) {
     uint8_t *x = malloc(n[k]);
     for (size_t i = 0; i < n[k]; i++)
       x[i] = rnd_shared_byte(seed, k, i);
@@ -145,10 +147,14 @@ void rnd_open(rnd_devices *ds, const char *path) {
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     if (!vulkan && !strncmp(names[i], "vulkan", 6))
       continue;
-    if (rig_open(names[i], &ds->d[ds->n]) == RIG_OK)
-      ds->n++;
-    else if (strncmp(names[i], "vulkan", 6)) /* only Vulkan may be missing */
-      fprintf(stderr, "%s does not open: %s\n", names[i], rig_last_error()->message), exit(1);
+    if (rig_open(names[i], &ds->d[ds->n]) != RIG_OK) {
+      if (strncmp(names[i], "vulkan", 6)) /* only Vulkan may be missing */
+        fprintf(stderr, "%s does not open: %s\n", names[i], rig_last_error()->message), exit(1);
+      continue;
+    }
+    if (!ds->scratch && strstr(names[i], "host=0"))
+      ds->scratch = ds->d[ds->n];
+    ds->n++;
   }
   rig_io_opener io = {.library = "io", .target = path, .flags = RIG_IO_CREATE,
                       .size = RND_MAX_THREADS * RND_REGION};

@@ -19,6 +19,7 @@ typedef struct rnd_devices {
   rig_device *d[RND_MAX_DEVICES];
   unsigned n;
   rig_device *io; /* the io file, NULL where it does not open */
+  rig_device *scratch; /* one whose memory the host does not address */
 } rnd_devices;
 
 /* One op: its kind and the random numbers it reads its choices from, so
@@ -35,10 +36,13 @@ typedef struct rnd_program {
 
 /* Buffers every thread of a program reads at once, through views of its
  * own that admit only reads: byte i of buffer k holds rnd_shared_byte.
- * Any thread may free buffer RND_DOOMED while the others use it. */
+ * Any thread may free buffer RND_DOOMED while the others use it, and
+ * RND_SCRATCH, which every thread writes too, so that its bytes are
+ * never known: it is there for the seams, not the bytes. */
 #define RND_DOOMED 2
+#define RND_SCRATCH 3
 typedef struct rnd_shared {
-  rig_buffer *b[3];
+  rig_buffer *b[4];
   unsigned n;
   uint64_t seed;
 } rnd_shared;
