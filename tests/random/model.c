@@ -46,7 +46,6 @@ typedef struct alloc {
   rig_device *owner;
   bool dead, io, shared; /* shared: other threads' too, never freed... */
   bool doomed;           /* ...but this one, which any thread may free */
-  bool scratch;          /* written by every thread: its bytes never known */
   unsigned handles;
 } alloc;
 
@@ -174,9 +173,8 @@ static void store_drop(store *s) {
 /* The model's byte i of h. */
 static size_t at(const handle *h, size_t i) { return h->a->base + h->off + i; }
 
-/* Marks n bytes of h at off known, but in the scratch. */
 static void written(handle *h, size_t off, size_t n) {
-  memset(h->a->s->known + at(h, off), !h->a->scratch, n);
+  memset(h->a->s->known + at(h, off), 1, n);
 }
 
 static void model_put(handle *h, size_t off, const uint8_t *src, size_t n) {
@@ -195,8 +193,6 @@ static void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsign
 static void model_copy(handle *src, size_t so, handle *dst, size_t dof, size_t n) {
   memmove(dst->a->s->bytes + at(dst, dof), src->a->s->bytes + at(src, so), n);
   memmove(dst->a->s->known + at(dst, dof), src->a->s->known + at(src, so), n);
-  if (dst->a->scratch)
-    written(dst, dof, n);
 }
 
 /* Compares n bytes got from h at off with the model. */
@@ -724,16 +720,18 @@ static void run_op(worker *w, const rnd_op *o) {
 /* A view of each shared buffer, its model the bytes it was given. */
 static void add_shared(worker *w, const rnd_shared *sh) {
   for (unsigned k = 0; k < sh->n; k++) {
-    size_t n = rig_buffer_length(sh->b[k]);
-    rig_buffer *v = NULL;
+    /* The scratch: this thread's 4 KiB of it, which it alone writes. */
     bool doomed = k >= RND_DOOMED, scratch = k == RND_SCRATCH;
+    size_t n = scratch ? RND_SCRATCH_SHARE : rig_buffer_length(sh->b[k]);
+    size_t off = scratch ? w->t * n : 0;
     rig_access acc = scratch ? RIG_READ_WRITE : RIG_READ;
-    if (!expect(w, rig_buffer_view(sh->b[k], 0, n, acc, &v), doomed ? MAY : MUST,
+    rig_buffer *v = NULL;
+    if (!expect(w, rig_buffer_view(sh->b[k], off, n, acc, &v), doomed ? MAY : MUST,
                 "a shared view"))
       continue; /* another thread freed it already */
     alloc *a = calloc(1, sizeof *a);
     *a = (alloc){.s = store_new(n), .n = n, .owner = rig_buffer_device(sh->b[k]), .shared = true,
-                 .doomed = doomed, .scratch = scratch};
+                 .doomed = doomed};
     for (size_t i = 0; i < n; i++)
       a->s->bytes[i] = rnd_shared_byte(sh->seed, k, i);
     memset(a->s->known, !scratch, n);

@@ -37,10 +37,13 @@ typedef struct rnd_program {
 /* Buffers every thread of a program reads at once, through views of its
  * own that admit only reads: byte i of buffer k holds rnd_shared_byte.
  * Any thread may free buffer RND_DOOMED while the others use it, and
- * RND_SCRATCH, which every thread writes too, so that its bytes are
- * never known: it is there for the seams, not the bytes. */
+ * RND_SCRATCH, of which thread t writes bytes [t, t + 1) * SHARE: the
+ * threads share its stamps but no word, so each sees its bytes as if it
+ * ran alone (ORDER-27..29); where two wrote one byte, that would be the
+ * program's race, not rig's. */
 #define RND_DOOMED 2
 #define RND_SCRATCH 3
+#define RND_SCRATCH_SHARE 4096
 typedef struct rnd_shared {
   rig_buffer *b[4];
   unsigned n;
