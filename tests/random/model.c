@@ -15,6 +15,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,9 @@
 
 enum {
   OP_CREATE, OP_VIEW, OP_BORROW, OP_OF_IO, OP_PUT, OP_GET, OP_READ, OP_COPY, OP_FILL,
-  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OP_WRITE, OPS
+  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OP_WRITE, OP_BUDGET, OPS
 };
-static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1, 3};
+static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1, 3, 1};
 
 /* The model's bytes: an allocation's, or the thread's region of the io
  * file, which outlives the buffers over it. known: written in this program. */
@@ -135,6 +136,10 @@ static void fail(worker *w, const char *fmt, ...) {
 
 enum { MUST_FAIL = 0, MUST = 1, MAY = 2 };
 
+/* Whether the program lowered the tight device's budget: from then on
+ * RIG_OUT_OF_MEMORY, with a message, may answer any valid call. */
+static _Atomic bool pressed;
+
 /* Whether st is what the rules say: RIG_OK (MUST), RIG_INVALID with a
  * message (MUST_FAIL), or either (MAY). Returns st == RIG_OK. */
 static bool expect(worker *w, rig_status st, int valid, const char *what) {
@@ -142,6 +147,8 @@ static bool expect(worker *w, rig_status st, int valid, const char *what) {
   const char *msg = rig_last_error()->message;
   if (st == RIG_INVALID && !*msg)
     fail(w, "%s: RIG_INVALID with no message", what);
+  else if (st == RIG_OUT_OF_MEMORY && valid != MUST_FAIL && atomic_load(&pressed) && *msg)
+    return false; /* a budget lowered: refused, changing nothing */
   else if (valid == MUST && st != RIG_OK)
     fail(w, "%s: %s (%s), expected RIG_OK", what, rig_status_name(st), msg);
   else if (valid == MUST_FAIL && st != RIG_INVALID)
@@ -312,7 +319,7 @@ static const size_t sizes[] = {1,    3,    4,    7,    16,   64,    100,   255,
 
 static void op_create(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->d[r[0] % w->ds->n];
-  size_t n = sizes[r[1] % (sizeof sizes / sizeof *sizes)];
+  size_t n = r[4] % 64 ? sizes[r[1] % (sizeof sizes / sizeof *sizes)] : (1u << 20) + 5;
   rig_kind kind = r[2] % 4 ? RIG_KIND_DEVICE : 1 + r[3] % 2; /* pinned or mapped */
   static const char *const kinds[] = {"", " pinned", " mapped"};
   say(w, "%zu create %zu%s bytes on %s -> b%u", w->op, n, kinds[kind], rig_name(d), w->next_id);
@@ -356,11 +363,12 @@ static int may_borrow(const handle *h, rig_device *d) {
 
 static void op_borrow(worker *w, const uint32_t *r) {
   handle *h = pick(w, r[0]);
+  /* Now and then onto the io device, which reaches no other (MACH-19). */
   /* Mostly a buffer on a page: one other devices may map. */
   for (unsigned k = 0; k < w->nh && r[2] % 4 && (uintptr_t)rig_buffer_host_address(h->b) % 4096;
        k++)
     h = &w->h[(h - w->h + 1) % w->nh];
-  rig_device *d = w->ds->d[r[1] % w->ds->n];
+  rig_device *d = r[3] % 16 == 0 && w->ds->io ? w->ds->io : w->ds->d[r[1] % w->ds->n];
   say(w, "%zu borrow b%u onto %s -> b%u", w->op, h->id, rig_name(d), w->next_id);
   rig_buffer *v = NULL;
   int valid = may_borrow(h, d);
@@ -546,6 +554,22 @@ static void op_free(worker *w, const uint32_t *r) {
     fail(w, "b%u is not dead after a free", h->id);
 }
 
+/* Lowers the tight device's budget (RECLAIM-69: its cache goes), or gives
+ * it back; the program's end gives it back too (rnd_unpress). */
+static void op_budget(worker *w, const uint32_t *r) {
+  rig_device *d = w->ds->tight;
+  uint64_t n = r[0] % 2 ? (r[1] % 8 + 1) * 32768 : w->ds->tight_budget;
+  say(w, "%zu budget of %s: %" PRIu64, w->op, rig_name(d), n);
+  if (n < w->ds->tight_budget)
+    atomic_store(&pressed, true);
+  expect(w, rig_set_budget(d, n), MUST, "set_budget");
+}
+
+void rnd_unpress(const rnd_devices *ds) {
+  rig_set_budget(ds->tight, ds->tight_budget);
+  atomic_store(&pressed, false);
+}
+
 static void op_free_cache(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->d[r[0] % w->ds->n];
   say(w, "%zu free_cache %s", w->op, rig_name(d));
@@ -714,6 +738,7 @@ static void run_op(worker *w, const rnd_op *o) {
   case OP_FREE: op_free(w, o->r); break;
   case OP_FREE_CACHE: op_free_cache(w, o->r); break;
   case OP_WRITE: op_write(w, o->r); break;
+  case OP_BUDGET: op_budget(w, o->r); break;
   }
 }
 

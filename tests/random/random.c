@@ -139,6 +139,7 @@ static bool run_here(const options *o) {
     }
     for (unsigned k = 0; k < sh.n; k++)
       rig_buffer_release(sh.b[k]);
+    rnd_unpress(&ds);
   }
   rnd_close(&ds);
   unlink(path);
@@ -167,6 +168,8 @@ void rnd_open(rnd_devices *ds, const char *path) {
     }
     if (!ds->scratch && strstr(names[i], "host=0"))
       ds->scratch = ds->d[ds->n];
+    if (!ds->tight && !strncmp(names[i], "memory:", 7) && i) /* the second one */
+      ds->tight = ds->d[ds->n], ds->tight_budget = rig_budget(ds->d[ds->n]);
     ds->n++;
   }
   rig_io_opener io = {.library = "io", .target = path, .flags = RIG_IO_CREATE,

@@ -20,6 +20,8 @@ typedef struct rnd_devices {
   unsigned n;
   rig_device *io; /* the io file, NULL where it does not open */
   rig_device *scratch; /* one whose memory the host does not address */
+  rig_device *tight;   /* one whose budget programs lower */
+  uint64_t tight_budget;
 } rnd_devices;
 
 /* One op: its kind and the random numbers it reads its choices from, so
@@ -61,6 +63,8 @@ uint64_t rnd_next(uint64_t *s);
  * where RIG_RANDOM_NO_VULKAN is set), the io file at path. */
 void rnd_open(rnd_devices *ds, const char *path);
 void rnd_close(rnd_devices *ds);
+/* Gives the tight device its budget back, at a program's end. */
+void rnd_unpress(const rnd_devices *ds);
 
 /* Thread t's program of seed: n ops. */
 void rnd_generate(uint64_t seed, unsigned t, size_t n, rnd_program *out);
