@@ -28,9 +28,9 @@
 
 enum {
   OP_CREATE, OP_VIEW, OP_BORROW, OP_OF_IO, OP_PUT, OP_GET, OP_READ, OP_COPY, OP_FILL,
-  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OP_WRITE, OP_BUDGET, OPS
+  OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OP_WRITE, OP_BUDGET, OP_CONSUME, OPS
 };
-static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1, 3, 1};
+static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1, 3, 1, 2};
 
 /* The model's bytes: an allocation's, or the thread's region of the io
  * file, which outlives the buffers over it. known: written in this program. */
@@ -570,6 +570,44 @@ void rnd_unpress(const rnd_devices *ds) {
   atomic_store(&pressed, false);
 }
 
+typedef struct consume_ctx {
+  rig_buffer *out;
+  rig_status st;
+  bool only;
+} consume_ctx;
+
+static void consume(rig_claim *c, rig_buffer *b, void *ctx) {
+  (void)b;
+  consume_ctx *x = ctx;
+  x->only = rig_claim_only(c);
+  if (x->only)
+    x->st = rig_claim_consume(c, &x->out);
+}
+
+/* rig_claim_with and, where its claim is the only one, rig_claim_consume:
+ * every buffer over the allocation is dead from then on, and a new one
+ * over all of it holds its bytes (PRE-26). */
+static void op_consume(worker *w, const uint32_t *r) {
+  handle *h = pick_writable(w, r[0]);
+  if (h->a->shared || h->a->io)
+    return;
+  say(w, "%zu claim_with b%u, consumed -> b%u", w->op, h->id, w->next_id);
+  consume_ctx x = {NULL, RIG_OK, false};
+  if (!expect(w, rig_claim_with(h->b, consume, &x), rules(h, !h->a->dead), "claim_with") ||
+      !x.only)
+    return;
+  if (!expect(w, x.st, MUST, "consume"))
+    return;
+  alloc *a = calloc(1, sizeof *a);
+  *a = *h->a;
+  a->handles = 0;
+  a->s->refs++;
+  h->a->dead = true;
+  if (rig_buffer_length(x.out) != a->n)
+    fail(w, "a consumed buffer of %zu bytes, not %zu", rig_buffer_length(x.out), a->n);
+  add(w, x.out, a, 0, a->n, rig_buffer_device(x.out), rig_buffer_access(x.out));
+}
+
 static void op_free_cache(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->d[r[0] % w->ds->n];
   say(w, "%zu free_cache %s", w->op, rig_name(d));
@@ -739,6 +777,7 @@ static void run_op(worker *w, const rnd_op *o) {
   case OP_FREE_CACHE: op_free_cache(w, o->r); break;
   case OP_WRITE: op_write(w, o->r); break;
   case OP_BUDGET: op_budget(w, o->r); break;
+  case OP_CONSUME: op_consume(w, o->r); break;
   }
 }
 
