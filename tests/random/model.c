@@ -20,59 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "random.h"
-
-#define MAX_H 40   /* live buffers of a thread */
-#define MAX_PTS 32 /* points it remembers */
-#define MAX_SLOTS 6
+#include "model.h"
 
 enum {
   OP_CREATE, OP_VIEW, OP_BORROW, OP_OF_IO, OP_PUT, OP_GET, OP_READ, OP_COPY, OP_FILL,
   OP_SUBMISSION, OP_WAIT, OP_RELEASE, OP_FREE, OP_FREE_CACHE, OP_WRITE, OP_BUDGET, OP_CONSUME, OPS
 };
 static const unsigned weight[OPS] = {9, 8, 11, 3, 10, 12, 3, 16, 9, 12, 3, 6, 2, 1, 3, 1, 2};
-
-/* The model's bytes: an allocation's, or the thread's region of the io
- * file, which outlives the buffers over it. known: written in this program. */
-typedef struct store {
-  uint8_t *bytes, *known;
-  size_t n;
-  unsigned refs;
-} store;
-
-/* A rig allocation: bytes [base, base + n) of a store, dead once freed. */
-typedef struct alloc {
-  store *s;
-  size_t base, n;
-  rig_device *owner;
-  bool dead, io, shared; /* shared: other threads' too, never freed... */
-  bool doomed;           /* ...but this one, which any thread may free */
-  unsigned handles;
-} alloc;
-
-typedef struct handle {
-  rig_buffer *b;
-  alloc *a;
-  size_t off, len; /* in the allocation */
-  rig_device *dev;
-  rig_access acc;
-  unsigned id;
-} handle;
-
-typedef struct worker {
-  const rnd_devices *ds;
-  unsigned t;
-  handle h[MAX_H];
-  unsigned nh, next_id;
-  store *io;
-  alloc *io_alloc; /* the last of_io allocation, while buffers remain */
-  rig_point pts[MAX_PTS];
-  unsigned npts;
-  char *trace;
-  size_t tlen, tcap;
-  size_t op;
-  bool failed, verbose;
-} worker;
 
 uint64_t rnd_next(uint64_t *s) {
   uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
@@ -100,7 +54,7 @@ void rnd_generate(uint64_t seed, unsigned t, size_t n, rnd_program *out) {
 
 /* ---- the trace and failures ---------------------------------------------- */
 
-static void say(worker *w, const char *fmt, ...) {
+void say(worker *w, const char *fmt, ...) {
   char line[512];
   va_list ap;
   va_start(ap, fmt);
@@ -121,7 +75,7 @@ static void say(worker *w, const char *fmt, ...) {
     fprintf(stderr, "t%u %s\n", w->t, line);
 }
 
-static void fail(worker *w, const char *fmt, ...) {
+void fail(worker *w, const char *fmt, ...) {
   if (w->failed)
     return;
   char msg[512];
@@ -134,7 +88,6 @@ static void fail(worker *w, const char *fmt, ...) {
           w->trace ? w->trace : "");
 }
 
-enum { MUST_FAIL = 0, MUST = 1, MAY = 2 };
 
 /* Whether the program lowered the tight device's budget: from then on
  * RIG_OUT_OF_MEMORY, with a message, may answer any valid call. */
@@ -142,7 +95,7 @@ static _Atomic bool pressed;
 
 /* Whether st is what the rules say: RIG_OK (MUST), RIG_INVALID with a
  * message (MUST_FAIL), or either (MAY). Returns st == RIG_OK. */
-static bool expect(worker *w, rig_status st, int valid, const char *what) {
+bool expect(worker *w, rig_status st, int valid, const char *what) {
   say(w, "  -> %s %s", rig_status_name(st), st ? rig_last_error()->message : "");
   const char *msg = rig_last_error()->message;
   if (st == RIG_INVALID && !*msg)
@@ -160,7 +113,7 @@ static bool expect(worker *w, rig_status st, int valid, const char *what) {
 
 /* ---- the model ------------------------------------------------------------- */
 
-static store *store_new(size_t n) {
+store *store_new(size_t n) {
   store *s = calloc(1, sizeof *s);
   s->bytes = calloc(n ? n : 1, 1);
   s->known = calloc(n ? n : 1, 1);
@@ -169,7 +122,7 @@ static store *store_new(size_t n) {
   return s;
 }
 
-static void store_drop(store *s) {
+void store_drop(store *s) {
   if (s && --s->refs == 0) {
     free(s->bytes);
     free(s->known);
@@ -178,18 +131,18 @@ static void store_drop(store *s) {
 }
 
 /* The model's byte i of h. */
-static size_t at(const handle *h, size_t i) { return h->a->base + h->off + i; }
+size_t at(const handle *h, size_t i) { return h->a->base + h->off + i; }
 
-static void written(handle *h, size_t off, size_t n) {
+void written(handle *h, size_t off, size_t n) {
   memset(h->a->s->known + at(h, off), 1, n);
 }
 
-static void model_put(handle *h, size_t off, const uint8_t *src, size_t n) {
+void model_put(handle *h, size_t off, const uint8_t *src, size_t n) {
   memcpy(h->a->s->bytes + at(h, off), src, n);
   written(h, off, n);
 }
 
-static void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsigned size) {
+void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsigned size) {
   uint8_t p[4];
   memcpy(p, &pattern, 4);
   for (size_t i = 0; i < n; i++)
@@ -197,13 +150,13 @@ static void model_fill(handle *h, size_t off, size_t n, uint32_t pattern, unsign
   written(h, off, n);
 }
 
-static void model_copy(handle *src, size_t so, handle *dst, size_t dof, size_t n) {
+void model_copy(handle *src, size_t so, handle *dst, size_t dof, size_t n) {
   memmove(dst->a->s->bytes + at(dst, dof), src->a->s->bytes + at(src, so), n);
   memmove(dst->a->s->known + at(dst, dof), src->a->s->known + at(src, so), n);
 }
 
 /* Compares n bytes got from h at off with the model. */
-static void compare(worker *w, const handle *h, size_t off, const uint8_t *got, size_t n,
+void compare(worker *w, const handle *h, size_t off, const uint8_t *got, size_t n,
                     const char *what) {
   const store *s = h->a->s;
   for (size_t i = 0; i < n; i++) {
@@ -218,7 +171,7 @@ static void compare(worker *w, const handle *h, size_t off, const uint8_t *got, 
 
 /* ---- the thread's buffers and points ----------------------------------------- */
 
-static handle *add(worker *w, rig_buffer *b, alloc *a, size_t off, size_t len, rig_device *d,
+handle *add(worker *w, rig_buffer *b, alloc *a, size_t off, size_t len, rig_device *d,
                    rig_access acc) {
   handle *h = &w->h[w->nh++];
   *h = (handle){b, a, off, len, d, acc, w->next_id++};
@@ -226,7 +179,7 @@ static handle *add(worker *w, rig_buffer *b, alloc *a, size_t off, size_t len, r
   return h;
 }
 
-static void drop(worker *w, unsigned i) {
+void drop(worker *w, unsigned i) {
   handle *h = &w->h[i];
   rig_buffer_release(h->b);
   alloc *a = h->a;
@@ -241,7 +194,7 @@ static void drop(worker *w, unsigned i) {
 
 /* Buffer r of the thread's, mostly a live one: uses of dead buffers are
  * drawn too, but not so often as to crowd out the rest. */
-static handle *pick(worker *w, uint32_t r) {
+handle *pick(worker *w, uint32_t r) {
   if (!w->nh)
     return NULL;
   unsigned i = r % w->nh;
@@ -251,14 +204,14 @@ static handle *pick(worker *w, uint32_t r) {
 }
 
 /* A buffer to write: mostly one that admits writes. */
-static handle *pick_writable(worker *w, uint32_t r) {
+handle *pick_writable(worker *w, uint32_t r) {
   handle *h = pick(w, r);
   for (unsigned k = 1; k < w->nh && h->acc != RIG_READ_WRITE && (r >> 20) % 5; k++)
     h = pick(w, r + k);
   return h;
 }
 
-static void remember(worker *w, rig_point p) {
+void remember(worker *w, rig_point p) {
   if (w->npts == MAX_PTS) {
     rig_status st = rig_point_wait(w->pts[0]);
     if (st)
@@ -269,7 +222,7 @@ static void remember(worker *w, rig_point p) {
   w->pts[w->npts++] = p;
 }
 
-static void wait_all(worker *w) {
+void wait_all(worker *w) {
   for (unsigned i = 0; i < w->npts; i++) {
     rig_status st = rig_point_wait(w->pts[i]);
     if (st)
@@ -282,11 +235,11 @@ static void wait_all(worker *w) {
 /* What a call over h that the rules admit (valid) or refuse must return:
  * another thread may free a doomed buffer at any time, so a call over
  * one may be refused as well. */
-static int rules(const handle *h, bool valid) {
+int rules(const handle *h, bool valid) {
   return !valid ? MUST_FAIL : h->a->doomed ? MAY : MUST;
 }
 
-static rig_buffer *view_of(worker *w, handle *h, size_t off, size_t len) {
+rig_buffer *view_of(worker *w, handle *h, size_t off, size_t len) {
   rig_buffer *v = NULL;
   rig_status st = rig_buffer_view(h->b, off, len, h->acc, &v);
   if (h->a->doomed && st == RIG_INVALID)
@@ -298,12 +251,12 @@ static rig_buffer *view_of(worker *w, handle *h, size_t off, size_t len) {
 
 /* A range [off, off + n) of a buffer of len bytes: n at least 1 where it
  * can be. */
-static void range(size_t len, uint32_t r1, uint32_t r2, size_t *off, size_t *n) {
+void range(size_t len, uint32_t r1, uint32_t r2, size_t *off, size_t *n) {
   *n = len ? 1 + r1 % len : 0;
   *off = len - *n ? r2 % (len - *n + 1) : 0;
 }
 
-static bool shares_byte(const handle *a, size_t ao, const handle *b, size_t bo, size_t n) {
+bool shares_byte(const handle *a, size_t ao, const handle *b, size_t bo, size_t n) {
   if (a->a != b->a || !n)
     return false;
   size_t x = a->off + ao, y = b->off + bo;
@@ -614,145 +567,6 @@ static void op_free_cache(worker *w, const uint32_t *r) {
   expect(w, rig_free_cache(d), MUST, "free_cache");
 }
 
-/* A prepared submission on the device of a buffer drawn: up to three
- * parts (copies, fills, words) over views of the thread's buffers on that
- * device, sometimes a foreign buffer among them, submitted once or twice
- * with waits on points drawn, and released at once after. */
-typedef struct plan {
-  bool copy;
-  handle *a, *b;
-  size_t ao, bo, n;
-  uint32_t pattern;
-  unsigned size;
-} plan;
-
-typedef struct prepared {
-  rig_device *d;
-  rig_part parts[3];
-  plan plans[3];
-  unsigned nparts, nslots;
-  rig_buffer *slots[MAX_SLOTS];
-  bool own[MAX_SLOTS], valid, words;
-  bool unsure; /* a buffer of another device that d reaches: the driver decides */
-  uint32_t word;
-} prepared;
-
-static void slot(worker *w, prepared *x, handle *h, size_t off, size_t n) {
-  rig_buffer *v = view_of(w, h, off, n);
-  x->unsure |= h->a->doomed;
-  if (h->dev != x->d) {
-    say(w, "  slot %u: b%u of %s, another device", x->nslots, h->id, rig_name(h->dev));
-    if (rig_reaches(x->d, h->a->owner))
-      x->unsure = true;
-    else
-      x->valid = false;
-  }
-  x->own[x->nslots] = v != NULL;
-  x->slots[x->nslots++] = v ? v : h->b;
-  x->valid &= v != NULL;
-}
-
-/* One of the submission's buffers: mostly one on its device, else any. */
-static handle *draw(worker *w, handle **on, unsigned non, uint64_t *s, bool written) {
-  uint64_t x = rnd_next(s);
-  if (x % 12 == 0)
-    return pick(w, (uint32_t)(x >> 8));
-  handle *h = on[(x >> 8) % non];
-  for (unsigned k = 1; k < non && written && h->acc != RIG_READ_WRITE && x % 5; k++)
-    h = on[((x >> 8) + k) % non];
-  return h;
-}
-
-static void draw_part(worker *w, prepared *x, handle **on, unsigned non, uint64_t *s) {
-  unsigned i = x->nparts++, kind = rnd_next(s) % 5;
-  plan *p = &x->plans[i];
-  *p = (plan){.copy = kind < 2, .a = draw(w, on, non, s, kind >= 2), .b = draw(w, on, non, s, true)};
-  if (kind == 4) {
-    x->words = true;
-    x->parts[i] = rig_part_words(&x->word, 1);
-    p->n = 0;
-    say(w, "  part %u: words 0x%08x", i, x->word);
-  } else if (p->copy) {
-    p->n = 1 + rnd_next(s) % (p->a->len < p->b->len ? p->a->len : p->b->len);
-    p->ao = rnd_next(s) % (p->a->len - p->n + 1);
-    p->bo = rnd_next(s) % (p->b->len - p->n + 1);
-    x->valid &= p->b->acc == RIG_READ_WRITE && !shares_byte(p->a, p->ao, p->b, p->bo, p->n);
-    x->parts[i] = rig_part_copy(x->nslots, x->nslots + 1);
-    say(w, "  part %u: copy b%u [%zu, +%zu) -> b%u [%zu]", i, p->a->id, p->ao, p->n, p->b->id,
-        p->bo);
-    slot(w, x, p->a, p->ao, p->n);
-    slot(w, x, p->b, p->bo, p->n);
-  } else {
-    range(p->a->len, (uint32_t)rnd_next(s), (uint32_t)rnd_next(s), &p->ao, &p->n);
-    p->size = 1u << (rnd_next(s) % 3);
-    p->pattern = (uint32_t)rnd_next(s);
-    if (rnd_next(s) % 2)
-      p->n -= p->n % p->size;
-    x->valid &= p->a->acc == RIG_READ_WRITE && p->n % p->size == 0;
-    x->parts[i] = rig_part_fill(x->nslots, p->pattern, p->size);
-    say(w, "  part %u: fill b%u [%zu, +%zu) 0x%08x/%u", i, p->a->id, p->ao, p->n, p->pattern,
-        p->size);
-    slot(w, x, p->a, p->ao, p->n);
-  }
-}
-
-static void apply(const prepared *x) {
-  for (unsigned i = 0; i < x->nparts; i++) {
-    const plan *p = &x->plans[i];
-    if (x->parts[i].kind == RIG_PART_COPY)
-      model_copy(p->a, p->ao, p->b, p->bo, p->n);
-    else if (x->parts[i].kind == RIG_PART_FILL)
-      model_fill(p->a, p->ao, p->n, p->pattern, p->size);
-  }
-}
-
-static void submit_runs(worker *w, prepared *x, rig_submission *sub, const uint32_t *r) {
-  unsigned times = r[6] % 3 == 1 ? 2 : 1;
-  rig_point p = 0;
-  for (unsigned k = 0; k < times && !w->failed; k++) {
-    rig_run *run = NULL;
-    if (!expect(w, rig_submission_take(sub, &run), MUST, "take"))
-      return;
-    rig_point waits[2];
-    unsigned nw = w->npts ? r[7] % 3 : 0;
-    for (unsigned j = 0; j < nw; j++)
-      waits[j] = w->pts[((r[7] >> 4) + j) % w->npts];
-    say(w, "  submit with %u waits", nw);
-    if (expect(w, rig_submit(run, x->slots, x->nslots, waits, nw, &p),
-               x->valid ? (x->unsure ? MAY : MUST) : MUST_FAIL, "submit")) {
-      apply(x);
-      remember(w, p);
-    }
-  }
-  if (r[6] % 3 == 2 && p && !w->failed)
-    expect(w, rig_point_wait(p), MUST, "wait for the submission's point");
-}
-
-static void op_submission(worker *w, const uint32_t *r) {
-  handle *h0 = pick(w, r[0]), *on[MAX_H];
-  prepared x = {.d = h0->dev, .valid = true, .word = 0xd0000000u | (uint32_t)w->op};
-  unsigned non = 0;
-  for (unsigned i = 0; i < w->nh; i++)
-    if (w->h[i].dev == x.d && !w->h[i].a->dead)
-      on[non++] = &w->h[i];
-  if (!non) /* h0 is dead: the submit refuses it */
-    on[non++] = h0;
-  say(w, "%zu submission on %s", w->op, rig_name(x.d));
-  uint64_t s = r[1];
-  unsigned n = 1 + r[2] % 3;
-  while (x.nparts < n)
-    draw_part(w, &x, on, non, &s);
-  bool maybe = rig_runs_on_host(x.d) || !rig_computes(x.d) ||
-               (x.words && strncmp(rig_name(x.d), "test:", 5) != 0);
-  rig_submission *sub = NULL;
-  if (expect(w, rig_submission_make(x.d, x.parts, x.nparts, &sub), maybe ? MAY : MUST, "make")) {
-    submit_runs(w, &x, sub, r);
-    rig_submission_release(sub);
-  }
-  for (unsigned i = 0; i < x.nslots; i++)
-    if (x.own[i])
-      rig_buffer_release(x.slots[i]);
-}
 
 static void run_op(worker *w, const rnd_op *o) {
   unsigned k = o->kind;
