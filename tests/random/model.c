@@ -353,12 +353,17 @@ static void op_of_io(worker *w, const uint32_t *r) {
   add(w, b, a, 0, n, w->ds->io, RIG_READ_WRITE);
 }
 
+/* A put's or get's range: now and then one byte past h. */
+static void blit_range(const handle *h, const uint32_t *r, size_t *off, size_t *n) {
+  range(h->len, r[1], r[2], off, n);
+  if (r[3] % 10 == 0)
+    *n = h->len - *off + 1;
+}
+
 static void op_put(worker *w, const uint32_t *r) {
   handle *h = pick_writable(w, r[0]);
   size_t off, n;
-  range(h->len, r[1], r[2], &off, &n);
-  if (r[3] % 10 == 0)
-    n = h->len - off + 1;
+  blit_range(h, r, &off, &n);
   bool valid = !h->a->dead && h->acc == RIG_READ_WRITE && off + n <= h->len;
   uint8_t *src = malloc(n + 1);
   uint64_t s = r[4];
@@ -373,9 +378,7 @@ static void op_put(worker *w, const uint32_t *r) {
 static void op_get(worker *w, const uint32_t *r) {
   handle *h = pick(w, r[0]);
   size_t off, n;
-  range(h->len, r[1], r[2], &off, &n);
-  if (r[3] % 10 == 0)
-    n = h->len - off + 1;
+  blit_range(h, r, &off, &n);
   if (r[4] % 2)
     off = 0, n = h->len;
   bool valid = !h->a->dead && off + n <= h->len;
