@@ -1,5 +1,6 @@
 /* test_rules_more.c: rules of submitting and of reaching that no other test
- * checks on its own (VALID-19, VALID-21, SUBMIT-5, MACH-10).
+ * checks on its own (VALID-19, VALID-21, SUBMIT-5, MACH-10, RECLAIM-55,
+ * RECLAIM-61, RECLAIM-62).
  *
  * "fake" is a driver of this file, opened with rig_open_driver, whose
  * behaviour each test sets through its arguments:
@@ -397,12 +398,101 @@ static void mach_10_reaches_is_what_a_borrow_gives(void **state) {
   close_release(m);
 }
 
+/* ---- reclamation of mappings and staging ------------------------------- */
+
+static int hook_calls;
+static uint64_t host_at_hook;
+static rig_buffer *held_by_hook; /* a buffer the collector hook releases */
+
+static void collector(void *ctx) {
+  (void)ctx;
+  hook_calls++;
+  host_at_hook = rig_allocated(rig_host());
+  if (held_by_hook) {
+    rig_buffer_release(held_by_hook);
+    held_by_hook = NULL;
+  }
+}
+
+/* RECLAIM-55: a host allocation over the host's budget returns, from round
+ * 2 on, the staging memory no copy holds, which counts in that budget
+ * wherever a device keeps it: here a GPU's (host=0) staging of a put.
+ * Round 1 leaves it: round 2's collector hook still finds it counted. */
+static void reclaim_55_round_2_returns_idle_staging(void **state) {
+  (void)state;
+  rig_device *g = open_ok("test:reclaim-55,delay_us=0,host=0"), *host = rig_host();
+  rig_buffer *on_g = create_ok(g, 65536), *h = NULL;
+  ok(rig_free_cache(host)); /* round 1 finds no cache to give back */
+  uint64_t budget = rig_budget(host), before = rig_allocated(host);
+  ok(rig_set_budget(host, before + 2 * 65536));
+  static unsigned char bytes[65536];
+  ok(rig_buffer_put(on_g, 0, bytes, sizeof bytes)); /* through staging */
+  ok(rig_buffer_wait(on_g, RIG_READ_WRITE));        /* its copy done: idle */
+  uint64_t staged = rig_allocated(host) - before;
+  assert_true(staged >= 65536);
+  hook_calls = 0;
+  rig_set_collector(collector, NULL);
+  rig_status st = rig_buffer_create(host, 2 * 65536, &h);
+  rig_set_collector(NULL, NULL);
+  ok(rig_set_budget(host, budget));
+  check_ok(st, "a host allocation that only staging's return lets fit");
+  assert_true(hook_calls >= 1);
+  assert_true(host_at_hook >= before + staged); /* round 1 kept it */
+  rig_buffer_release(h);
+  rig_buffer_release(on_g);
+  close_release(g);
+}
+
+/* RECLAIM-61, RECLAIM-62: a borrow's mapping the driver has no room for
+ * (map_limit) first runs the collector hook, waits for the devices' unfinished
+ * work and returns the mappings of ended borrows, then asks again; it
+ * returns no other cached memory. Three borrows need it: one ended while its
+ * work still ran, one the collector hook releases, and the staging of a put
+ * (a mapping too) after an ended borrow; a cached allocation of the device
+ * stays counted throughout. */
+static void reclaim_61_62_mapping_room_frees_borrows_and_staging(void **state) {
+  (void)state;
+  rig_device *g = open_ok("test:reclaim-61,delay_us=100000,map_limit=65536,host=0");
+  rig_buffer *h1 = create_ok(rig_host(), 65536), *h2 = create_ok(rig_host(), 65536);
+  rig_buffer *cached = create_ok(g, 65536), *b1 = NULL, *b2 = NULL;
+  rig_buffer_release(cached);
+  rig_buffer_release(create_ok(g, 256)); /* moves it into the cache */
+  assert_true(rig_allocated(g) >= 65536 + 256);
+  /* an ended borrow whose work has not finished */
+  ok(rig_buffer_borrow(g, h1, &b1));
+  rig_point p;
+  ok(rig_buffer_submit_fill(b1, 7, 4, &p));
+  rig_buffer_release(b1);
+  check_ok(rig_buffer_borrow(g, h2, &b2), "a borrow once the ended one's work is done");
+  assert_true(rig_point_reached(p));
+  /* a borrow the collector hook releases */
+  held_by_hook = b2;
+  rig_set_collector(collector, NULL);
+  rig_status st = rig_buffer_borrow(g, h1, &b1);
+  rig_set_collector(NULL, NULL);
+  check_ok(st, "a borrow once the collector released the other");
+  assert_null(held_by_hook);
+  /* staging (a mapping) once the borrow ended */
+  rig_buffer_release(b1);
+  rig_buffer *on_g = create_ok(g, 256);
+  uint32_t w = 9;
+  check_ok(rig_buffer_put(on_g, 0, &w, sizeof w), "a put whose staging needs the borrow's room");
+  ok(rig_buffer_wait(on_g, RIG_READ_WRITE));
+  assert_true(rig_allocated(g) >= 65536 + 256); /* RECLAIM-62: the cached 64 KiB stayed */
+  rig_buffer_release(on_g);
+  rig_buffer_release(h1);
+  rig_buffer_release(h2);
+  close_release(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(valid_19_no_ref_to_handle_only_memory),
       cmocka_unit_test(valid_21_fixed_queue_limits_a_submission),
       cmocka_unit_test(submit_5_a_blocking_submit_holds_submits_and_commits),
       cmocka_unit_test(mach_10_reaches_is_what_a_borrow_gives),
+      cmocka_unit_test(reclaim_55_round_2_returns_idle_staging),
+      cmocka_unit_test(reclaim_61_62_mapping_room_frees_borrows_and_staging),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
