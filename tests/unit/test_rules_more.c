@@ -1,6 +1,6 @@
 /* test_rules_more.c: rules of submitting and of reaching that no other test
  * checks on its own (VALID-19, VALID-21, SUBMIT-5, MACH-10, RECLAIM-55,
- * RECLAIM-61, RECLAIM-62).
+ * RECLAIM-61, RECLAIM-62, ERR-10).
  *
  * "fake" is a driver of this file, opened with rig_open_driver, whose
  * behaviour each test sets through its arguments:
@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ typedef struct fake {
   _Atomic uint64_t taken;     /* the last value submitted */
   _Atomic int submits, in_submit, commits;
   _Atomic bool overlap;       /* a submit or commit ran beside a submit */
+  _Atomic int peer_calls, peer_masked, submit_masked; /* SIGUSR1 blocked in peer, submit */
   pthread_mutex_t lock;
   pthread_cond_t opened;
   bool open;                  /* the gate */
@@ -94,8 +96,25 @@ static int fake_room(void *h, const rig_edge_work *w, bool *out) {
   return RIG_EDGE_OK;
 }
 
+/* Whether the calling thread has SIGUSR1 blocked now. */
+static bool usr1_blocked(void) {
+  sigset_t now;
+  pthread_sigmask(SIG_BLOCK, NULL, &now);
+  return sigismember(&now, SIGUSR1) == 1;
+}
+
+static bool fake_peer(void *h, void *other) {
+  fake *f = h;
+  atomic_fetch_add(&f->peer_calls, 1);
+  if (usr1_blocked())
+    atomic_fetch_add(&f->peer_masked, 1);
+  return true;
+}
+
 static int fake_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   fake *f = h;
+  if (usr1_blocked())
+    atomic_fetch_add(&f->submit_masked, 1);
   if (atomic_fetch_add(&f->in_submit, 1) > 0)
     atomic_store(&f->overlap, true);
   atomic_fetch_add(&f->submits, 1);
@@ -168,6 +187,7 @@ static const rig_edge_driver fake_driver = {
     .load = fake_load,
     .resolve = fake_resolve,
     .unload = fake_unload,
+    .peer = fake_peer,
 };
 
 /* The same driver with a commit: with gate, work runs once committed. */
@@ -485,6 +505,32 @@ static void reclaim_61_62_mapping_room_frees_borrows_and_staging(void **state) {
   close_release(g);
 }
 
+/* ERR-10: the peer check waits for nothing, so rig calls it with the
+ * caller's signal mask, not ERR-9's (all but the synchronous signals
+ * blocked): the driver's peer sees SIGUSR1 unblocked, while its submit, a
+ * call that may wait, sees it blocked. */
+static void err_10_the_peer_check_runs_unmasked(void **state) {
+  (void)state;
+  fake *f, *g;
+  rig_device *d = open_fake("err-10-a", &f), *e = open_fake("err-10-b", &g);
+  sigset_t usr1, old;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_UNBLOCK, &usr1, &old);
+  assert_true(rig_reaches(d, e)); /* MACH-17: asks d's driver */
+  rig_buffer *b = create_ok(d, 64);
+  rig_point p;
+  ok(rig_buffer_submit_fill(b, 1, 4, &p));
+  ok(rig_point_wait(p));
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  assert_true(atomic_load(&f->peer_calls) >= 1);
+  assert_int_equal(atomic_load(&f->peer_masked), 0);
+  assert_true(atomic_load(&f->submit_masked) >= 1); /* ERR-9 around the rest */
+  rig_buffer_release(b);
+  close_release(d);
+  close_release(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(valid_19_no_ref_to_handle_only_memory),
@@ -492,6 +538,7 @@ int main(void) {
       cmocka_unit_test(submit_5_a_blocking_submit_holds_submits_and_commits),
       cmocka_unit_test(mach_10_reaches_is_what_a_borrow_gives),
       cmocka_unit_test(reclaim_55_round_2_returns_idle_staging),
+      cmocka_unit_test(err_10_the_peer_check_runs_unmasked),
       cmocka_unit_test(reclaim_61_62_mapping_room_frees_borrows_and_staging),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
