@@ -761,18 +761,23 @@ void rig__device_drained(rig_device *d) {
  * reference each so that none goes while its memory moves. */
 void rig__move_everywhere(void) {
   rig_device *list[64];
-  size_t n = 0;
-  pthread_mutex_lock(&registry);
-  for (unsigned b = 0; b < NAME_BUCKETS && n < 64; b++)
-    for (name_entry *e = names[b]; e && n < 64; e = e->next)
-      if (e->dev && !e->opening)
-        list[n++] = rig_device_retain(e->dev);
-  pthread_mutex_unlock(&registry);
+  size_t n = rig__devices_retain(list, 64);
   rig__move_collected(rig__host_device());
   for (size_t i = 0; i < n; i++) {
     rig__move_collected(list[i]);
     rig_device_release(list[i]);
   }
+}
+
+size_t rig__devices_retain(rig_device **list, size_t max) {
+  size_t n = 0;
+  pthread_mutex_lock(&registry);
+  for (unsigned b = 0; b < NAME_BUCKETS && n < max; b++)
+    for (name_entry *e = names[b]; e && n < max; e = e->next)
+      if (e->dev && !e->opening)
+        list[n++] = rig_device_retain(e->dev);
+  pthread_mutex_unlock(&registry);
+  return n;
 }
 
 void rig__registry_lock(void) { pthread_mutex_lock(&registry); }

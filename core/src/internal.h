@@ -309,6 +309,11 @@ RIG__HIDDEN void rig__alloc_free_early(rig__alloc *a);
 RIG__HIDDEN void rig__reclaim_round(rig_device *d, int round);
 /* Moves every open device's collected memory (RECLAIM-19). */
 RIG__HIDDEN void rig__move_everywhere(void);
+/* Retains up to max open devices (the host aside) into list: their count. */
+RIG__HIDDEN size_t rig__devices_retain(rig_device **list, size_t max);
+/* What a mapping the driver had no room for frees before its one retry
+ * (RECLAIM-60..62). RIG_INTERRUPTED where the wait hook ended a wait. */
+RIG__HIDDEN rig_status rig__reclaim_mappings(void);
 /* Moves d's collected memory whose points are reached (RECLAIM-16). */
 RIG__HIDDEN void rig__move_collected(rig_device *d);
 RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off,
