@@ -342,6 +342,7 @@ static void run_destroy(rig_run *r) {
   free(r->blocks);
   free(r->parts);
   free(r->uses);
+  free(r->bufs);
   free(r);
 }
 
@@ -355,8 +356,9 @@ static rig_run *run_new(rig_submission *s) {
   r->s = s;
   r->parts = calloc(s->nparts, sizeof *r->parts);
   r->uses = calloc(s->nuses + 1, sizeof *r->uses);
+  r->bufs = calloc(s->nslots + 1, sizeof *r->bufs);
   r->blocks = calloc(s->nblocks + 1, sizeof *r->blocks);
-  bool ok = r->parts && r->uses && r->blocks;
+  bool ok = r->parts && r->uses && r->bufs && r->blocks;
   for (uint32_t i = 0; ok && i < s->nparts; i++) {
     uint32_t k = s->block_of[i];
     if (k != UINT32_MAX &&
@@ -668,9 +670,12 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
   if (n != s->nslots || (n && !bufs) || (nwaits && !waits) || !out)
     return rig__fail(RIG_INVALID, d, 0, "rig_submit: %zu buffers for %u slots", n, s->nslots);
   rig_status st;
-  for (uint32_t i = 0; i < n; i++)                      /* SUBMIT-10: read once */
-    if ((st = check_buffer(d, s, bufs[i], i)))
+  /* Each element is read once, into the run: what another thread stores
+   * into the array meanwhile changes nothing checked (SUBMIT-10). */
+  for (uint32_t i = 0; i < n; i++)
+    if ((st = check_buffer(d, s, r->bufs[i] = bufs[i], i)))
       return st;
+  bufs = r->bufs;
   size_t nuses = 0;
   for (uint32_t i = 0; i < s->nparts; i++)
     if ((st = build_part(r, i, bufs, &nuses)))

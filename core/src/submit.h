@@ -21,6 +21,7 @@ struct rig_run {
   pthread_t owner;
   rig_edge_part *parts;
   rig__use *uses;
+  rig_buffer **bufs;            /* the submit's buffers, read once (SUBMIT-10) */
   block *blocks;
   struct rig_run *next_free, *next_all;
 };
