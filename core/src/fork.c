@@ -43,7 +43,10 @@ void rig__fork_note_driver(const rig_edge_driver *t) {
 
 /* Drivers' locks come last: core calls drivers holding its own (ERR-9:
  * with signals blocked, as any driver call). */
-static void drivers_fork(uint32_t phase) {
+static void drivers_fork(rig__fork_phase ph) {
+  uint32_t phase = ph == RIG__FORK_PREPARE  ? RIG_EDGE_FORK_PREPARE
+                   : ph == RIG__FORK_CHILD ? RIG_EDGE_FORK_CHILD
+                                           : RIG_EDGE_FORK_PARENT;
   sigset_t old;
   rig__signals_block(&old);
   for (unsigned i = 0; i < ndrivers; i++)
@@ -51,38 +54,34 @@ static void drivers_fork(uint32_t phase) {
   rig__signals_restore(&old);
 }
 
-/* The lock order of internal.h, outer first. */
-static void prepare(void) {
-  rig__devices_fork(RIG__FORK_PREPARE, offsetof(rig_device, submit_lock));
-  rig__stopped_fork(RIG__FORK_PREPARE);
-  rig__registry_fork(RIG__FORK_PREPARE);
-  rig__plugins_fork(RIG__FORK_PREPARE);
-  rig__locals_fork(RIG__FORK_PREPARE);
-  rig__devices_fork(RIG__FORK_PREPARE, offsetof(rig_device, mem_lock));
-  rig__devices_fork(RIG__FORK_PREPARE, offsetof(rig_device, hang_lock));
-  rig__pool_fork(RIG__FORK_PREPARE);
-  rig__mags_fork(RIG__FORK_PREPARE);
-  rig__buffers_fork(RIG__FORK_PREPARE);
-  rig__records_fork(RIG__FORK_PREPARE);
-  rig__objects_fork(RIG__FORK_PREPARE);
-  drivers_fork(RIG_EDGE_FORK_PREPARE);
+static void submit_locks(rig__fork_phase ph) {
+  rig__devices_fork(ph, offsetof(rig_device, submit_lock));
+}
+static void memory_locks(rig__fork_phase ph) {
+  rig__devices_fork(ph, offsetof(rig_device, mem_lock));
+}
+static void hang_locks(rig__fork_phase ph) {
+  rig__devices_fork(ph, offsetof(rig_device, hang_lock));
 }
 
-/* Gives back what prepare took, inner first. */
+/* The lock order of internal.h, outer first: prepare takes them in it,
+ * parent and child give them back the other way. */
+static void (*const order[])(rig__fork_phase) = {
+    submit_locks,       rig__stopped_fork, rig__registry_fork, rig__plugins_fork,
+    rig__locals_fork,   memory_locks,      hang_locks,         rig__pool_fork,
+    rig__mags_fork,     rig__buffers_fork, rig__records_fork,  rig__objects_fork,
+    drivers_fork,
+};
+#define STEPS (sizeof order / sizeof order[0])
+
+static void prepare(void) {
+  for (size_t i = 0; i < STEPS; i++)
+    order[i](RIG__FORK_PREPARE);
+}
+
 static void release(rig__fork_phase ph) {
-  drivers_fork(ph == RIG__FORK_CHILD ? RIG_EDGE_FORK_CHILD : RIG_EDGE_FORK_PARENT);
-  rig__objects_fork(ph);
-  rig__records_fork(ph);
-  rig__buffers_fork(ph);
-  rig__mags_fork(ph);
-  rig__pool_fork(ph);
-  rig__devices_fork(ph, offsetof(rig_device, hang_lock));
-  rig__devices_fork(ph, offsetof(rig_device, mem_lock));
-  rig__locals_fork(ph);
-  rig__plugins_fork(ph);
-  rig__registry_fork(ph);
-  rig__stopped_fork(ph);
-  rig__devices_fork(ph, offsetof(rig_device, submit_lock));
+  for (size_t i = STEPS; i-- > 0;)
+    order[i](ph);
 }
 
 static void parent(void) { release(RIG__FORK_PARENT); }
