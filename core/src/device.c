@@ -229,7 +229,10 @@ void rig__device_free(rig_device *d) {
 }
 
 /* Every record ever made, newest first, linked by all_next: records are
- * never freed, so the fork handlers walk it without a lock (fork.c). */
+ * never freed, so it is read without a lock. A record joins it under
+ * records_lock, which a fork holds first, so that its handlers walk one
+ * list and take and give back the locks of the same records (fork.c). */
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(rig_device *) records;
 
 /* A record made once: its locks, and its place on the list of records. */
@@ -240,10 +243,10 @@ static rig_device *record_make(void) {
   pthread_mutex_init(&d->submit_lock, NULL);
   pthread_mutex_init(&d->mem_lock, NULL);
   pthread_mutex_init(&d->hang_lock, NULL);
-  rig_device *head = atomic_load(&records);
-  do
-    d->all_next = head;
-  while (!atomic_compare_exchange_weak(&records, &head, d));
+  pthread_mutex_lock(&records_lock);
+  d->all_next = atomic_load(&records);
+  atomic_store(&records, d);
+  pthread_mutex_unlock(&records_lock);
   return d;
 }
 
@@ -804,6 +807,8 @@ void rig__fork_mutex(pthread_mutex_t *m, rig__fork_phase ph) {
   else
     pthread_mutex_unlock(m);
 }
+
+void rig__records_list_fork(rig__fork_phase ph) { rig__fork_mutex(&records_lock, ph); }
 
 void rig__devices_fork(rig__fork_phase ph, size_t lock) {
   rig__fork_mutex((pthread_mutex_t *)((char *)rig__host_device() + lock), ph);

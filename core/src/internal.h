@@ -4,6 +4,7 @@
  * Lock order (outer first): a thread that holds one of these takes only
  * those below it. TSan checks it in CI, and a fork's prepare handler takes
  * them all in this order (fork.c):
+ *   the list of device records (device.c: a new record joins it)
  *   every device's submit lock (timeline.c: values in acceptance order),
  *     the host's first, then every device record's; no thread holds two.
  *     The host's runs the program's kernels, whose chunks on the pool's
@@ -259,6 +260,8 @@ RIG__HIDDEN void rig__fork_mutex(pthread_mutex_t *m, rig__fork_phase ph);
 /* The lock at offset lock (offsetof(rig_device, mem_lock), say) of the
  * host and of every device record ever made, in one order (device.c). */
 RIG__HIDDEN void rig__devices_fork(rig__fork_phase ph, size_t lock);
+/* The list of device records: no record joins it during a fork. */
+RIG__HIDDEN void rig__records_list_fork(rig__fork_phase ph);
 /* Calls fn on every device record but the host's, in use or not. */
 RIG__HIDDEN void rig__devices_each(void (*fn)(rig_device *));
 RIG__HIDDEN void rig__registry_fork(rig__fork_phase ph);    /* device.c */
