@@ -60,17 +60,14 @@ static void submit_locks(rig__fork_phase ph) {
 static void memory_locks(rig__fork_phase ph) {
   rig__devices_fork(ph, offsetof(rig_device, mem_lock));
 }
-static void hang_locks(rig__fork_phase ph) {
-  rig__devices_fork(ph, offsetof(rig_device, hang_lock));
-}
 
 /* The lock order of internal.h, outer first: prepare takes them in it,
  * parent and child give them back the other way. */
 static void (*const order[])(rig__fork_phase) = {
     rig__records_list_fork, submit_locks,      rig__stopped_fork, rig__registry_fork,
-    rig__plugins_fork,      rig__locals_fork,  memory_locks,      hang_locks,
-    rig__pool_fork,         rig__mags_fork,    rig__buffers_fork, rig__records_fork,
-    rig__objects_fork,      drivers_fork,
+    rig__plugins_fork,      rig__locals_fork,  memory_locks,      rig__pool_fork,
+    rig__mags_fork,         rig__buffers_fork, rig__records_fork, rig__objects_fork,
+    drivers_fork,
 };
 #define STEPS (sizeof order / sizeof order[0])
 

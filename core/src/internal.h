@@ -3,21 +3,22 @@
  *
  * Lock order (outer first): a thread that holds one of these takes only
  * those below it. TSan checks it in CI, and a fork's prepare handler takes
- * them all in this order (fork.c):
+ * them in this order (fork.c), all but the two marked "not at a fork":
  *   the list of device records (device.c: a new record joins it)
  *   every device's submit lock (timeline.c: values in acceptance order),
  *     the host's first, then every device record's; no thread holds two.
  *     The host's runs the program's kernels, whose chunks on the pool's
  *     workers run with no lock held, so it comes before any other.
  *     > an allocation's lock (stamps.c), which only the stamps' writers
- *       take, each under the submit lock of the device it stamps
+ *       take, each under the submit lock of the device it stamps (not at
+ *       a fork)
  *   the stopped list (reclaim.c)
  *   registry (device.c: names and slots)
  *   plugins (loader.c)
  *   locals (local.c: keys' init runs under it)
  *   every device's memory lock (reclaim.c, staging.c: cache, collected,
  *     budget, staging)
- *   every device's hang lock (hang.c)
+ *   a device's hang lock (hang.c: its clock; not at a fork)
  *   the launch pool (pool.c)
  *   the magazines' list (magazine.c), then each magazine's busy flag
  *   buffer records (buffer.c), device records, losses (device.c)
@@ -33,8 +34,11 @@
  * Fork (docs/fork.md): only the forking thread goes on in the child, so a
  * lock another thread held at the fork would stay held there. Every lock
  * of core is therefore taken by the prepare handler in the order above and
- * given back after the fork, or is never held at a fork: the allocations'
- * locks (under a submit lock), and none else. A lock added to core joins
+ * given back after the fork, or no child needs it: the allocations' locks
+ * are never held at a fork (only under a submit lock), and devices' hang
+ * locks (hang.c), a leaf under a submit lock or none, are taken only to
+ * watch a live device with a hang bound, which a child's inherited devices
+ * are not (lost, or io, or the host: no bound). A lock added to core joins
  * the order and its file's rig__*_fork, or says why no child needs it.
  * Condition variables and state that other threads leave half done are
  * made anew in the child (the registry's openings, the launch pool, the
