@@ -58,14 +58,17 @@ static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static io_dev *handles;
 
 /* The edge's fork hook (ABI 1.4): core calls it holding its own locks. The
- * list's lock, then each handle's, as no other call nests them. */
+ * list's lock, then each handle's, then the SIGBUS handler's installation
+ * (fault.c), as no other call nests them. */
 static void io_fork(uint32_t phase) {
   if (phase == RIG_EDGE_FORK_PREPARE) {
     pthread_mutex_lock(&handles_lock);
     for (io_dev *d = handles; d; d = d->next)
       pthread_mutex_lock(&d->lock);
+    io_fault_fork(phase);
     return;
   }
+  io_fault_fork(phase);
   for (io_dev *d = handles; d; d = d->next)
     pthread_mutex_unlock(&d->lock);
   pthread_mutex_unlock(&handles_lock);
