@@ -11,7 +11,7 @@
  * or the host's buffer is under 64 KiB (RECLAIM-47). A create takes an exact
  * fit from the cache without allocating (RECLAIM-7).
  *
- * Lock order: a device's mem_lock, then an allocation's lock.
+ * Lock order: internal.h; a move reads stamps with no lock (stamps.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -577,6 +577,8 @@ void rig__stopped_add(rig_device *d) {
   atomic_fetch_add(&nstopped, 1);
   pthread_mutex_unlock(&stopped_lock);
 }
+
+void rig__stopped_fork(rig__fork_phase ph) { rig__fork_mutex(&stopped_lock, ph); }
 
 void rig__move_stopped(void) {
   if (atomic_load(&nstopped) == 0)

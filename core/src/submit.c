@@ -291,7 +291,7 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
     }
   s->nslots = nslots;
   s->dev = rig_device_retain(d);
-  pthread_mutex_init(&s->lock, NULL);
+  s->lock = rig__object_lock(s);
   atomic_store(&s->refs, 1);
   *out = s;
   return RIG_OK;
@@ -326,7 +326,6 @@ RIG_API void rig_submission_release(rig_submission *s) {
     s->keep_node = NULL;                     /* the queue owns it now */
   }
   release_holds(s);
-  pthread_mutex_destroy(&s->lock);
   rig__kept *node = s->memory_node;
   s->memory_node = NULL;
   rig__keep_push(d, node, s, free_later);
@@ -380,7 +379,7 @@ static rig_run *run_new(rig_submission *s) {
 /* A run for take from the free list, under the pool's lock, or a slot for
  * a new one (*make); NULL with *make false while every run is taken. */
 static rig_run *take_free(rig_submission *s, bool *make) {
-  rig__lock(&s->lock);
+  rig__lock(s->lock);
   /* The spare again: a run freed since the caller looked is free now. */
   rig_run *r = atomic_exchange(&s->spare, NULL);
   if (!r && (r = s->free_runs))
@@ -388,7 +387,7 @@ static rig_run *take_free(rig_submission *s, bool *make) {
   *make = !r && s->nruns < RIG_SUBMISSION_RUNS;
   if (*make)
     s->nruns++;
-  rig__unlock(&s->lock);
+  rig__unlock(s->lock);
   return r;
 }
 
@@ -409,18 +408,18 @@ RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
                      "a submit gives its run back",
                      RIG_SUBMISSION_RUNS);
   if (make && !(r = run_new(s))) {
-    rig__lock(&s->lock);
+    rig__lock(s->lock);
     s->nruns--;
-    rig__unlock(&s->lock);
+    rig__unlock(s->lock);
     return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0, "rig_submission_take: out of memory");
   }
   r->owner = pthread_self();
   atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
   if (make) {
-    rig__lock(&s->lock);
+    rig__lock(s->lock);
     r->next_all = s->all_runs;
     s->all_runs = r;
-    rig__unlock(&s->lock);
+    rig__unlock(s->lock);
   }
   *out = r;
   return RIG_OK;
@@ -432,10 +431,10 @@ static void run_free(rig_run *r) {
   atomic_store_explicit(&r->state, RUN_FREE, memory_order_release);
   if (atomic_compare_exchange_strong(&s->spare, &none, r))
     return;
-  pthread_mutex_lock(&s->lock); /* not counted: submit frees inside a lock too */
+  pthread_mutex_lock(s->lock); /* not counted: submit frees inside a lock too */
   r->next_free = s->free_runs;
   s->free_runs = r;
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(s->lock);
 }
 
 /* A buffer d's work cannot address as it is: one of another device that d
@@ -632,7 +631,7 @@ static void order_parts(rig_run *r, rig_buffer *const *bufs) {
  * SUBMIT-14). */
 static bool claim_free(rig_run *r) {
   rig_submission *s = r->s;
-  pthread_mutex_lock(&s->lock); /* not counted, as in run_free */
+  pthread_mutex_lock(s->lock); /* not counted, as in run_free */
   rig_run *spare = r;
   bool free_run = atomic_compare_exchange_strong(&s->spare, &spare, NULL);
   for (rig_run **p = &s->free_runs; !free_run && *p; p = &(*p)->next_free)
@@ -645,7 +644,7 @@ static bool claim_free(rig_run *r) {
     r->owner = pthread_self();
     atomic_store_explicit(&r->state, RUN_SUBMITTING, memory_order_release);
   }
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(s->lock);
   return free_run;
 }
 

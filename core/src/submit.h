@@ -42,7 +42,8 @@ struct rig_submission {
    * the program's kept value, and the submission's own memory, which the
    * work it submitted may still read (RUN-8). */
   rig__kept *keep_node, *memory_node;
-  pthread_mutex_t lock;          /* the run pool */
+  pthread_mutex_t *lock;         /* the run pool: one of the objects'
+                                    locks, which a fork takes (lock.c) */
   /* One free run outside the list: a take and a free of it cost one
    * exchange each, not a lock and an unlock (P1). */
   _Atomic(rig_run *) spare;
