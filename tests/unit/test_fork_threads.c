@@ -16,9 +16,9 @@
  * that hangs, and counts it: the test passes only with no hung and no
  * failed child.
  *
- * FORK_THREADS_FORKS sets the number of forks (200; 100 under TSan and
- * ASan, whose forks copy their shadow memory too, at about 0.5 s each
- * here), FORK_THREADS_HANG_S the bound, and
+ * FORK_THREADS_FORKS sets the number of forks (200, under TSan and ASan
+ * too, whose forks copy their shadow memory, at about 0.5 s each here),
+ * FORK_THREADS_HANG_S the bound, and
  * FORK_THREADS_GDB=1 prints each hung child's stack. */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -360,11 +360,7 @@ static unsigned forks_wanted(void) {
   const char *env = getenv("FORK_THREADS_FORKS");
   if (env && atoi(env) > 0)
     return (unsigned)atoi(env);
-#if defined(UNDER_TSAN) || defined(UNDER_ASAN)
-  return 100;
-#else
   return 200;
-#endif
 }
 
 static void no_child_of_fork_finds_a_lock_held(void **state) {
