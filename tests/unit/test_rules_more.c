@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rig/edge.h>
@@ -671,19 +670,7 @@ static void open_14_child(void) {
  * took nor the lost device's. */
 static void open_14_the_failure_takes_no_slot(void **state) {
   (void)state;
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0)
-    open_14_child();
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    print_error("the child ended with status %#x\n", status);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
-  assert_null(rig_failure());
+  run_in_child(open_14_child);
 }
 
 /* A fill of b (its device's queue) after point w of another device. */
