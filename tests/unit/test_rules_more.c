@@ -1,6 +1,6 @@
 /* test_rules_more.c: rules of submitting and of reaching that no other test
  * checks on its own (VALID-19, VALID-21, SUBMIT-5, MACH-10, RECLAIM-55,
- * RECLAIM-61, RECLAIM-62, ERR-10).
+ * RECLAIM-61, RECLAIM-62, ERR-10, OPEN-13, OPEN-14, OPEN-22).
  *
  * "fake" is a driver of this file, opened with rig_open_driver, whose
  * behaviour each test sets through its arguments:
@@ -9,6 +9,7 @@
  *           counting one word and a words part its words (no grow)
  *   gate    its submit blocks until the test opens the gate (MAY_BLOCK);
  *           its work runs only once committed
+ *   opengate  its open blocks while the test holds the open gate shut
  * Its work completes at once: submit (or commit, with gate) sets the word.
  */
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rig/edge.h>
 
@@ -43,7 +45,23 @@ typedef struct fake {
 
 static fake *last_fake; /* the device the test opened last */
 
+/* The open gate (opengate): shut, an open waits inside the driver. */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t open_cond = PTHREAD_COND_INITIALIZER;
+static bool open_shut, in_open;
+
+static void open_gate_wait(void) {
+  pthread_mutex_lock(&open_lock);
+  in_open = true;
+  pthread_cond_broadcast(&open_cond);
+  while (open_shut)
+    pthread_cond_wait(&open_cond, &open_lock);
+  pthread_mutex_unlock(&open_lock);
+}
+
 static int fake_open(const char *args, void **out, rig_edge_error *err) {
+  if (strstr(args, "opengate"))
+    open_gate_wait();
   fake *f = calloc(1, sizeof *f);
   if (!f)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "fake: out of memory");
@@ -531,6 +549,183 @@ static void err_10_the_peer_check_runs_unmasked(void **state) {
   close_release(e);
 }
 
+/* ---- slots and word mappings ------------------------------------------- */
+
+/* Submits a words-only piece of work on d: no buffer, so no memory holds
+ * its slot (OPEN-11). */
+static rig_status submit_words(rig_device *d, rig_point *p) {
+  static const uint32_t packet[1] = {0};
+  rig_part part = rig_part_words(packet, 1);
+  rig_submission *s;
+  rig_run *r;
+  ok(rig_submission_make(d, &part, 1, &s));
+  ok(rig_submission_take(s, &r));
+  rig_status st = rig_submit(r, NULL, 0, NULL, 0, p);
+  rig_submission_release(s);
+  return st;
+}
+
+/* OPEN-13: a device that never stops keeps its slot: a test device whose
+ * first work never finishes, lost by a fault, holding no memory, closed;
+ * with silent_stop its stop never reports that work's value, so it never
+ * stops, and through moves and eight opens no device takes its slot. The
+ * same device whose stop reports gives its slot to the next open (the slot
+ * freed last), which shows the opens would find it. */
+static void open_13_a_device_that_never_stops_keeps_its_slot(void **state) {
+  (void)state;
+  for (int silent = 0; silent <= 1; silent++) {
+    char name[64];
+    snprintf(name, sizeof name, "test:open-13-%d,hang_nth=1,fault_nth=2,silent_stop=%d", silent,
+             silent);
+    rig_device *d = open_ok(name);
+    uint32_t s = slot_of(d);
+    rig_point p;
+    ok(submit_words(d, &p));                            /* never finishes */
+    assert_int_equal(submit_words(d, &p), RIG_LOST);   /* the fault */
+    check_ok(rig_close(d), "close");                    /* its stop returns */
+    for (int i = 0; i < 8; i++) {
+      ok(rig_free_cache(d));
+      ok(rig_free_cache(rig_host()));
+      snprintf(name, sizeof name, "memory:open-13-%d-%d", silent, i);
+      rig_device *e = open_ok(name);
+      uint32_t got = slot_of(e);
+      close_release(e);
+      if (!silent) {
+        assert_int_equal(got, s); /* stopped: its slot is free, and taken */
+        break;
+      }
+      assert_int_not_equal(got, s);
+    }
+    rig_device_release(d);
+  }
+}
+
+/* ---- OPEN-14: in a forked child, since rig_fail fails the process ---- */
+
+#define CHILD_CHECK(n, cond)                                                 \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "check %d failed: %s (%s)\n", n, #cond,                \
+              rig_last_error()->message);                                    \
+      _exit(n);                                                              \
+    }                                                                        \
+  } while (0)
+
+struct racing_open {
+  rig_device *d;
+  rig_status st;
+};
+
+static void *open_in_thread(void *arg) {
+  struct racing_open *o = arg;
+  o->st = rig_open_driver("fake:open-14-racing", &fake_driver, "opengate", &o->d);
+  return NULL;
+}
+
+static void open_14_child(void) {
+  rig_device *x = NULL, *q = NULL, *q2 = NULL;
+  CHILD_CHECK(1, rig_memory_device("open-14-x", &x) == RIG_OK);
+  uint32_t sx = slot_of(x);
+  /* The slot freed last is the next open's: q's, as q2 shows. */
+  CHILD_CHECK(2, rig_memory_device("open-14-q", &q) == RIG_OK);
+  uint32_t sq = slot_of(q);
+  CHILD_CHECK(3, rig_close(q) == RIG_OK);
+  rig_device_release(q);
+  CHILD_CHECK(4, rig_memory_device("open-14-q2", &q2) == RIG_OK && slot_of(q2) == sq);
+  CHILD_CHECK(5, rig_close(q2) == RIG_OK);
+  rig_device_release(q2);
+  /* An open under way as rig_fail runs takes a slot after it (ERR-42). */
+  struct racing_open o = {0};
+  pthread_t t;
+  open_shut = true;
+  pthread_create(&t, NULL, open_in_thread, &o);
+  pthread_mutex_lock(&open_lock);
+  while (!in_open)
+    pthread_cond_wait(&open_cond, &open_lock);
+  pthread_mutex_unlock(&open_lock);
+  rig_fail("open-14: failed on purpose");
+  CHILD_CHECK(6, rig_lost(x) != NULL);
+  CHILD_CHECK(7, rig_free_cache(x) == RIG_OK && rig_free_cache(rig_host()) == RIG_OK);
+  pthread_mutex_lock(&open_lock);
+  open_shut = false;
+  pthread_cond_broadcast(&open_cond);
+  pthread_mutex_unlock(&open_lock);
+  pthread_join(t, NULL);
+  CHILD_CHECK(8, o.st == RIG_OK && o.d && rig_lost(o.d));
+  /* The failure took no slot: the racing open has the slot freed last;
+   * and x, lost by it, kept its own. */
+  CHILD_CHECK(9, slot_of(o.d) == sq);
+  CHILD_CHECK(10, slot_of(x) == sx && sx != sq);
+  rig_device *y = NULL;
+  CHILD_CHECK(11, rig_memory_device("open-14-after", &y) == RIG_UNAVAILABLE); /* OPEN-4 */
+  CHILD_CHECK(12, rig_close(o.d) == RIG_OK && rig_close(x) == RIG_OK);
+  _exit(0);
+}
+
+/* OPEN-14, as docs/decisions.md settles it: the process's first failure
+ * takes no slot of its own, and the devices it loses keep theirs, as any
+ * lost device does (OPEN-12). Seen through the one open that can still
+ * take a slot after rig_fail, an open under way as it runs (ERR-42): it
+ * takes the slot freed last before the failure, neither one the failure
+ * took nor the lost device's. */
+static void open_14_the_failure_takes_no_slot(void **state) {
+  (void)state;
+  run_in_child(open_14_child);
+}
+
+/* A fill of b (its device's queue) after point w of another device. */
+static rig_status fill_after(rig_buffer *b, rig_point w, rig_point *p) {
+  rig_part part = rig_part_fill(0, 7, 4);
+  rig_submission *s;
+  rig_run *r;
+  ok(rig_submission_make(rig_buffer_device(b), &part, 1, &s));
+  ok(rig_submission_take(s, &r));
+  rig_status st = rig_submit(r, &b, 1, &w, 1, p);
+  rig_submission_release(s);
+  return st;
+}
+
+static uint64_t word_mappings(const rig_device *d) {
+  rig_stats st;
+  rig_device_stats(d, &st);
+  return st.word_mappings;
+}
+
+/* OPEN-22: d's queue waits on e1's word (a mapping); e1 closes and e2
+ * takes its slot; d's next wait, on e2, retires e1's mapping while d's
+ * work that read it is still uncommitted (commit_k), so it stays. Once
+ * d's queue has passed that work, a wait alone keeps it; the next call
+ * that moves d's memory (rig_free_cache) gives it back. */
+static void open_22_a_move_releases_a_passed_mapping(void **state) {
+  (void)state;
+  rig_device *d = open_ok("test:open-22-d,commit_k=64");
+  rig_device *e1 = open_ok("test:open-22-e1,commit_k=64,delay_us=50000");
+  uint32_t s = slot_of(e1);
+  rig_buffer *bd = create_ok(d, 64), *bd2 = create_ok(d, 64), *be = create_ok(e1, 64);
+  rig_point p1, q1, p2, q2;
+  ok(rig_buffer_submit_fill(be, 1, 4, &p1));
+  ok(fill_after(bd, p1, &q1));
+  assert_int_equal(word_mappings(d), 1);
+  ok(rig_point_wait(p1));
+  rig_buffer_release(be);
+  close_release(e1);
+  rig_device *e2 = open_ok("test:open-22-e2,commit_k=64,delay_us=50000");
+  assert_int_equal(slot_of(e2), s);
+  rig_buffer *be2 = create_ok(e2, 64);
+  ok(rig_buffer_submit_fill(be2, 2, 4, &p2));
+  ok(fill_after(bd2, p2, &q2));          /* not bd: q1 stays uncommitted */
+  assert_int_equal(word_mappings(d), 2); /* e1's retired, not yet passed */
+  ok(rig_point_wait(q2));                /* commits q1 too: d's queue passed it */
+  assert_int_equal(word_mappings(d), 2);
+  ok(rig_free_cache(d));                 /* a move of d's memory */
+  assert_int_equal(word_mappings(d), 1); /* e2's stays */
+  rig_buffer_release(be2);
+  rig_buffer_release(bd);
+  rig_buffer_release(bd2);
+  close_release(e2);
+  close_release(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(valid_19_no_ref_to_handle_only_memory),
@@ -540,6 +735,9 @@ int main(void) {
       cmocka_unit_test(reclaim_55_round_2_returns_idle_staging),
       cmocka_unit_test(err_10_the_peer_check_runs_unmasked),
       cmocka_unit_test(reclaim_61_62_mapping_room_frees_borrows_and_staging),
+      cmocka_unit_test(open_13_a_device_that_never_stops_keeps_its_slot),
+      cmocka_unit_test(open_14_the_failure_takes_no_slot),
+      cmocka_unit_test(open_22_a_move_releases_a_passed_mapping),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
