@@ -110,8 +110,9 @@ static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_al
   rig_edge_error err = {0};
   int r = RIG__DRIVER(d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err));
   if (r == RIG_EDGE_NO_ROOM) {
-    rig__borrows_release(d, false);
-    rig__staging_release(d, false);
+    if (rig__reclaim_mappings() == RIG_INTERRUPTED)   /* RECLAIM-60, 61 */
+      return rig__fail(RIG_INTERRUPTED, d, b->alloc->bytes, "%s: reclamation interrupted",
+                       d->name);
     r = RIG__DRIVER(d->drv->map(d->h, mem->host, b->alloc->bytes, &x->map, &err));
   }
   if (r == RIG_EDGE_NO_ROOM)

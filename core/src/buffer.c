@@ -26,6 +26,8 @@ static rig_buffer *record(void) {
   return b ? b : malloc(sizeof *b);
 }
 
+void rig__buffers_fork(rig__fork_phase ph) { rig__fork_mutex(&pool_lock, ph); }
+
 void rig__buffer_unrecord(rig_buffer *b) {
   rig_buffer *head = atomic_load(&returned);
   do

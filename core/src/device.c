@@ -11,6 +11,7 @@
  * rig_point_device can take a reference without a lock (slot.c).
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,10 @@ RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value) {
 
 RIG_API const char *rig_lost(const rig_device *d) { return d ? atomic_load(&d->lost) : NULL; }
 
+/* One loss at a time: a leaf lock, taken under any other. */
+static pthread_mutex_t losing = PTHREAD_MUTEX_INITIALIZER;
+
 void rig__lose(rig_device *d, const char *why) {
-  static pthread_mutex_t losing = PTHREAD_MUTEX_INITIALIZER;
   if (d->is_host || rig__is_lost(d))
     return;
   pthread_mutex_lock(&losing);
@@ -225,21 +228,41 @@ void rig__device_free(rig_device *d) {
   pthread_mutex_unlock(&pool_lock);
 }
 
-/* A record with one reference; type-stable (see the top of the file). */
+/* Every record ever made, newest first, linked by all_next: records are
+ * never freed, so it is read without a lock. A record joins it under
+ * records_lock, which a fork holds first, so that its handlers walk one
+ * list and take and give back the locks of the same records (fork.c). */
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(rig_device *) records;
+
+/* A record made once: its locks, and its place on the list of records. */
+static rig_device *record_make(void) {
+  rig_device *d = calloc(1, sizeof *d);
+  if (!d)
+    return NULL;
+  pthread_mutex_init(&d->submit_lock, NULL);
+  pthread_mutex_init(&d->mem_lock, NULL);
+  pthread_mutex_init(&d->hang_lock, NULL);
+  pthread_mutex_lock(&records_lock);
+  d->all_next = atomic_load(&records);
+  atomic_store(&records, d);
+  pthread_mutex_unlock(&records_lock);
+  return d;
+}
+
+/* A record with one reference; type-stable (see the top of the file). A
+ * reused one keeps its slot until the new device takes one (see
+ * device_of), and its locks, unlocked but maybe held by a fork's prepare
+ * handler this moment: the rest is zeroed. */
 static rig_device *record_new(void) {
   pthread_mutex_lock(&pool_lock);
   rig_device *d = pool;
   if (d)
     pool = d->h;
   pthread_mutex_unlock(&pool_lock);
-  if (!d && !(d = calloc(1, sizeof *d)))
+  if (!d && !(d = record_make()))
     return NULL;
-  uint32_t slot = d->slot;
-  memset((char *)d + sizeof d->refs, 0, sizeof *d - sizeof d->refs);
-  d->slot = slot; /* stays until the new record takes a slot: see device_of */
-  pthread_mutex_init(&d->submit_lock, NULL);
-  pthread_mutex_init(&d->mem_lock, NULL);
-  pthread_mutex_init(&d->hang_lock, NULL);
+  memset(&d->start, 0, sizeof *d - offsetof(rig_device, start));
   atomic_store(&d->refs, 1);
   return d;
 }
@@ -584,6 +607,7 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
     if (atomic_load(&failure))
       rig__lose(d, failure_buf);                     /* ERR-42: it raced rig_fail */
     n->drv = t;
+    rig__fork_note_driver(t);                        /* its fork hook (fork.c) */
     n->opening = false;
     *out = rig_device_retain(d); /* the entry keeps the first reference */
   } else {
@@ -761,13 +785,7 @@ void rig__device_drained(rig_device *d) {
  * reference each so that none goes while its memory moves. */
 void rig__move_everywhere(void) {
   rig_device *list[64];
-  size_t n = 0;
-  pthread_mutex_lock(&registry);
-  for (unsigned b = 0; b < NAME_BUCKETS && n < 64; b++)
-    for (name_entry *e = names[b]; e && n < 64; e = e->next)
-      if (e->dev && !e->opening)
-        list[n++] = rig_device_retain(e->dev);
-  pthread_mutex_unlock(&registry);
+  size_t n = rig__devices_retain(list, 64);
   rig__move_collected(rig__host_device());
   for (size_t i = 0; i < n; i++) {
     rig__move_collected(list[i]);
@@ -775,8 +793,70 @@ void rig__move_everywhere(void) {
   }
 }
 
-void rig__registry_lock(void) { pthread_mutex_lock(&registry); }
-void rig__registry_unlock(void) { pthread_mutex_unlock(&registry); }
+size_t rig__devices_retain(rig_device **list, size_t max) {
+  size_t n = 0;
+  pthread_mutex_lock(&registry);
+  for (unsigned b = 0; b < NAME_BUCKETS && n < max; b++)
+    for (name_entry *e = names[b]; e && n < max; e = e->next)
+      if (e->dev && !e->opening)
+        list[n++] = rig_device_retain(e->dev);
+  pthread_mutex_unlock(&registry);
+  return n;
+}
+
+/* ---- fork (fork.c) ---- */
+
+void rig__fork_mutex(pthread_mutex_t *m, rig__fork_phase ph) {
+  if (ph == RIG__FORK_PREPARE)
+    pthread_mutex_lock(m);
+  else
+    pthread_mutex_unlock(m);
+}
+
+void rig__records_list_fork(rig__fork_phase ph) { rig__fork_mutex(&records_lock, ph); }
+
+void rig__devices_fork(rig__fork_phase ph, size_t lock) {
+  rig__fork_mutex((pthread_mutex_t *)((char *)rig__host_device() + lock), ph);
+  for (rig_device *d = atomic_load(&records); d; d = d->all_next)
+    rig__fork_mutex((pthread_mutex_t *)((char *)d + lock), ph);
+}
+
+void rig__devices_each(void (*fn)(rig_device *)) {
+  for (rig_device *d = atomic_load(&records); d; d = d->all_next)
+    fn(d);
+}
+
+/* A name another thread of the parent was opening, or retiring, at the
+ * fork: no one in the child will finish it, and an open of the name would
+ * wait for it for good. The child forgets it; the half-made device is the
+ * parent's (STOP-20). */
+static void forget_openings(void) {
+  for (unsigned b = 0; b < NAME_BUCKETS; b++)
+    for (name_entry **p = &names[b]; *p;) {
+      name_entry *e = *p;
+      if (e->opening && !pthread_equal(e->opener, pthread_self())) {
+        *p = e->next;
+        free(e->name);
+        free(e);
+      } else
+        p = &e->next;
+    }
+}
+
+void rig__registry_fork(rig__fork_phase ph) {
+  if (ph == RIG__FORK_CHILD) {
+    forget_openings();
+    /* Threads of the parent that waited on it are not in the child, and a
+     * broadcast could wait for them (glibc's condition variables). */
+    pthread_cond_init(&registry_cond, NULL);
+  }
+  rig__fork_mutex(&registry, ph);
+}
+
+void rig__records_fork(rig__fork_phase ph) {
+  rig__fork_mutex(&pool_lock, ph);
+  rig__fork_mutex(&losing, ph);
+}
 
 void rig__registry_each(void (*fn)(rig_device *)) {
   for (unsigned b = 0; b < NAME_BUCKETS; b++)

@@ -1,4 +1,4 @@
-/* fork.c: a child of fork (LOSS-9, STOP-18..26, ERR-34).
+/* fork.c: a child of fork (LOSS-9, STOP-18..26, ERR-34; docs/fork.md).
  *
  * In the child, every driver's device inherited from the parent is lost
  * with "forked", unless it was lost before, and its points count as never
@@ -10,17 +10,78 @@
  * child's next move of memory, without waiting for the work (STOP-21).
  * Devices the child opens are its own (STOP-26).
  *
- * The handlers run around fork with the registry held, so that the child
- * finds the name table whole; the child sets each device's reason
- * directly, and makes each inherited device's submit lock anew, since a
- * lock another parent thread held at the fork stays held in the child.
+ * Only the forking thread goes on in the child: a lock another thread held
+ * at the fork would stay held there for good. So the prepare handler takes
+ * every lock of core that the child may need, in the lock order of
+ * internal.h, then each driver's through its fork hook (edge ABI 1.4), and
+ * the parent and child handlers give them back; the child first mends what
+ * the other threads left half done (each file's rig__*_fork says what).
+ * Locks the prepare handler does not take are those the child never
+ * needs: internal.h lists every lock and why.
  */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "internal.h"
 
-static void prepare(void) { rig__registry_lock(); }
-static void parent(void) { rig__registry_unlock(); }
+/* The driver tables with a fork hook, noted at their first open; the
+ * registry guards them. 64 tables of drivers are more than a process
+ * loads. */
+#define MAX_DRIVERS 64
+static const rig_edge_driver *drivers[MAX_DRIVERS];
+static unsigned ndrivers;
+
+void rig__fork_note_driver(const rig_edge_driver *t) {
+  if (t->size < offsetof(rig_edge_driver, fork) + sizeof t->fork || !t->fork)
+    return;
+  for (unsigned i = 0; i < ndrivers; i++)
+    if (drivers[i] == t)
+      return;
+  if (ndrivers < MAX_DRIVERS)
+    drivers[ndrivers++] = t;
+}
+
+/* Drivers' locks come last: core calls drivers holding its own (ERR-9:
+ * with signals blocked, as any driver call). */
+static void drivers_fork(rig__fork_phase ph) {
+  uint32_t phase = ph == RIG__FORK_PREPARE  ? RIG_EDGE_FORK_PREPARE
+                   : ph == RIG__FORK_CHILD ? RIG_EDGE_FORK_CHILD
+                                           : RIG_EDGE_FORK_PARENT;
+  sigset_t old;
+  rig__signals_block(&old);
+  for (unsigned i = 0; i < ndrivers; i++)
+    drivers[i]->fork(phase);
+  rig__signals_restore(&old);
+}
+
+static void submit_locks(rig__fork_phase ph) {
+  rig__devices_fork(ph, offsetof(rig_device, submit_lock));
+}
+static void memory_locks(rig__fork_phase ph) {
+  rig__devices_fork(ph, offsetof(rig_device, mem_lock));
+}
+
+/* The lock order of internal.h, outer first: prepare takes them in it,
+ * parent and child give them back the other way. */
+static void (*const order[])(rig__fork_phase) = {
+    rig__records_list_fork, submit_locks,      rig__stopped_fork, rig__registry_fork,
+    rig__plugins_fork,      rig__locals_fork,  memory_locks,      rig__pool_fork,
+    rig__mags_fork,         rig__buffers_fork, rig__records_fork, rig__objects_fork,
+    drivers_fork,
+};
+#define STEPS (sizeof order / sizeof order[0])
+
+static void prepare(void) {
+  for (size_t i = 0; i < STEPS; i++)
+    order[i](RIG__FORK_PREPARE);
+}
+
+static void release(rig__fork_phase ph) {
+  for (size_t i = STEPS; i-- > 0;)
+    order[i](ph);
+}
+
+static void parent(void) { release(RIG__FORK_PARENT); }
 
 /* The inherited devices, whose kept values the child's moves let go. */
 #define MAX_FORKED 256
@@ -35,10 +96,6 @@ static void forked(rig_device *d) {
   if (d->drv->io && (!rig__is_lost(d) || d->stop_returned))
     return;
   d->forked = true;                                        /* STOP-20 */
-  /* A parent thread inside a submit at the fork holds the lock for good
-   * here; the child is single-threaded and submits nothing to d, and its
-   * close and mappings' release take the lock. */
-  pthread_mutex_init(&d->submit_lock, NULL);
   unsigned n = atomic_load(&ninherited);
   if (n < MAX_FORKED) {
     inherited[n] = rig_device_retain(d);
@@ -53,8 +110,8 @@ static void forked(rig_device *d) {
 }
 
 static void child(void) {
-  rig__registry_each(forked);
-  rig__registry_unlock();
+  rig__registry_each(forked); /* the registry is held */
+  release(RIG__FORK_CHILD);
 }
 
 void rig__fork_handlers(void) { pthread_atfork(prepare, parent, child); }

@@ -22,7 +22,9 @@ static uint64_t now_ms(void) {
 }
 
 /* The hang clock of d; the clock fields are touched only by waits, under
- * d's hang lock. */
+ * d's hang lock. A fork leaves it (docs/fork.md): a child never watches an
+ * inherited device, which is lost there, or io or the host, whose facts
+ * state no hang bound. */
 static void clock_check(rig_device *d) {
   uint32_t bound = d->facts.hang_ms;
   if (!bound)

@@ -4,7 +4,9 @@
  *
  * An image holds its driver's handle and the bytes its code takes, which
  * count in the device's budget until the code goes. Its functions are
- * resolved once per name and live as long as the image. Submissions that
+ * resolved once per name and live as long as the image, on a list that
+ * only grows at its head and is read with no lock, so that no thread holds
+ * a lock of an image at a fork (docs/fork.md). Submissions that
  * launch a function hold its image, so the code stays while work may run
  * it; the last release hands the image to the device's kept values
  * (keep.c), which give it back to the driver once the work submitted until
@@ -27,8 +29,7 @@ struct rig_image {
   rig_device *dev;
   void *handle;                /* the driver's image */
   uint64_t code_bytes;         /* charged to dev's budget */
-  pthread_mutex_t lock;        /* functions */
-  rig_function *functions;
+  _Atomic(rig_function *) functions; /* grows at its head */
 };
 
 /* A driver's failure while it changes code loses the device with its text
@@ -53,12 +54,11 @@ static void unload(void *p) {
   if (d->drv->unload && !d->forked && !rig__is_stopped(d))
     (void)RIG__DRIVER_OF(d, d->drv->unload(d->h, im->handle, &err));
   atomic_fetch_sub(&d->allocated, im->code_bytes);
-  for (rig_function *f = im->functions, *n; f; f = n) {
+  for (rig_function *f = atomic_load(&im->functions), *n; f; f = n) {
     n = f->next;
     free(f->name);
     free(f);
   }
-  pthread_mutex_destroy(&im->lock);
   rig_device_release(d);
   free(im);
 }
@@ -100,14 +100,14 @@ RIG_API rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, ri
     return st;
   }
   im->dev = rig_device_retain(d);
-  pthread_mutex_init(&im->lock, NULL);
   atomic_store(&im->refs, 1);
   *out = im;
   return RIG_OK;
 }
 
-static rig_function *known(rig_image *im, const char *name) {
-  for (rig_function *f = im->functions; f; f = f->next)
+/* The function of name among those from head on, or NULL. */
+static rig_function *known(rig_function *head, const char *name) {
+  for (rig_function *f = head; f; f = f->next)
     if (strcmp(f->name, name) == 0)
       return f;
   return NULL;
@@ -122,9 +122,8 @@ RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_functi
   rig_device *d = im->dev;
   if (rig__is_lost(d))
     return rig__lost_error(d);
-  rig__lock(&im->lock);
-  rig_function *f = known(im, name);
-  rig__unlock(&im->lock);
+  rig_function *head = atomic_load(&im->functions);
+  rig_function *f = known(head, name);
   if (f) {
     *out = f;
     return RIG_OK;
@@ -146,15 +145,20 @@ RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_functi
   }
   made->image = im;
   made->handle = handle;
-  rig__lock(&im->lock);
-  if ((f = known(im, name))) { /* another thread resolved it meanwhile */
+  /* Another thread may have resolved it meanwhile. */
+  for (;;) {
+    if ((f = known(head, name)))
+      break;
+    made->next = head;
+    if (atomic_compare_exchange_weak(&im->functions, &head, made)) {
+      f = made;
+      break;
+    }
+  }
+  if (f != made) {
     free(made->name);
     free(made);
-  } else {
-    made->next = im->functions;
-    im->functions = f = made;
   }
-  rig__unlock(&im->lock);
   *out = f;
   return RIG_OK;
 }

@@ -1,15 +1,51 @@
 /* internal.h: what core's files share. rig__ names are internal to
  * librig-core (hidden visibility); nothing here is ABI.
  *
- * Lock order (outer first), checked by TSan in CI:
+ * Lock order (outer first): a thread that holds one of these takes only
+ * those below it. TSan checks it in CI, and a fork's prepare handler takes
+ * them in this order (fork.c), all but the two marked "not at a fork":
+ *   the list of device records (device.c: a new record joins it)
+ *   every device's submit lock (timeline.c: values in acceptance order),
+ *     the host's first, then every device record's; no thread holds two.
+ *     The host's runs the program's kernels, whose chunks on the pool's
+ *     workers run with no lock held, so it comes before any other.
+ *     > an allocation's lock (stamps.c), which only the stamps' writers
+ *       take, each under the submit lock of the device it stamps (not at
+ *       a fork)
+ *   the stopped list (reclaim.c)
  *   registry (device.c: names and slots)
- *   > open lock of a name (device.c, held while a driver opens, DOM-4)
- *   > device submit lock (timeline.c: values in acceptance order)
- *   > device memory lock (reclaim.c: cache, collected, budget)
- *   > allocation lock (stamps.c)
+ *   plugins (loader.c)
+ *   locals (local.c: keys' init runs under it)
+ *   every device's memory lock (reclaim.c, staging.c: cache, collected,
+ *     budget, staging)
+ *   a device's hang lock (hang.c: its clock; not at a fork)
+ *   the launch pool (pool.c)
+ *   the magazines' list (magazine.c), then each magazine's busy flag
+ *   buffer records (buffer.c), device records, losses (device.c)
+ *   objects' locks (lock.c: a submission's run pool)
+ *   each driver's own locks: drivers never call core
+ * The open mark of a name (device.c, held while a driver opens, DOM-4) is
+ * a condition on the registry, not a lock: a submit or a stop may run under
+ * it, and no fork handler waits for it.
  * No lock is held while waiting for a point (DOM-3): waits happen before the
  * submit lock is taken or after it is dropped, except on a synchronous device
  * (DOM-6), whose work runs under its submit lock.
+ *
+ * Fork (docs/fork.md): only the forking thread goes on in the child, so a
+ * lock another thread held at the fork would stay held there. Every lock
+ * of core is therefore taken by the prepare handler in the order above and
+ * given back after the fork, or no child needs it: the allocations' locks
+ * are never held at a fork (only under a submit lock), and devices' hang
+ * locks (hang.c), a leaf under a submit lock or none, are taken only to
+ * watch a live device with a hang bound, which a child's inherited devices
+ * are not (lost, or io, or the host: no bound). A lock added to core joins
+ * the order and its file's rig__*_fork, or says why no child needs it.
+ * Condition variables and state that other threads leave half done are
+ * made anew in the child (the registry's openings, the launch pool, the
+ * locals' drops); pthread_once needs nothing (glibc restarts one left
+ * under way). Readers that must never wait on a writer take no lock:
+ * stamps (a sequence), an image's functions (a list that only grows).
+ * Drivers take theirs in their fork hook (edge ABI 1.4), after core's.
  */
 #ifndef RIG_CORE_INTERNAL_H
 #define RIG_CORE_INTERNAL_H
@@ -48,6 +84,9 @@ static inline rig_status rig__may_lock(const char *fn) {
   rig__assigned = false;
   return __builtin_expect(rig__held == 0, 1) ? RIG_OK : rig__inside_lock_fail(fn);
 }
+/* The lock of an object (a submission's run pool), from a table a fork
+ * takes whole; a leaf. */
+RIG__HIDDEN pthread_mutex_t *rig__object_lock(const void *p);
 /* Run by a driver callback or hook: counts as holding a lock (DOM-12). */
 RIG__HIDDEN void rig__enter_callback(void);
 RIG__HIDDEN void rig__leave_callback(void);
@@ -119,6 +158,13 @@ typedef struct rig__mapping rig__mapping_t;
 struct rig_device {
   _Atomic uint32_t refs;
   uint32_t slot;
+  /* Made once with the record and kept when it is reused (device.c): a
+   * fork's prepare handler may hold them at that moment (fork.c). */
+  pthread_mutex_t submit_lock;    /* timeline.c: values in acceptance order */
+  pthread_mutex_t mem_lock;       /* reclaim.c: cache, collected, budget */
+  pthread_mutex_t hang_lock;      /* the hang clock (hang.c) */
+  struct rig_device *all_next;    /* every record ever made (device.c) */
+  /* Zeroed when the record is reused, from here on. */
   uint64_t start;                 /* the value the timeline started after */
   const rig_edge_driver *drv;
   void *h;                        /* the driver's handle */
@@ -133,7 +179,6 @@ struct rig_device {
   _Atomic bool mag_ok;
 
   /* timeline (timeline.c) */
-  pthread_mutex_t submit_lock;
   _Atomic uint64_t submitted;
   _Atomic uint64_t signaled;      /* last value read */
   _Alignas(64) volatile uint64_t word; /* core's word for the driver */
@@ -159,7 +204,6 @@ struct rig_device {
                                      is never called again (fork.c) */
 
   /* memory (reclaim.c) */
-  pthread_mutex_t mem_lock;
   _Atomic uint64_t budget;
   _Atomic uint64_t allocated;
   _Atomic(struct rig__alloc *) collected; /* pushed by any release */
@@ -170,8 +214,7 @@ struct rig_device {
   rig__staging *staging;          /* host memory it maps for copies (staging.c) */
   _Atomic(rig__borrow *) borrows; /* mappings of borrows gone, to give back */
   _Atomic(rig__kept *) kept;      /* values of released submissions (keep.c) */
-  pthread_mutex_t hang_lock;      /* the hang clock (hang.c) */
-  uint64_t hang_value, hang_since;
+  uint64_t hang_value, hang_since; /* under hang_lock */
   bool drained;                   /* stopped, and the last one came back */
   struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
 };
@@ -209,11 +252,33 @@ RIG__HIDDEN void rig__return_all(rig_device *d);
  * (RECLAIM-21) until it is drained. */
 RIG__HIDDEN void rig__stopped_add(rig_device *d);
 RIG__HIDDEN void rig__move_stopped(void);
-/* fork (fork.c, device.c): the handlers, and the registry they hold. */
+/* ---- fork (fork.c; each file's part beside its locks) ---- */
 RIG__HIDDEN void rig__fork_handlers(void);
 RIG__HIDDEN void rig__fork_release_kept(void);
-RIG__HIDDEN void rig__registry_lock(void);
-RIG__HIDDEN void rig__registry_unlock(void);
+/* Where a fork handler runs: prepare takes a file's locks, parent and
+ * child give them back, child also mends what the parent's other threads
+ * left half done (see the top of this file). */
+typedef enum { RIG__FORK_PREPARE, RIG__FORK_PARENT, RIG__FORK_CHILD } rig__fork_phase;
+/* Locks m in prepare, unlocks it after. */
+RIG__HIDDEN void rig__fork_mutex(pthread_mutex_t *m, rig__fork_phase ph);
+/* The lock at offset lock (offsetof(rig_device, mem_lock), say) of the
+ * host and of every device record ever made, in one order (device.c). */
+RIG__HIDDEN void rig__devices_fork(rig__fork_phase ph, size_t lock);
+/* The list of device records: no record joins it during a fork. */
+RIG__HIDDEN void rig__records_list_fork(rig__fork_phase ph);
+/* Calls fn on every device record but the host's, in use or not. */
+RIG__HIDDEN void rig__devices_each(void (*fn)(rig_device *));
+RIG__HIDDEN void rig__registry_fork(rig__fork_phase ph);    /* device.c */
+RIG__HIDDEN void rig__records_fork(rig__fork_phase ph);     /* device.c: pool, losing */
+RIG__HIDDEN void rig__stopped_fork(rig__fork_phase ph);     /* reclaim.c */
+RIG__HIDDEN void rig__locals_fork(rig__fork_phase ph);      /* local.c */
+RIG__HIDDEN void rig__plugins_fork(rig__fork_phase ph);     /* loader.c */
+RIG__HIDDEN void rig__pool_fork(rig__fork_phase ph);        /* pool.c */
+RIG__HIDDEN void rig__mags_fork(rig__fork_phase ph);        /* magazine.c */
+RIG__HIDDEN void rig__buffers_fork(rig__fork_phase ph);     /* buffer.c */
+RIG__HIDDEN void rig__objects_fork(rig__fork_phase ph);     /* lock.c */
+/* Notes a driver table with a fork hook (ABI 1.4); the registry held. */
+RIG__HIDDEN void rig__fork_note_driver(const rig_edge_driver *t);
 /* Calls fn on every device in the name table; the registry held. */
 RIG__HIDDEN void rig__registry_each(void (*fn)(rig_device *));
 /* Drops d's values per key once its stop returned (LOCAL-5). */
@@ -256,7 +321,9 @@ typedef struct rig__alloc {
   uint64_t length;             /* what create asked: a consume's buffer */
   uint64_t charge;             /* what counts in the budget */
   rig_edge_alloc mem;
-  pthread_mutex_t lock;        /* stamps */
+  pthread_mutex_t lock;        /* stamps' writers, under a submit lock */
+  _Atomic uint32_t seq;        /* odd while a writer changes the stamps:
+                                  readers take no lock (stamps.c) */
   rig__stamp stamps[RIG__STAMPS];
   rig_point unordered[RIG__STAMPS]; /* last unordered use per device, beside
                                        the stamps: reclamation waits for it
@@ -311,6 +378,11 @@ RIG__HIDDEN void rig__alloc_free_early(rig__alloc *a);
 RIG__HIDDEN void rig__reclaim_round(rig_device *d, int round);
 /* Moves every open device's collected memory (RECLAIM-19). */
 RIG__HIDDEN void rig__move_everywhere(void);
+/* Retains up to max open devices (the host aside) into list: their count. */
+RIG__HIDDEN size_t rig__devices_retain(rig_device **list, size_t max);
+/* What a mapping the driver had no room for frees before its one retry
+ * (RECLAIM-60..62). RIG_INTERRUPTED where the wait hook ended a wait. */
+RIG__HIDDEN rig_status rig__reclaim_mappings(void);
 /* Moves d's collected memory whose points are reached (RECLAIM-16). */
 RIG__HIDDEN void rig__move_collected(rig_device *d);
 RIG__HIDDEN rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off,

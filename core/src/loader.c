@@ -125,6 +125,8 @@ static rig_status load_file(const char *driver, const char *path, struct rig__pl
   return RIG_OK;
 }
 
+void rig__plugins_fork(rig__fork_phase ph) { rig__fork_mutex(&plugins_lock, ph); }
+
 rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,
                             const rig_edge_driver **out_table) {
   rig_status st = RIG_OK;

@@ -105,6 +105,22 @@ RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out) {
   return make(k, d, out);
 }
 
+/* A drop another thread of the parent had begun and not ended at the fork:
+ * no one ends it in the child, whose close would wait for it for good. Its
+ * values are that thread's to release, so the child leaves them. */
+static void drop_ended(rig_device *d) {
+  if (d->locals_dropping)
+    d->locals_dropped = true;
+}
+
+void rig__locals_fork(rig__fork_phase ph) {
+  if (ph == RIG__FORK_CHILD) {
+    rig__devices_each(drop_ended);
+    pthread_cond_init(&locals_dropped, NULL); /* its waiters are not in the child */
+  }
+  rig__fork_mutex(&locals_lock, ph);
+}
+
 void rig__locals_drop(rig_device *d) {
   /* Taking the lock waits for an init under way on any device: its value
    * is in the table by then, and none is made after (LOCAL-5). */

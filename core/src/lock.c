@@ -27,6 +27,26 @@ void rig__unlock(pthread_mutex_t *m) {
 
 bool rig__inside_lock(void) { return held != 0; }
 
+/* Objects' short locks, which a thread holds for a few list operations
+ * (a submission's run pool): one of a table, by the object's address, so
+ * that a fork can take every one (docs/fork.md), and records need no
+ * mutex of their own. No thread holds two. Eight: a thread holds one for
+ * a handful of stores, and a fork holds them all at once (TSan's checker
+ * follows at most 64 locks held by one thread). */
+#define OBJECT_LOCKS 8
+static pthread_mutex_t objects[OBJECT_LOCKS] = {
+    [0 ... OBJECT_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER};
+
+pthread_mutex_t *rig__object_lock(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+  return &objects[(x >> 32) % OBJECT_LOCKS];
+}
+
+void rig__objects_fork(rig__fork_phase ph) {
+  for (unsigned i = 0; i < OBJECT_LOCKS; i++)
+    rig__fork_mutex(&objects[i], ph);
+}
+
 void rig__enter_callback(void) { held++; }
 void rig__leave_callback(void) { held--; }
 

@@ -165,6 +165,27 @@ void rig__mags_drain_mine(const rig_device *d) {
   leave(m);
 }
 
+/* A fork holds every magazine, as a drainer does, with one membarrier for
+ * all: no thread is inside one at the fork, and the child finds each whole
+ * and free, those of the parent's other threads included, whose buffers
+ * its drains give back. Their owners skip them meanwhile, or wait. */
+void rig__mags_fork(rig__fork_phase ph) {
+  if (ph == RIG__FORK_PREPARE) {
+    pthread_mutex_lock(&mags_lock);
+    if (asym) {
+      for (rig__mag *m = mags; m; m = m->next)
+        atomic_store(&m->drain, 1);
+      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    }
+    for (rig__mag *m = mags; m; m = m->next)
+      enter(m);
+    return;
+  }
+  for (rig__mag *m = mags; m; m = m->next)
+    leave_other(m);
+  pthread_mutex_unlock(&mags_lock);
+}
+
 /* A magazine seen empty is skipped: a buffer queued in it meanwhile was
  * released after this drain, as far as any caller can tell. */
 void rig__mags_drain(const rig_device *d) {

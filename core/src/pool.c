@@ -213,6 +213,19 @@ static void start_workers(void) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* The workers are not in a child of fork, nor the launches of the parent's
+ * other threads: the child starts with no job and no worker, and starts
+ * its own workers at its first launch that can use them. */
+void rig__pool_fork(rig__fork_phase ph) {
+  if (ph == RIG__FORK_CHILD) {
+    jobs = NULL;
+    workers = 0;
+    pthread_cond_init(&work_cond, NULL);
+    pthread_cond_init(&done_cond, NULL);
+  }
+  rig__fork_mutex(&pool_lock, ph);
+}
+
 void rig__pool_launch(void *fn, const void *params, uint64_t groups, uint64_t per_group) {
   unsigned n = rig__perf_cores();
   if (n <= 1 || groups <= 1) {

@@ -11,7 +11,7 @@
  * or the host's buffer is under 64 KiB (RECLAIM-47). A create takes an exact
  * fit from the cache without allocating (RECLAIM-7).
  *
- * Lock order: a device's mem_lock, then an allocation's lock.
+ * Lock order: internal.h; a move reads stamps with no lock (stamps.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -260,12 +260,23 @@ static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
   return a;
 }
 
+/* Returns the idle staging of every device: it is host memory, charged to
+ * the host's budget whichever device keeps it (RECLAIM-26). */
+static void staging_release_everywhere(void) {
+  rig_device *list[64];
+  size_t n = rig__devices_retain(list, 64);
+  for (size_t i = 0; i < n; i++) {
+    rig__staging_release(list[i], false);
+    rig_device_release(list[i]);
+  }
+}
+
 /* One round of reclamation (RECLAIM-53, 54): gives back the cache, waits
  * for the work that holds collected memory back, and moves it. */
 static bool reclaim_round(rig_device *d, int round) {
   rig__mags_drain(d);
-  if (round >= 2)
-    rig__staging_release(d, false);                   /* RECLAIM-55 */
+  if (round >= 2 && d->is_host)
+    staging_release_everywhere();                     /* RECLAIM-55 */
   rig__lock(&d->mem_lock);
   move_locked(d);
   trim_locked(d, 0);
@@ -279,6 +290,63 @@ static bool reclaim_round(rig_device *d, int round) {
   rig_status st = wait ? rig__point_wait(wait) : RIG_OK;
   rig__move_everywhere();                             /* RECLAIM-19 */
   return st == RIG_INTERRUPTED;                       /* the wait hook's (DOM-9) */
+}
+
+/* Gives back d's cached Pinned memory; mem_lock held. */
+static void trim_pinned_locked(rig_device *d) {
+  if (rig__is_lost(d) && !rig__is_stopped(d))
+    return;                                           /* STOP-2 */
+  rig__batch regions = {.on = false};
+  rig__batch *outer = batch;
+  batch = outer ? outer : &regions;
+  for (unsigned b = 0; b < 64; b++)
+    for (rig__alloc **p = &d->cache[b]; *p;) {
+      rig__alloc *a = *p;
+      if (a->kind != RIG_KIND_PINNED) {
+        p = &a->next;
+        continue;
+      }
+      *p = a->next;
+      d->cached_bytes -= a->charge;
+      give_back(d, a);
+    }
+  if (!outer) {
+    rig__batch_end(&regions);
+    batch = NULL;
+  }
+}
+
+/* d's part of a mapping's freeing: mappings of ended borrows, staging no
+ * copy holds and cached Pinned memory, and no other cache (RECLAIM-62). */
+static void return_mappings(rig_device *d) {
+  rig__borrows_release(d, false);
+  rig__staging_release(d, false);
+  rig__lock(&d->mem_lock);
+  trim_pinned_locked(d);
+  rig__unlock(&d->mem_lock);
+}
+
+static void collect(void);
+
+/* RECLAIM-60, 61: the collector hook, a wait for each device's unfinished
+ * work, then each device's return_mappings. Mapping limits (locked memory,
+ * a count of mappings) may be the process's, so every device gives back. */
+rig_status rig__reclaim_mappings(void) {
+  collect();
+  rig_device *list[64];
+  size_t n = rig__devices_retain(list, 64);
+  rig_status st = RIG_OK;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v = atomic_load(&list[i]->submitted);
+    if (st != RIG_INTERRUPTED && !rig__is_lost(list[i]) && v > list[i]->start)
+      st = rig__point_wait(rig_point_make(list[i]->slot, v)); /* a loss: its memory stays */
+  }
+  return_mappings(rig__host_device());
+  for (size_t i = 0; i < n; i++) {
+    return_mappings(list[i]);
+    rig_device_release(list[i]);
+  }
+  return st == RIG_INTERRUPTED ? st : RIG_OK;
 }
 
 /* The collector hook a garbage-collected binding sets (ARCHITECTURE.md):
@@ -509,6 +577,8 @@ void rig__stopped_add(rig_device *d) {
   atomic_fetch_add(&nstopped, 1);
   pthread_mutex_unlock(&stopped_lock);
 }
+
+void rig__stopped_fork(rig__fork_phase ph) { rig__fork_mutex(&stopped_lock, ph); }
 
 void rig__move_stopped(void) {
   if (atomic_load(&nstopped) == 0)

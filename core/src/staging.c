@@ -73,10 +73,14 @@ static rig__staging *make(rig_device *g, uint64_t n) {
   rig_edge_error err = {0};
   int r = g->drv->map ? RIG__DRIVER(g->drv->map(g->h, s->host, bytes, &s->map, &err))
                       : RIG_EDGE_UNSUPPORTED;
-  if (r == RIG_EDGE_NO_ROOM) {
-    rig__staging_release(g, false);                 /* RECLAIM-60 */
-    r = RIG__DRIVER(g->drv->map(g->h, s->host, bytes, &s->map, &err));
+  if (r == RIG_EDGE_NO_ROOM && rig__reclaim_mappings() == RIG_INTERRUPTED) { /* RECLAIM-60, 61 */
+    free(s->host);
+    free(s);
+    rig__fail(RIG_INTERRUPTED, g, n, "%s: reclamation interrupted", g->name);
+    return NULL;
   }
+  if (r == RIG_EDGE_NO_ROOM)
+    r = RIG__DRIVER(g->drv->map(g->h, s->host, bytes, &s->map, &err));
   if (r != RIG_EDGE_OK) {
     free(s->host);
     free(s);

@@ -10,7 +10,16 @@
  * case where a submit waits under its device's lock, for work that waits
  * on nothing of that device. Views and borrows share their allocation's
  * stamps (LIFE-2).
+ *
+ * Writers, rig__stamps_add and rig__stamps_add_unordered, take the
+ * allocation's lock, and only under the submit lock of the device whose
+ * point they store. Readers take no lock: they copy the stamps between two
+ * reads of the allocation's sequence, which a writer makes odd while it
+ * changes them, and copy again if a writer was at work. So every thread
+ * that holds an allocation's lock holds a submit lock too, which a fork's
+ * prepare handler takes (fork.c): no child of fork finds one held.
  */
+#include <sched.h>
 #include <string.h>
 
 #include "internal.h"
@@ -34,8 +43,44 @@ static rig__stamp *entry_for(rig__alloc *a, rig_point p) {
   return spent;
 }
 
-/* Entries are written under the allocation's lock and read without it by
- * rig_buffer_stamps, so their fields are stored atomically. */
+/* A writer's change, between two steps of the sequence; the lock held.
+ * Its stores are releases, so a reader that sees one sees the odd step
+ * before it; a reader's loads are acquires, so its second read of the
+ * sequence comes after them (no fence: TSan models none). */
+static uint32_t write_begin(rig__alloc *a) {
+  uint32_t s = atomic_load_explicit(&a->seq, memory_order_relaxed);
+  atomic_store_explicit(&a->seq, s + 1, memory_order_relaxed);
+  return s;
+}
+
+static void write_end(rig__alloc *a, uint32_t s) {
+  atomic_store_explicit(&a->seq, s + 2, memory_order_release);
+}
+
+/* What a reader copies: one writer's state, whole. */
+typedef struct snapshot {
+  rig__stamp stamps[RIG__STAMPS];
+  rig_point unordered[RIG__STAMPS];
+} snapshot;
+
+static void read_stamps(const rig__alloc *a, snapshot *out) {
+  for (;;) {
+    uint32_t s = atomic_load_explicit(&a->seq, memory_order_acquire);
+    if (!(s & 1)) {
+      for (int i = 0; i < RIG__STAMPS; i++) {
+        out->stamps[i].write = __atomic_load_n(&a->stamps[i].write, __ATOMIC_ACQUIRE);
+        out->stamps[i].use = __atomic_load_n(&a->stamps[i].use, __ATOMIC_ACQUIRE);
+        out->unordered[i] = __atomic_load_n(&a->unordered[i], __ATOMIC_ACQUIRE);
+      }
+      if (atomic_load_explicit(&a->seq, memory_order_relaxed) == s)
+        return;
+    } else
+      sched_yield(); /* a writer between two stores, maybe preempted */
+  }
+}
+
+/* Entries are written under the allocation's lock and read without it, so
+ * their fields are stored atomically. */
 static void set(rig__stamp *e, rig_point write, rig_point use) {
   __atomic_store_n(&e->write, write, __ATOMIC_RELEASE);
   __atomic_store_n(&e->use, use, __ATOMIC_RELEASE);
@@ -57,6 +102,9 @@ static bool followed(const rig__stamp *e, rig_point p, const rig_point *waited, 
 void rig__stamps_add(rig__alloc *a, rig_point p, bool write, const rig_point *waited,
                      uint32_t nwaited) {
   pthread_mutex_lock(&a->lock);
+  /* One change: a reader sees the entries a write follows go only with
+   * the write's own point there, but where the write waits for room. */
+  uint32_t s = write_begin(a);
   if (write) /* a write follows every use it waited for: their entries go */
     for (int i = 0; i < RIG__STAMPS; i++)
       if (followed(&a->stamps[i], p, waited, nwaited))
@@ -64,13 +112,16 @@ void rig__stamps_add(rig__alloc *a, rig_point p, bool write, const rig_point *wa
   rig__stamp *e;
   while (!(e = entry_for(a, p))) {
     rig_point oldest = a->stamps[0].use;
+    write_end(a, s);
     pthread_mutex_unlock(&a->lock);
     (void)rig__point_wait(oldest);
     pthread_mutex_lock(&a->lock);
+    s = write_begin(a);
   }
   bool same = e->use && rig_point_slot(e->use) == rig_point_slot(p);
   set(e, write ? p : same ? e->write : 0, p);
   __atomic_store_n(&a->stamped, true, __ATOMIC_RELEASE);
+  write_end(a, s);
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -96,8 +147,10 @@ void rig__stamps_add_unordered(rig__alloc *a, rig_point p) {
     (void)rig__point_wait(oldest);
     pthread_mutex_lock(&a->lock);
   }
-  *u = p;
+  uint32_t s = write_begin(a);
+  __atomic_store_n(u, p, __ATOMIC_RELEASE);
   __atomic_store_n(&a->stamped, true, __ATOMIC_RELEASE);
+  write_end(a, s);
   pthread_mutex_unlock(&a->lock);
 }
 
@@ -122,17 +175,17 @@ static int consider(rig_point p, bool is_write_point, rig_point *out, int *n, in
   return 0;
 }
 
-/* rig__stamps_needed of stamped memory, under its lock. */
+/* rig__stamps_needed of stamped memory, on a copy of its stamps. */
 int rig__stamps_scan(rig__alloc *a, bool write, rig_point *out, int cap) {
   int n = 0, st = 0;
-  pthread_mutex_lock(&a->lock);
+  snapshot c;
+  read_stamps(a, &c);
   for (int i = 0; i < RIG__STAMPS && st == 0; i++) {
-    rig__stamp *e = &a->stamps[i];
+    const rig__stamp *e = &c.stamps[i];
     st = consider(e->write, true, out, &n, cap);       /* LMEM-2: reads */
     if (write && st == 0 && e->use != e->write)
       st = consider(e->use, false, out, &n, cap);      /* LMEM-5: writes */
   }
-  pthread_mutex_unlock(&a->lock);
   return st ? st : n;
 }
 
@@ -159,13 +212,13 @@ static bool spent(rig_point p) {
 }
 
 bool rig__stamps_done(rig__alloc *a) {
-  pthread_mutex_lock(&a->lock);
   bool done = true;
+  snapshot c;
+  read_stamps(a, &c);
   for (int i = 0; i < RIG__STAMPS && done; i++) {
-    rig_point p = a->stamps[i].use, u = a->unordered[i];
+    rig_point p = c.stamps[i].use, u = c.unordered[i];
     done = (p == 0 || spent(p)) && (u == 0 || spent(u)); /* RECLAIM-5 */
   }
-  pthread_mutex_unlock(&a->lock);
   return done;
 }
 

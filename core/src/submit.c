@@ -11,51 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-enum { RUN_FREE, RUN_TAKEN, RUN_SUBMITTING };
-
-/* A run's block of one launch part: what rig_run_* set (Submission.Run). */
-typedef struct block {
-  uint64_t groups[3], threads[3];
-  uint32_t shared;
-  uint32_t bytes;               /* the part's params_bytes */
-  unsigned char *params;        /* bytes of them, 16-aligned */
-} block;
-
-struct rig_run {
-  rig_submission *s;
-  _Atomic int state;
-  pthread_t owner;
-  rig_edge_part *parts;
-  rig__use *uses;
-  block *blocks;
-  struct rig_run *next_free, *next_all;
-};
-
-struct rig_submission {
-  _Atomic uint32_t refs;
-  rig_device *dev;
-  rig_part *parts;
-  uint32_t nparts, nslots;
-  uint32_t *words;               /* the words of words parts */
-  rig_ref *ref_array;            /* the refs of launch parts */
-  uint32_t *block_of;            /* per part: its launch block, or UINT32_MAX */
-  uint32_t nblocks, nuses;       /* launch parts; uses of all parts */
-  void *keep;                    /* rig_submission_keep */
-  rig_keep_release keep_release;
-  uint8_t *slot_writes;          /* per slot: written by a part */
-  /* Made with the submission, so that its release queues without failing:
-   * the program's kept value, and the submission's own memory, which the
-   * work it submitted may still read (RUN-8). */
-  rig__kept *keep_node, *memory_node;
-  pthread_mutex_t lock;          /* the run pool */
-  /* One free run outside the list: a take and a free of it cost one
-   * exchange each, not a lock and an unlock (P1). */
-  _Atomic(rig_run *) spare;
-  rig_run *free_runs;
-  rig_run *all_runs;
-  uint32_t nruns;                /* runs made, at most RIG_SUBMISSION_RUNS */
-};
+#include "submit.h"
 
 static void run_destroy(rig_run *r);
 
@@ -335,7 +291,7 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
     }
   s->nslots = nslots;
   s->dev = rig_device_retain(d);
-  pthread_mutex_init(&s->lock, NULL);
+  s->lock = rig__object_lock(s);
   atomic_store(&s->refs, 1);
   *out = s;
   return RIG_OK;
@@ -370,7 +326,6 @@ RIG_API void rig_submission_release(rig_submission *s) {
     s->keep_node = NULL;                     /* the queue owns it now */
   }
   release_holds(s);
-  pthread_mutex_destroy(&s->lock);
   rig__kept *node = s->memory_node;
   s->memory_node = NULL;
   rig__keep_push(d, node, s, free_later);
@@ -386,6 +341,7 @@ static void run_destroy(rig_run *r) {
   free(r->blocks);
   free(r->parts);
   free(r->uses);
+  free(r->bufs);
   free(r);
 }
 
@@ -399,8 +355,9 @@ static rig_run *run_new(rig_submission *s) {
   r->s = s;
   r->parts = calloc(s->nparts, sizeof *r->parts);
   r->uses = calloc(s->nuses + 1, sizeof *r->uses);
+  r->bufs = calloc(s->nslots + 1, sizeof *r->bufs);
   r->blocks = calloc(s->nblocks + 1, sizeof *r->blocks);
-  bool ok = r->parts && r->uses && r->blocks;
+  bool ok = r->parts && r->uses && r->bufs && r->blocks;
   for (uint32_t i = 0; ok && i < s->nparts; i++) {
     uint32_t k = s->block_of[i];
     if (k != UINT32_MAX &&
@@ -422,7 +379,7 @@ static rig_run *run_new(rig_submission *s) {
 /* A run for take from the free list, under the pool's lock, or a slot for
  * a new one (*make); NULL with *make false while every run is taken. */
 static rig_run *take_free(rig_submission *s, bool *make) {
-  rig__lock(&s->lock);
+  rig__lock(s->lock);
   /* The spare again: a run freed since the caller looked is free now. */
   rig_run *r = atomic_exchange(&s->spare, NULL);
   if (!r && (r = s->free_runs))
@@ -430,7 +387,7 @@ static rig_run *take_free(rig_submission *s, bool *make) {
   *make = !r && s->nruns < RIG_SUBMISSION_RUNS;
   if (*make)
     s->nruns++;
-  rig__unlock(&s->lock);
+  rig__unlock(s->lock);
   return r;
 }
 
@@ -451,18 +408,18 @@ RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out) {
                      "a submit gives its run back",
                      RIG_SUBMISSION_RUNS);
   if (make && !(r = run_new(s))) {
-    rig__lock(&s->lock);
+    rig__lock(s->lock);
     s->nruns--;
-    rig__unlock(&s->lock);
+    rig__unlock(s->lock);
     return rig__fail(RIG_OUT_OF_MEMORY, rig__host_device(), 0, "rig_submission_take: out of memory");
   }
   r->owner = pthread_self();
   atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
   if (make) {
-    rig__lock(&s->lock);
+    rig__lock(s->lock);
     r->next_all = s->all_runs;
     s->all_runs = r;
-    rig__unlock(&s->lock);
+    rig__unlock(s->lock);
   }
   *out = r;
   return RIG_OK;
@@ -474,10 +431,10 @@ static void run_free(rig_run *r) {
   atomic_store_explicit(&r->state, RUN_FREE, memory_order_release);
   if (atomic_compare_exchange_strong(&s->spare, &none, r))
     return;
-  pthread_mutex_lock(&s->lock); /* not counted: submit frees inside a lock too */
+  pthread_mutex_lock(s->lock); /* not counted: submit frees inside a lock too */
   r->next_free = s->free_runs;
   s->free_runs = r;
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(s->lock);
 }
 
 /* A buffer d's work cannot address as it is: one of another device that d
@@ -674,7 +631,7 @@ static void order_parts(rig_run *r, rig_buffer *const *bufs) {
  * SUBMIT-14). */
 static bool claim_free(rig_run *r) {
   rig_submission *s = r->s;
-  pthread_mutex_lock(&s->lock); /* not counted, as in run_free */
+  pthread_mutex_lock(s->lock); /* not counted, as in run_free */
   rig_run *spare = r;
   bool free_run = atomic_compare_exchange_strong(&s->spare, &spare, NULL);
   for (rig_run **p = &s->free_runs; !free_run && *p; p = &(*p)->next_free)
@@ -687,7 +644,7 @@ static bool claim_free(rig_run *r) {
     r->owner = pthread_self();
     atomic_store_explicit(&r->state, RUN_SUBMITTING, memory_order_release);
   }
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(s->lock);
   return free_run;
 }
 
@@ -712,9 +669,12 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
   if (n != s->nslots || (n && !bufs) || (nwaits && !waits) || !out)
     return rig__fail(RIG_INVALID, d, 0, "rig_submit: %zu buffers for %u slots", n, s->nslots);
   rig_status st;
-  for (uint32_t i = 0; i < n; i++)                      /* SUBMIT-10: read once */
-    if ((st = check_buffer(d, s, bufs[i], i)))
+  /* Each element is read once, into the run: what another thread stores
+   * into the array meanwhile changes nothing checked (SUBMIT-10). */
+  for (uint32_t i = 0; i < n; i++)
+    if ((st = check_buffer(d, s, r->bufs[i] = bufs[i], i)))
       return st;
+  bufs = r->bufs;
   size_t nuses = 0;
   for (uint32_t i = 0; i < s->nparts; i++)
     if ((st = build_part(r, i, bufs, &nuses)))
@@ -736,78 +696,4 @@ RIG_API rig_status rig_submit(rig_run *r, rig_buffer *const *buffers, size_t nbu
     st = submit_run(r, buffers, nbuffers, waits, nwaits, out);
   run_free(r);                                          /* SUBMIT-12, 13 */
   return st;
-}
-
-/* ---- launch blocks (Submission.block, Submission.Run) ---- */
-
-RIG_API rig_status rig_submission_block(const rig_submission *s, uint32_t part, uint32_t *out_k) {
-  if (!s || !out_k || part >= s->nparts || s->block_of[part] == UINT32_MAX)
-    return rig__fail(RIG_INVALID, s ? s->dev : NULL, 0,
-                     "rig_submission_block: part %u is no launch", part);
-  *out_k = s->block_of[part];
-  return RIG_OK;
-}
-
-/* Block k of r, or NULL with the error set. */
-static block *block_at(rig_run *r, uint32_t k, const char *fn) {
-  if (!r || k >= r->s->nblocks) {
-    rig__fail(RIG_INVALID, r ? r->s->dev : NULL, 0, "%s: no block %u", fn, k);
-    return NULL;
-  }
-  return &r->blocks[k];
-}
-
-static rig_status set_axes(rig_run *r, uint32_t k, bool groups, uint64_t x, uint64_t y,
-                           uint64_t z) {
-  block *b = block_at(r, k, groups ? "rig_run_groups" : "rig_run_threads");
-  if (!b)
-    return RIG_INVALID;
-  uint64_t *a = groups ? b->groups : b->threads;
-  a[0] = x;
-  a[1] = y;
-  a[2] = z;
-  return RIG_OK;
-}
-
-RIG_API rig_status rig_run_groups(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z) {
-  return set_axes(r, k, true, x, y, z);
-}
-
-RIG_API rig_status rig_run_threads(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z) {
-  return set_axes(r, k, false, x, y, z);
-}
-
-RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes) {
-  block *b = block_at(r, k, "rig_run_shared");
-  if (!b)
-    return RIG_INVALID;
-  b->shared = bytes;
-  return RIG_OK;
-}
-
-RIG_API rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t off, const void *src,
-                                 uint32_t n) {
-  block *b = block_at(r, k, "rig_run_bytes");
-  if (!b)
-    return RIG_INVALID;
-  uint32_t size = b->bytes;
-  if ((n && !src) || off > size || n > size - off)
-    return rig__fail(RIG_INVALID, r->s->dev, 0,
-                     "rig_run: [%u, +%u) is out of block %u's %u bytes", off, n, k, size);
-  if (n)
-    memcpy(b->params + off, src, n);
-  return RIG_OK;
-}
-
-RIG_API rig_status rig_run_int64(rig_run *r, uint32_t k, uint32_t off, int64_t v) {
-  return rig_run_bytes(r, k, off, &v, sizeof v);                /* OBJ-5 */
-}
-RIG_API rig_status rig_run_int32(rig_run *r, uint32_t k, uint32_t off, int32_t v) {
-  return rig_run_bytes(r, k, off, &v, sizeof v);
-}
-RIG_API rig_status rig_run_float(rig_run *r, uint32_t k, uint32_t off, float v) {
-  return rig_run_bytes(r, k, off, &v, sizeof v);
-}
-RIG_API rig_status rig_run_double(rig_run *r, uint32_t k, uint32_t off, double v) {
-  return rig_run_bytes(r, k, off, &v, sizeof v);
 }

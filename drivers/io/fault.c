@@ -24,6 +24,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <rig/edge.h>
+
 #include "fault.h"
 
 #define SLOTS 128
@@ -109,6 +111,13 @@ static bool install(void) {
     ok = sigaction(SIGBUS, &sa, &previous) == 0;
   pthread_mutex_unlock(&installing);
   return ok;
+}
+
+void io_fault_fork(uint32_t phase) {
+  if (phase == RIG_EDGE_FORK_PREPARE)
+    pthread_mutex_lock(&installing);
+  else
+    pthread_mutex_unlock(&installing);
 }
 
 /* A free slot, claimed; a new table where all are taken. */

@@ -16,4 +16,10 @@ bool io_fault_watch(_Atomic uint64_t *word, void *host, size_t bytes, uint64_t o
 /* Ends the watch of the mapping at host, before its munmap. */
 void io_fault_unwatch(void *host);
 
+/* A fork (io_fork): prepare holds the handler's installation, so that a
+ * child that maps pages finds it free; the other phases give it back. A
+ * slot a thread of the parent was claiming stays claimed in the child:
+ * one slot less, no wait. */
+void io_fault_fork(uint32_t phase);
+
 #endif

@@ -12,7 +12,9 @@
  * and goes on using it, as it does any open file (STOP-23).
  *
  * Every function is thread-safe: pread and pwrite need no lock, and the
- * range allocator takes the handle's mutex for a few list operations.
+ * range allocator takes the handle's mutex for a few list operations. A
+ * fork holds every handle's mutex (io_fork), so that the child finds each
+ * free and its ranges whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,7 +50,29 @@ typedef struct io_dev {
                              a mapping (fault.c), or 0 */
   _Atomic int pages_errno; /* a failed msync of returned pages, for the
                               next io_sync: the kernel told it only once */
+  struct io_dev *prev, *next; /* every open handle (handles_lock) */
 } io_dev;
+
+/* Every open handle, for io_fork. */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static io_dev *handles;
+
+/* The edge's fork hook (ABI 1.4): core calls it holding its own locks. The
+ * list's lock, then each handle's, then the SIGBUS handler's installation
+ * (fault.c), as no other call nests them. */
+static void io_fork(uint32_t phase) {
+  if (phase == RIG_EDGE_FORK_PREPARE) {
+    pthread_mutex_lock(&handles_lock);
+    for (io_dev *d = handles; d; d = d->next)
+      pthread_mutex_lock(&d->lock);
+    io_fault_fork(phase);
+    return;
+  }
+  io_fault_fork(phase);
+  for (io_dev *d = handles; d; d = d->next)
+    pthread_mutex_unlock(&d->lock);
+  pthread_mutex_unlock(&handles_lock);
+}
 
 static int io_errno(rig_edge_error *err, const char *what, int e) {
   err->errnum = e;
@@ -169,6 +193,12 @@ static int io_open(const char *args, void **out, rig_edge_error *err) {
   d->flags = a.flags;
   d->frontier = (uint64_t)st.st_size;
   pthread_mutex_init(&d->lock, NULL);
+  pthread_mutex_lock(&handles_lock);
+  d->next = handles;
+  if (handles)
+    handles->prev = d;
+  handles = d;
+  pthread_mutex_unlock(&handles_lock);
   *out = d;
   return RIG_EDGE_OK;
 }
@@ -192,6 +222,14 @@ static int io_stop(void *h, rig_edge_error *err) { return RIG_EDGE_OK; }
 
 static void io_destroy(void *h) {
   io_dev *d = h;
+  pthread_mutex_lock(&handles_lock);
+  if (d->prev)
+    d->prev->next = d->next;
+  else
+    handles = d->next;
+  if (d->next)
+    d->next->prev = d->prev;
+  pthread_mutex_unlock(&handles_lock);
   for (span *s = d->free, *n; s; s = n) {
     n = s->next;
     free(s);
@@ -439,6 +477,7 @@ static const rig_edge_driver io_table = {
     .allocate = io_allocate,
     .release = io_release,
     .io = &io_calls,
+    .fork = io_fork,
 };
 
 RIG_EDGE_DRIVER(io_table)

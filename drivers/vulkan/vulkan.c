@@ -2142,14 +2142,18 @@ static int vk_unmap(void *h, rig_edge_alloc *a, rig_edge_error *err) {
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static vkshared *shared_list; /* the shareable ones (shared_lock) */
 
-/* A fork waits for an open under way, which holds shared_lock while it
- * makes a VkDevice: the child then finds the lock free and the list whole
+/* The edge's fork hook (ABI 1.4), which core calls holding its own locks:
+ * a fork waits for an open under way, which holds shared_lock while it
+ * makes a VkDevice, so the child finds the lock free and the list whole
  * (and makes VkDevices of its own, since entries carry the parent's pid).
- * glibc drops these handlers if the driver is unloaded. */
-static void fork_prepare(void) { pthread_mutex_lock(&shared_lock); }
-static void fork_after(void) { pthread_mutex_unlock(&shared_lock); }
-static void fork_handlers(void) { pthread_atfork(fork_prepare, fork_after, fork_after); }
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+ * The child never calls a handle of the parent's (STOP-20), so their
+ * qlock, mlock and ilock, and their VkDevices' qlock, are not taken. */
+static void vk_fork(uint32_t phase) {
+  if (phase == RIG_EDGE_FORK_PREPARE)
+    pthread_mutex_lock(&shared_lock);
+  else
+    pthread_mutex_unlock(&shared_lock);
+}
 
 /* Drops one open's reference; the last frees the queue's work (a pipeline
  * lavapipe frees only when the queue next runs or idles, and leaks at
@@ -2314,7 +2318,6 @@ static int vk_open(const char *args, void **out, rig_edge_error *err) {
    * first open and shared by the later ones (share=0: one of its own);
    * shared_lock held until it is made and listed, so that two opens at
    * once make one. */
-  pthread_once(&fork_once, fork_handlers);
   pthread_mutex_lock(&shared_lock);
   int r = shared_get(v, index, err);
   if (r == RIG_EDGE_OK)
@@ -2412,6 +2415,7 @@ static const rig_edge_driver vulkan_driver = {
     .check = vk_check,
     .unmap_word = vk_unmap_word,
     .map_peer = vk_map_peer,
+    .fork = vk_fork,
 };
 
 RIG_EDGE_DRIVER(vulkan_driver)

@@ -204,6 +204,16 @@ static int parse(testdev *t, const char *args, rig_edge_error *err) {
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static char shared_fault[SHARED_GROUPS][RIG_EDGE_MESSAGE_BYTES];
 
+/* The edge's fork hook (ABI 1.4): the child's own devices take
+ * shared_lock; it never calls the parent's handles (STOP-20), so their
+ * locks are not taken. */
+static void td_fork(uint32_t phase) {
+  if (phase == RIG_EDGE_FORK_PREPARE)
+    pthread_mutex_lock(&shared_lock);
+  else
+    pthread_mutex_unlock(&shared_lock);
+}
+
 /* Fails with the group's fault once its resource took one (LOSS-14). */
 static int shared_check(const testdev *t, rig_edge_error *err) {
   if (!t->shared)
@@ -671,6 +681,7 @@ static const rig_edge_driver test_driver = {
     .map = td_map,
     .unmap = td_unmap,
     .capability = td_capability,
+    .fork = td_fork,
 };
 
 RIG_EDGE_DRIVER(test_driver)

@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1086,19 +1085,7 @@ static void fail_child(void) {
  * device; in a forked child, since it fails the whole process. */
 static void loss_8_err_33_42_fail_and_a_racing_open(void **state) {
   (void)state;
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0)
-    fail_child();
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    print_error("the child ended with status %#x\n", status);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
-  assert_null(rig_failure());
+  run_in_child(fail_child);
 }
 
 /* rig_fail(NULL) and rig_fail("") fail the process with a reason that is
@@ -1118,23 +1105,15 @@ static void fail_child_without_reason(const char *why) {
   _exit(0);
 }
 
+static const char *child_why; /* the reason fail_child_without_reason gives */
+static void fail_child_with_why(void) { fail_child_without_reason(child_why); }
+
 static void fail_without_reason_leaves_a_message(void **state) {
   (void)state;
   const char *whys[] = {NULL, ""};
   for (int i = 0; i < 2; i++) {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-      fail_child_without_reason(whys[i]);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      print_error("rig_fail(%s): the child ended with status %#x\n", whys[i] ? "\"\"" : "NULL",
-                  status);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_why = whys[i];
+    run_in_child(fail_child_with_why);
   }
 }
 

@@ -21,27 +21,8 @@
 #include <unistd.h>
 
 #include "../driver/testdev.h"
+#include "io_util.h"
 #include "util.h"
-
-static char dir[256];
-static char path[300];
-
-static int setup(void **state) {
-  (void)state;
-  const char *t = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/rig-seams-XXXXXX", t && *t ? t : "/tmp");
-  if (!mkdtemp(dir))
-    return -1;
-  snprintf(path, sizeof path, "%s/f", dir);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  unlink(path);
-  rmdir(dir);
-  return 0;
-}
 
 static unsigned char pat(size_t i, unsigned seed) { return (unsigned char)(i * 13 + seed); }
 
@@ -65,13 +46,8 @@ static bool has_pattern(rig_buffer *b, unsigned seed) {
   return same;
 }
 
-/* An io device over a new file of n bytes. */
-static rig_device *open_file(size_t n) {
-  rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE, .size = n};
-  rig_device *d = NULL;
-  ok(rig_open_io(&o, &d));
-  return d;
-}
+/* An io device over a new file of n bytes (io_util.c's io_path). */
+static rig_device *open_file(size_t n) { return open_io_ok(RIG_IO_CREATE, n); }
 
 /* The Vulkan device name, opened; NULL (the caller skips) where none opens. */
 static rig_device *open_vulkan(const char *name) {
@@ -543,10 +519,10 @@ static void free_cache_releases_holds_first(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(io_pages_borrowed_on_the_host, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_pages_get_put_through_borrows_anywhere, setup, teardown),
-      cmocka_unit_test_setup_teardown(io_memory_to_a_borrow_the_host_does_not_address, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(io_pages_borrowed_on_the_host, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_pages_get_put_through_borrows_anywhere, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_memory_to_a_borrow_the_host_does_not_address, io_setup,
+                                      io_teardown),
       cmocka_unit_test(copy_through_a_borrow_names_the_runners_record),
       cmocka_unit_test(a_borrow_released_under_a_peers_copy),
       cmocka_unit_test(a_foreign_buffer_in_another_drivers_submission),

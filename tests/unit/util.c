@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include <stdatomic.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- time -------------------------------------------------------------- */
 
@@ -129,4 +131,24 @@ uint64_t probe_start(const char *name) {
   uint64_t s = rig_submitted(p);
   close_release(p);
   return s;
+}
+
+/* ---- rig_fail, which fails the whole process --------------------------- */
+
+void run_in_child(void (*child)(void)) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    child();
+    _exit(0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    print_error("the child ended with status %#x\n", status);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_null(rig_failure());
 }

@@ -16,14 +16,38 @@
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define UNDER_ASAN 1
+/* ---- rig_fail, which fails the whole process --------------------------- */
+
+/* Runs child, which ends with _exit(0) when its checks hold, in a forked
+ * child; asserts it did, and that this process has not failed. */
+void run_in_child(void (*child)(void));
+
 #endif
+/* ---- rig_fail, which fails the whole process --------------------------- */
+
+/* Runs child, which ends with _exit(0) when its checks hold, in a forked
+ * child; asserts it did, and that this process has not failed. */
+void run_in_child(void (*child)(void));
+
 #endif
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define UNDER_TSAN 1
+/* ---- rig_fail, which fails the whole process --------------------------- */
+
+/* Runs child, which ends with _exit(0) when its checks hold, in a forked
+ * child; asserts it did, and that this process has not failed. */
+void run_in_child(void (*child)(void));
+
 #endif
+/* ---- rig_fail, which fails the whole process --------------------------- */
+
+/* Runs child, which ends with _exit(0) when its checks hold, in a forked
+ * child; asserts it did, and that this process has not failed. */
+void run_in_child(void (*child)(void));
+
 #endif
 
 /* ---- time -------------------------------------------------------------- */
@@ -69,5 +93,11 @@ uint32_t slot_of(const rig_device *d);
 /* Where the timeline of the next device opened will start, learnt through
  * a memory device called name, opened and closed. */
 uint64_t probe_start(const char *name);
+
+/* ---- rig_fail, which fails the whole process --------------------------- */
+
+/* Runs child, which ends with _exit(0) when its checks hold, in a forked
+ * child; asserts it did, and that this process has not failed. */
+void run_in_child(void (*child)(void));
 
 #endif

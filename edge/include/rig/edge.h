@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.3).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.4).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 3u
+#define RIG_EDGE_ABI_MINOR 4u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -292,6 +292,22 @@ typedef struct rig_edge_driver {
    * peer's; waits for nothing. NULL: core waits on the host for every
    * point of an OWN_WORD device. */
   int (*map_peer)(void *h, void *peer, void **out_mapping, rig_edge_error *err);
+
+  /* ABI 1.4 (core reads it only where size reaches it). A fork of the
+   * process (docs/fork.md): core calls it once per table, from its own
+   * pthread_atfork handlers, with RIG_EDGE_FORK_PREPARE once it holds
+   * every lock of its own, then with RIG_EDGE_FORK_PARENT in the parent or
+   * RIG_EDGE_FORK_CHILD in the child. Prepare takes every lock of the
+   * driver that the child may need: those of a live io device's handle,
+   * which the child keeps using (STOP-23), and those an open takes (the
+   * child's own devices, STOP-26); parent and child give them back, and
+   * child may also mend what the parent's other threads left half done.
+   * The child calls no other handle of the parent's (STOP-20). It runs
+   * with signals blocked, calls nothing of core's and waits for no work.
+   * NULL: the child needs no lock of the driver. A driver that registers
+   * pthread_atfork itself takes its locks before core takes its own,
+   * against the lock order (core calls drivers holding its locks). */
+  void (*fork)(uint32_t phase);
 } rig_edge_driver;
 
 /* ---- a driver's arguments (ABI 1.3) -------------------------------------- */
@@ -340,6 +356,9 @@ RIG_EDGE_API int rig_edge_args_parse(const char *driver, const char *args, rig_e
  * HEAD that is an index. Thread-safe; allocates nothing. */
 RIG_EDGE_API bool rig_edge_args_number(const char *s, size_t n, uint64_t min, uint64_t max,
                                        uint64_t *out);
+
+/* The phases of rig_edge_driver.fork. */
+enum { RIG_EDGE_FORK_PREPARE = 0, RIG_EDGE_FORK_PARENT = 1, RIG_EDGE_FORK_CHILD = 2 };
 
 /* The io interface (docs/io.md): an io library is a plugin like a driver,
  * whose table's io is not NULL. Core opens it only through rig_open_io
