@@ -225,6 +225,11 @@ rig_status rig__host_enter2(rig_buffer *a, rig_buffer *b, const char *fn) {
   return rig__fail(RIG_INVALID, NULL, 0, "%s: the buffer is dead", fn); /* freed meanwhile */
 }
 
+static void pass_submit_lock(rig_device *d) {
+  rig__lock(&d->submit_lock);
+  rig__unlock(&d->submit_lock);
+}
+
 RIG_API rig_status rig_buffer_free(rig_buffer *b) {
   rig_status st = rig__may_lock("rig_buffer_free");
   if (st)
@@ -234,6 +239,13 @@ RIG_API rig_status rig_buffer_free(rig_buffer *b) {
   bool was = rig__buffer_is_dead(b) || atomic_exchange(&b->alloc->dead, true);
   if (was)
     return rig__fail(RIG_INVALID, b->dev, 0, "rig_buffer_free: the buffer is dead");
+  /* A submit between its check of the buffer and the stamp of its point
+   * holds its device's submit lock and looks at the mark under it
+   * (timeline.c): once every device's lock has been free for a moment, each
+   * submit either saw the mark or stamped (or, on the host, ran) its work. */
+  rig__lock(&rig__host_device()->submit_lock);
+  rig__unlock(&rig__host_device()->submit_lock);
+  rig__devices_each(pass_submit_lock);
   /* Collected now: its memory returns to the driver once its points are
    * reached, skipping the cache, while the dead buffers keep their
    * records (RECLAIM-4, LIFE-1). */

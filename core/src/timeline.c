@@ -126,45 +126,21 @@ static rig_status lock_for(rig_device *d, rig_edge_work *work, rig__waits *w) {
   }
 }
 
-static void leave_uses(const rig__use *uses, size_t n) {
+/* Whether a use's memory was freed since the caller checked it. Read
+ * under the submit lock: rig_buffer_free marks the memory dead, then takes
+ * and drops every device's submit lock before the memory can go (buffer.c),
+ * so a submit either sees the mark here, or stamps its point (or, on a
+ * synchronous device, finishes its work) before the free's memory moves. */
+static bool freed_meanwhile(const rig__use *uses, size_t n) {
   for (size_t i = 0; i < n; i++)
-    atomic_fetch_sub(&uses[i].alloc->hosts, 1);
+    if (atomic_load_explicit(&uses[i].alloc->dead, memory_order_relaxed))
+      return true;
+  return false;
 }
-
-/* Marks the uses' memory in flight until the work's point is stamped on
- * it: a rig_buffer_free by another thread between the caller's check and
- * the stamp would otherwise see no point of this work and give the memory
- * back while the driver is given it (the move skips memory with calls in
- * flight, reclaim.c). RIG_INVALID, marking nothing, for memory freed. */
-static rig_status enter_uses(const rig__use *uses, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    atomic_fetch_add(&uses[i].alloc->hosts, 1);
-    if (atomic_load(&uses[i].alloc->dead)) {
-      leave_uses(uses, i + 1);
-      return rig__fail(RIG_INVALID, NULL, 0, "the buffer is dead: freed by another thread");
-    }
-  }
-  return RIG_OK;
-}
-
-static rig_status submit_entered(rig_device *d, rig_edge_work *work, const rig__use *uses,
-                                 size_t nuses, const rig_point *waits, size_t nwaits,
-                                 rig_point *out);
 
 rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__use *uses,
                                 size_t nuses, const rig_point *waits, size_t nwaits,
                                 rig_point *out) {
-  rig_status st = enter_uses(uses, nuses);
-  if (st != RIG_OK)
-    return st;
-  st = submit_entered(d, work, uses, nuses, waits, nwaits, out);
-  leave_uses(uses, nuses);
-  return st;
-}
-
-static rig_status submit_entered(rig_device *d, rig_edge_work *work, const rig__use *uses,
-                                 size_t nuses, const rig_point *waits, size_t nwaits,
-                                 rig_point *out) {
   rig__waits w;
   rig_status st = check_work(d, work);
   if (st != RIG_OK)
@@ -177,6 +153,10 @@ static rig_status submit_entered(rig_device *d, rig_edge_work *work, const rig__
   if (rig__is_lost(d)) {
     rig__unlock(&d->submit_lock);
     return rig__lost_error(d);                         /* SUBMIT-29 */
+  }
+  if (freed_meanwhile(uses, nuses)) {
+    rig__unlock(&d->submit_lock);
+    return rig__fail(RIG_INVALID, d, 0, "the buffer is dead: freed by another thread");
   }
   uint64_t v = atomic_load(&d->submitted) + 1;
   if (v > RIG_POINT_VALUE_MAX) {
