@@ -2,7 +2,7 @@
  *
  * Links one relocatable ELF object (ET_REL) for the machine it runs on,
  * x86_64 or arm64, into one executable image in the process's memory, as
- * Image.load on host does (rules LINK, RELOC, SYM, PLAT of RULES.md). It
+ * Image.load on host does (rules LINK, RELOC, SYM, PLAT: docs/rules.md). It
  * depends on nothing of rig's core: a program may use it on its own.
  *
  *   rig_link_image *im;
