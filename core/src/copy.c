@@ -233,10 +233,13 @@ static rig_status place_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern
   part.u.fill.pattern_bytes = pattern_bytes;
   rig__use use = {dst->alloc, true, false};
   if (r->is_host && !host_value) { /* the host's own write: no value (STAMP-2) */
-    if ((st = rig__stamps_wait(dst->alloc, true)))
+    /* marked while it writes: a free meanwhile waits for it (buffer.c) */
+    if ((st = rig__stamps_wait(dst->alloc, true)) ||
+        (st = rig__host_enter2(dst, NULL, "rig_buffer_fill")))
       return st;
     rig_edge_error err;
     (void)rig_edge_run_on_host(&part, &err);
+    rig__host_leave(dst);
     *out = RIG_POINT_NONE;
     return RIG_OK;
   }
@@ -244,25 +247,13 @@ static rig_status place_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern
   return rig__timeline_submit(r, &work, &use, 1, NULL, 0, out);
 }
 
-/* place_fill with dst marked as in the host's use, as place_copy. */
-static rig_status marked_fill(rig_buffer *dst, uint32_t pattern, uint32_t pattern_bytes,
-                              bool host_value, rig_point *out) {
-  rig_status st = rig__may_lock("rig_buffer_fill");
-  if (st || (st = rig__buffer_usable(dst, "rig_buffer_fill")) ||
-      (st = rig__host_enter2(dst, NULL, "rig_buffer_fill")))
-    return st;
-  st = place_fill(dst, pattern, pattern_bytes, host_value, out);
-  rig__host_leave(dst);
-  return st;
-}
-
 RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
                                           uint32_t pattern_bytes, rig_point *out) {
-  return marked_fill(dst, pattern, pattern_bytes, true, out);
+  return place_fill(dst, pattern, pattern_bytes, true, out);
 }
 
 RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern, uint32_t pattern_bytes) {
   rig_point p = RIG_POINT_NONE;
-  rig_status st = marked_fill(b, pattern, pattern_bytes, false, &p);
+  rig_status st = place_fill(b, pattern, pattern_bytes, false, &p);
   return st || !p ? st : rig__point_wait(p);
 }
