@@ -30,9 +30,9 @@ static void with_memcpy(void *p, uint64_t iters) {
 int rig_bench_copy(FILE *out) {
   rig_device *m;
   struct ctx c = {0};
-  if (rig_memory_device("bench", &m) || rig_buffer_create(rig_host(), BYTES, &c.host) ||
+  if (rig_device_open_memory("bench", &m) || rig_buffer_create(rig_device_host(), BYTES, &c.host) ||
       rig_buffer_create(m, BYTES, &c.dev)) {
-    fprintf(out, "bench copy: %s\n", rig_last_error()->message);
+    fprintf(out, "bench copy: %s\n", rig_error_last()->message);
     return 1;
   }
   c.a = malloc(BYTES);
@@ -51,7 +51,7 @@ int rig_bench_copy(FILE *out) {
   free(c.b);
   rig_buffer_release(c.host);
   rig_buffer_release(c.dev);
-  rig_close(m);
+  rig_device_close(m);
   rig_device_release(m);
   return c.failed;
 }

@@ -69,21 +69,21 @@ static void pressure_malloc(void *p, uint64_t iters) {
 
 static int bench_pressure(FILE *out, rig_device *m) {
   struct pressure c = {m, {0}, {0}, 0, 0};
-  rig_set_budget(m, 64u << 20); /* 36 live of at most 1.4 MiB: about 90% */
+  rig_device_set_budget(m, 64u << 20); /* 36 live of at most 1.4 MiB: about 90% */
   rig_bench_compare(out, "allocation under pressure (90% of budget)", pressure_rig,
                     pressure_malloc, &c, 20000, 5);
   for (int i = 0; i < WINDOW; i++) {
     rig_buffer_release(c.live[i]);
     free(c.plain[i]);
   }
-  rig_set_budget(m, INT64_MAX);
+  rig_device_set_budget(m, INT64_MAX);
   return c.failed;
 }
 
 int rig_bench_create(FILE *out) {
   rig_device *m;
-  if (rig_memory_device("bench", &m) != RIG_OK) {
-    fprintf(out, "bench create: %s\n", rig_last_error()->message);
+  if (rig_device_open_memory("bench", &m) != RIG_OK) {
+    fprintf(out, "bench create: %s\n", rig_error_last()->message);
     return 1;
   }
   struct {
@@ -91,7 +91,7 @@ int rig_bench_create(FILE *out) {
     rig_device *d;
     size_t n;
   } cases[] = {
-      {"create+release host 1 MiB (cache hit)", rig_host(), 1 << 20},
+      {"create+release host 1 MiB (cache hit)", rig_device_host(), 1 << 20},
       {"create+release memory 256 B (cache hit)", m, 256},
       {"create+release memory 64 KiB (cache hit)", m, 64 << 10},
       {"create+release memory 1 MiB (cache hit)", m, 1 << 20},
@@ -103,7 +103,7 @@ int rig_bench_create(FILE *out) {
     failed |= c.failed;
   }
   failed |= bench_pressure(out, m);
-  rig_close(m);
+  rig_device_close(m);
   rig_device_release(m);
   return failed;
 }

@@ -67,10 +67,10 @@ int rig_bench_io(FILE *out) {
   rig_device *io = NULL, *m = NULL;
   rig_buffer *host = NULL, *mem = NULL;
   c.plain = malloc(BYTES);
-  if (c.fd < 0 || !c.plain || rig_open_io(&o, &io) || rig_buffer_of_io(io, 0, BYTES, &c.file) ||
-      rig_memory_device("bench-p8", &m) || rig_buffer_create(rig_host(), BYTES, &host) ||
+  if (c.fd < 0 || !c.plain || rig_device_open_io(&o, &io) || rig_buffer_of_io(io, 0, BYTES, &c.file) ||
+      rig_device_open_memory("bench-p8", &m) || rig_buffer_create(rig_device_host(), BYTES, &host) ||
       rig_buffer_create(m, BYTES, &mem)) {
-    fprintf(out, "bench P8: %s\n", c.fd < 0 ? "cannot write the file" : rig_last_error()->message);
+    fprintf(out, "bench P8: %s\n", c.fd < 0 ? "cannot write the file" : rig_error_last()->message);
     unlink(path);
     return 1;
   }
@@ -94,9 +94,9 @@ int rig_bench_io(FILE *out) {
   rig_buffer_release(c.file);
   rig_buffer_release(host);
   rig_buffer_release(mem);
-  rig_close(m);
+  rig_device_close(m);
   rig_device_release(m);
-  rig_close(io);
+  rig_device_close(io);
   rig_device_release(io);
   close(c.fd);
   unlink(path);

@@ -46,7 +46,7 @@ static rig_function *function_of(const char *obj, const char *name, rig_image **
   size_t n;
   void *b = object(obj, &n);
   rig_function *f = NULL;
-  if (b && rig_image_load(rig_host(), b, n, im) == RIG_OK)
+  if (b && rig_image_load(rig_device_host(), b, n, im) == RIG_OK)
     rig_image_resolve(*im, name, &f);
   free(b);
   return f;
@@ -67,7 +67,7 @@ static void p1_rig(void *p, uint64_t iters) {
     rig_run *r;
     rig_point pt;
     if (rig_submission_take(c->s, &r) || rig_run_groups(r, 0, 1, 1, 1) ||
-        rig_run_threads(r, 0, 1, 1, 1) || rig_submit(r, c->bufs, 3, NULL, 0, &pt))
+        rig_run_threads(r, 0, 1, 1, 1) || rig_run_submit(r, c->bufs, 3, NULL, 0, &pt))
       c->failed = 1;
   }
 }
@@ -84,15 +84,15 @@ static int bench_p1(FILE *out) {
   rig_function *f = function_of("empty.o", "empty", &im);
   struct p1 c = {0};
   if (!f) {
-    fprintf(out, "bench P1: no kernel: %s\n", rig_last_error()->message);
+    fprintf(out, "bench P1: no kernel: %s\n", rig_error_last()->message);
     return 1;
   }
   c.fn = (void (*)(const void *, int64_t, int64_t))(uintptr_t)rig_function_entry(f);
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(f, refs, 3, 32);
   for (int i = 0; i < 3; i++)
-    rig_buffer_create(rig_host(), 4096, &c.bufs[i]);
-  rig_submission_make(rig_host(), &launch, 1, &c.s);
+    rig_buffer_create(rig_device_host(), 4096, &c.bufs[i]);
+  rig_submission_make(rig_device_host(), &launch, 1, &c.s);
   p1_rig(&c, 1); /* the first take makes the run: a submission's one-time cost */
   struct mallinfo2 before = mallinfo2();
   p1_rig(&c, 10000);
@@ -126,7 +126,7 @@ static void p4_rig(void *p, uint64_t iters) {
     rig_point pt;
     if (rig_submission_take(c->s, &r) || rig_run_groups(r, 0, P4_N / 4096, 1, 1) ||
         rig_run_threads(r, 0, 4096, 1, 1) || rig_run_int64(r, 0, 24, P4_N) ||
-        rig_submit(r, bufs, 3, NULL, 0, &pt))
+        rig_run_submit(r, bufs, 3, NULL, 0, &pt))
       c->failed = 1;
   }
 }
@@ -144,14 +144,14 @@ static int bench_p4(FILE *out) {
   rig_image *im = NULL;
   rig_function *f = function_of("add.o", "add", &im);
   struct p4 c = {0};
-  if (!f || rig_buffer_create(rig_host(), P4_N * 4, &c.x) ||
-      rig_buffer_create(rig_host(), P4_N * 4, &c.y) || rig_buffer_create(rig_host(), P4_N * 4, &c.z)) {
-    fprintf(out, "bench P4: %s\n", rig_last_error()->message);
+  if (!f || rig_buffer_create(rig_device_host(), P4_N * 4, &c.x) ||
+      rig_buffer_create(rig_device_host(), P4_N * 4, &c.y) || rig_buffer_create(rig_device_host(), P4_N * 4, &c.z)) {
+    fprintf(out, "bench P4: %s\n", rig_error_last()->message);
     return 1;
   }
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(f, refs, 3, 32);
-  rig_submission_make(rig_host(), &launch, 1, &c.s);
+  rig_submission_make(rig_device_host(), &launch, 1, &c.s);
   c.xs = rig_buffer_host_address(c.x);
   c.ys = rig_buffer_host_address(c.y);
   c.zs = rig_buffer_host_address(c.z);
@@ -182,13 +182,13 @@ static void p5_rig(void *p, uint64_t iters) {
   struct p5 *c = p;
   for (uint64_t i = 0; i < iters; i++) {
     rig_image *im;
-    if (rig_image_load(rig_host(), c->obj, c->n, &im) != RIG_OK) {
+    if (rig_image_load(rig_device_host(), c->obj, c->n, &im) != RIG_OK) {
       c->failed = 1;
       return;
     }
     rig_image_release(im);
   }
-  rig_free_cache(rig_host()); /* the released images' code goes */
+  rig_device_free_cache(rig_device_host()); /* the released images' code goes */
 }
 
 static void p5_dlopen(void *p, uint64_t iters) {

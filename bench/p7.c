@@ -118,8 +118,8 @@ static rig_submission *launch_of(rig_device *d, const char *file, const char *fn
       s = NULL;
   }
   if (!s)
-    printf("P7: %s (%s) does not launch on %s: %s\n", file, fn, rig_name(d),
-           rig_last_error()->message);
+    printf("P7: %s (%s) does not launch on %s: %s\n", file, fn, rig_device_name(d),
+           rig_error_last()->message);
   rig_image_release(im);
   free(bytes);
   return s;
@@ -130,7 +130,7 @@ static void with_rig(void *p, uint64_t iters) {
   for (uint64_t i = 0; i < iters && !c->failed; i++) {
     rig_run *r;
     rig_point pt;
-    if (rig_submission_take(c->s, &r) || rig_submit(r, &c->b, 1, NULL, 0, &pt) ||
+    if (rig_submission_take(c->s, &r) || rig_run_submit(r, &c->b, 1, NULL, 0, &pt) ||
         rig_point_wait(pt))
       c->failed = 1;
   }
@@ -143,7 +143,7 @@ static void run_add(struct ctx *c, rig_submission *s, rig_buffer **bufs, uint64_
   rig_point pt;
   if (rig_submission_take(s, &r) || rig_run_groups(r, 0, g, 1, 1) ||
       rig_run_threads(r, 0, t, 1, 1) || rig_run_int64(r, 0, 24, ADD_N) ||
-      rig_submit(r, bufs, 3, NULL, 0, &pt) || rig_point_wait(pt))
+      rig_run_submit(r, bufs, 3, NULL, 0, &pt) || rig_point_wait(pt))
     c->failed = 1;
 }
 
@@ -163,7 +163,7 @@ static void add_on_host(void *p, uint64_t iters) {
 static int add_setup(struct ctx *c) {
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   c->add_vk = launch_of(c->d, "kernels/vulkan/add.spv", "add", refs, 3, 32);
-  c->add_host = launch_of(rig_host(), "add.o", "add", refs, 3, 32);
+  c->add_host = launch_of(rig_device_host(), "add.o", "add", refs, 3, 32);
   if (!c->add_vk || !c->add_host)
     return 0;
   float *in = malloc(ADD_N * sizeof *in);
@@ -171,7 +171,7 @@ static int add_setup(struct ctx *c) {
     in[i] = (float)i;
   for (int k = 0; k < 3; k++)
     if (!in || rig_buffer_create(c->d, ADD_N * 4, &c->vk[k]) ||
-        rig_buffer_create(rig_host(), ADD_N * 4, &c->host[k]) ||
+        rig_buffer_create(rig_device_host(), ADD_N * 4, &c->host[k]) ||
         rig_buffer_put(c->vk[k], 0, in, ADD_N * 4) || rig_buffer_put(c->host[k], 0, in, ADD_N * 4))
       c->failed = 1;
   free(in);
@@ -196,7 +196,7 @@ static void empty_with_rig(void *p, uint64_t iters) {
     rig_run *r;
     rig_point pt;
     if (rig_submission_take(c->empty, &r) || rig_run_groups(r, 0, 1, 1, 1) ||
-        rig_run_threads(r, 0, 1, 1, 1) || rig_submit(r, NULL, 0, NULL, 0, &pt) ||
+        rig_run_threads(r, 0, 1, 1, 1) || rig_run_submit(r, NULL, 0, NULL, 0, &pt) ||
         rig_point_wait(pt))
       c->failed = 1;
   }
@@ -416,17 +416,17 @@ int main(void) {
   const char *name = getenv("RIG_P7_DEVICE"); /* "vulkan:0,k=1", ... */
   if (!name || !*name)
     name = "vulkan:0";
-  if (rig_open(name, &c.d) != RIG_OK) {
-    printf("P7 skipped: %s does not open: %s\n", name, rig_last_error()->message);
+  if (rig_device_open(name, &c.d) != RIG_OK) {
+    printf("P7 skipped: %s does not open: %s\n", name, rig_error_last()->message);
     return 77;
   }
   rig_part fill = rig_part_fill(0, 0x01, 1);
   if (rig_buffer_create(c.d, 4, &c.b) || rig_submission_make(c.d, &fill, 1, &c.s) ||
       anchor_open(&c) != 0) {
-    printf("P7 failed to set up: %s\n", rig_last_error()->message);
+    printf("P7 failed to set up: %s\n", rig_error_last()->message);
     return 1;
   }
-  printf("P7 on %s (arch %s)\n", rig_name(c.d), rig_arch(c.d));
+  printf("P7 on %s (arch %s)\n", rig_device_name(c.d), rig_device_arch(c.d));
   rig_bench_compare(stdout, "P7 submit->signal, 4-byte fill", with_rig, with_vulkan, &c, ITERS,
                     ROUNDS);
   rig_bench_compare(stdout, "P7 vs an anchor that records each time", with_rig,
@@ -453,7 +453,7 @@ int main(void) {
   }
   rig_submission_release(c.s);
   rig_buffer_release(c.b);
-  rig_close(c.d);
+  rig_device_close(c.d);
   rig_device_release(c.d);
   anchor_close(&c);
   if (failed)

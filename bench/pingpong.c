@@ -38,7 +38,7 @@ static rig_status copy_back(struct ctx *c, rig_point *p) {
   rig_run *r;
   rig_buffer *bufs[2] = {c->b, c->a};
   rig_status st = rig_submission_take(c->back, &r);
-  return st ? st : rig_submit(r, bufs, 2, NULL, 0, p);
+  return st ? st : rig_run_submit(r, bufs, 2, NULL, 0, p);
 }
 
 static void with_rig(void *p, uint64_t iters) {
@@ -97,7 +97,7 @@ static int run(FILE *out, const char *name, struct ctx *c) {
     rig_bench_compare(out, name, with_rig, with_condvar, c, ROUNDS, 7);
   if (c->failed || rig_buffer_get(c->b, 0, got, BYTES) || got[0] != 0x5a ||
       memcmp(got, got + 1, BYTES - 1)) {
-    fprintf(out, "bench %s: %s\n", name, c->failed ? rig_last_error()->message : "wrong bytes");
+    fprintf(out, "bench %s: %s\n", name, c->failed ? rig_error_last()->message : "wrong bytes");
     return 1;
   }
   return 0;
@@ -105,8 +105,8 @@ static int run(FILE *out, const char *name, struct ctx *c) {
 
 static rig_device *open_name(FILE *out, const char *name, int *failed) {
   rig_device *d = NULL;
-  if (!*failed && rig_open(name, &d) != RIG_OK) {
-    fprintf(out, "bench ping-pong: %s: %s\n", name, rig_last_error()->message);
+  if (!*failed && rig_device_open(name, &d) != RIG_OK) {
+    fprintf(out, "bench ping-pong: %s: %s\n", name, rig_error_last()->message);
     *failed = 1;
   }
   return d;
@@ -120,7 +120,7 @@ static int pair(FILE *out, const char *name, rig_device *x, rig_device *y, rig_d
   int failed = 0;
   if (rig_buffer_create(x, BYTES, &c.a) || rig_buffer_create(y, BYTES, &c.b) ||
       (back && rig_submission_make(back, &part, 1, &c.back))) {
-    fprintf(out, "bench %s: %s\n", name, rig_last_error()->message);
+    fprintf(out, "bench %s: %s\n", name, rig_error_last()->message);
     failed = 1;
   } else
     failed = run(out, name, &c);
@@ -132,7 +132,7 @@ static int pair(FILE *out, const char *name, rig_device *x, rig_device *y, rig_d
 
 static void done(rig_device *d) {
   if (d) {
-    rig_close(d);
+    rig_device_close(d);
     rig_device_release(d);
   }
 }

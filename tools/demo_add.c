@@ -20,15 +20,15 @@ int rig_demo_add_host(void) {
   rig_function *add = NULL;
   const void *obj = rig_demo_add_object;
   size_t bytes = rig_demo_add_object_bytes;
-  if (rig_image_load(rig_host(), obj, bytes, &image) != RIG_OK ||
+  if (rig_image_load(rig_device_host(), obj, bytes, &image) != RIG_OK ||
       rig_image_resolve(image, "add", &add) != RIG_OK || !add) {
-    printf("  add on host: %s\n", rig_last_error()->message);
+    printf("  add on host: %s\n", rig_error_last()->message);
     return 1;
   }
   rig_buffer *x, *y, *z;
-  rig_buffer_create(rig_host(), N * 4, &x);
-  rig_buffer_create(rig_host(), N * 4, &y);
-  rig_buffer_create(rig_host(), N * 4, &z);
+  rig_buffer_create(rig_device_host(), N * 4, &x);
+  rig_buffer_create(rig_device_host(), N * 4, &y);
+  rig_buffer_create(rig_device_host(), N * 4, &z);
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
         *zs = rig_buffer_host_address(z);
   for (int i = 0; i < N; i++) {
@@ -42,7 +42,7 @@ int rig_demo_add_host(void) {
   uint32_t k = 0;
   rig_point p = 0;
   rig_buffer *bufs[3] = {x, y, z};
-  rig_status st = rig_submission_make(rig_host(), &launch, 1, &s);
+  rig_status st = rig_submission_make(rig_device_host(), &launch, 1, &s);
   if (st == RIG_OK)
     st = rig_submission_take(s, &run);
   if (st == RIG_OK)
@@ -51,7 +51,7 @@ int rig_demo_add_host(void) {
     rig_run_groups(run, k, 64, 1, 1);
     rig_run_threads(run, k, (N + 63) / 64, 1, 1);
     rig_run_int64(run, k, 24, N);
-    st = rig_submit(run, bufs, 3, NULL, 0, &p);
+    st = rig_run_submit(run, bufs, 3, NULL, 0, &p);
   }
   int bad = st != RIG_OK;
   for (int i = 0; i < N && !bad; i++)

@@ -16,22 +16,22 @@
 
 static void facts(rig_device *d) {
   uint64_t cache;
-  const char *bus = rig_bus(d);
-  printf("  %s\n", rig_name(d));
-  printf("    arch            %s (instruction set %s)\n", rig_arch(d), rig_instruction_set(d));
+  const char *bus = rig_device_bus(d);
+  printf("  %s\n", rig_device_name(d));
+  printf("    arch            %s (instruction set %s)\n", rig_device_arch(d), rig_device_instruction_set(d));
   printf("    bus             %s\n", bus ? bus : "none");
-  printf("    runs on host    %s\n", rig_runs_on_host(d) ? "yes" : "no");
-  printf("    alignment       %llu\n", (unsigned long long)rig_alignment(d));
-  if (rig_cache_bytes(d, &cache))
+  printf("    runs on host    %s\n", rig_device_runs_on_host(d) ? "yes" : "no");
+  printf("    alignment       %llu\n", (unsigned long long)rig_device_alignment(d));
+  if (rig_device_cache_bytes(d, &cache))
     printf("    cache_bytes     %llu (%.1f MiB)\n", (unsigned long long)cache, cache / 1048576.0);
   else
     printf("    cache_bytes     unknown\n");
-  printf("    budget          %llu\n", (unsigned long long)rig_budget(d));
-  printf("    reaches host    %s\n", rig_reaches(d, rig_host()) ? "yes" : "no");
+  printf("    budget          %llu\n", (unsigned long long)rig_device_budget(d));
+  printf("    reaches host    %s\n", rig_device_reaches(d, rig_device_host()) ? "yes" : "no");
   uint64_t signaled = 0;
-  (void)rig_signaled(d, &signaled);
+  (void)rig_device_signaled(d, &signaled);
   printf("    timeline        submitted %llu, signaled %llu\n",
-         (unsigned long long)rig_submitted(d), (unsigned long long)signaled);
+         (unsigned long long)rig_device_submitted(d), (unsigned long long)signaled);
 }
 
 /* The drivers rig knows of, and the name `rig info` opens for each. */
@@ -53,13 +53,13 @@ static const char *why_not(const char *message) {
 /* Whether the driver's first device opened. */
 static bool try_driver(const char *driver, const char *name) {
   rig_device *d;
-  if (rig_open(name, &d) != RIG_OK) {
-    const char *m = rig_last_error()->message;
+  if (rig_device_open(name, &d) != RIG_OK) {
+    const char *m = rig_error_last()->message;
     printf("  %-8s does not open (%s): %s\n", driver, why_not(m), m);
     return false;
   }
   facts(d);
-  rig_close(d);
+  rig_device_close(d);
   rig_device_release(d);
   return true;
 }
@@ -71,10 +71,10 @@ static void try_more(const char *driver) {
     char name[32];
     rig_device *d;
     snprintf(name, sizeof name, "%s:%d", driver, i);
-    if (rig_open(name, &d) != RIG_OK)
+    if (rig_device_open(name, &d) != RIG_OK)
       return;
     facts(d);
-    rig_close(d);
+    rig_device_close(d);
     rig_device_release(d);
   }
 }
@@ -85,7 +85,7 @@ static rig_status open_scratch(char *path, size_t n, rig_device **out) {
   const char *t = getenv("TMPDIR");
   snprintf(path, n, "%s/rig-scratch-%d", t && *t ? t : "/tmp", (int)getpid());
   rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE};
-  return rig_open_io(&o, out);
+  return rig_device_open_io(&o, out);
 }
 
 /* The io library, through an io device it opens over a scratch file. */
@@ -93,20 +93,20 @@ static void try_io(void) {
   char path[256];
   rig_device *d;
   if (open_scratch(path, sizeof path, &d) != RIG_OK) {
-    const char *m = rig_last_error()->message;
+    const char *m = rig_error_last()->message;
     printf("  %-8s does not open (%s): %s\n", "io", why_not(m), m);
     return;
   }
-  printf("  io devices (files, opened with rig_open_io):\n");
+  printf("  io devices (files, opened with rig_device_open_io):\n");
   facts(d);
-  rig_close(d);
+  rig_device_close(d);
   rig_device_release(d);
   unlink(path);
 }
 
 static int info(void) {
   printf("host\n");
-  facts(rig_host());
+  facts(rig_device_host());
   printf("drivers\n");
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (try_driver(known[i][0], known[i][1]) && strcmp(known[i][0], "vulkan") == 0)
@@ -121,7 +121,7 @@ static rig_device *best_device(void) {
   const char *order[] = {"vulkan:0", "cuda:0", "amdgpu:0", "memory:demo"};
   rig_device *d = NULL;
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-    if (rig_open(order[i], &d) == RIG_OK)
+    if (rig_device_open(order[i], &d) == RIG_OK)
       return d;
   return NULL;
 }
@@ -201,10 +201,10 @@ static rig_status double_on_device(rig_device *d, rig_buffer *x, size_t n, rig_p
   rig_submission *s;
   rig_run *run;
   *p = 0;
-  if (strncmp(rig_name(d), "vulkan:", 7) != 0)
+  if (strncmp(rig_device_name(d), "vulkan:", 7) != 0)
     return RIG_UNAVAILABLE;
   if (rig_image_load(d, demo_spv, sizeof demo_spv, &im) != RIG_OK) {
-    printf("  (no Vulkan kernel: %s)\n", rig_last_error()->message);
+    printf("  (no Vulkan kernel: %s)\n", rig_error_last()->message);
     return RIG_UNAVAILABLE;
   }
   rig_ref ref = rig_ref_read_write(0, 0);
@@ -222,7 +222,7 @@ static rig_status double_on_device(rig_device *d, rig_buffer *x, size_t n, rig_p
     rig_run_groups(run, 0, (n + 63) / 64, 1, 1);
     rig_run_threads(run, 0, 64, 1, 1);
     rig_run_int64(run, 0, 8, (int64_t)n);
-    st = rig_submit(run, &x, 1, NULL, 0, p);
+    st = rig_run_submit(run, &x, 1, NULL, 0, p);
   }
   rig_submission_release(s);
   return st;
@@ -237,7 +237,7 @@ static void twice(void *bytes, size_t n, void *ctx) {
 #define CHECK(call)                                                         \
   do {                                                                      \
     if ((call) != RIG_OK) {                                                 \
-      printf("rig demo: %s: %s\n", #call, rig_last_error()->message);       \
+      printf("rig demo: %s: %s\n", #call, rig_error_last()->message);       \
       return 1;                                                             \
     }                                                                       \
   } while (0)
@@ -262,7 +262,7 @@ static int demo_io(rig_device *d, rig_buffer *host) {
   printf("  y reads %g %g %g %g from %s\n", first[0], first[1], first[2], first[3], path);
   rig_buffer_release(y);
   rig_buffer_release(f);
-  CHECK(rig_close(io));
+  CHECK(rig_device_close(io));
   rig_device_release(io);
   unlink(path);
   return first[1] != 2.f;
@@ -276,16 +276,16 @@ static int demo(void) {
   rig_buffer *host, *x;
   rig_point p;
   if (!d) {
-    printf("rig demo: no device opens: %s\n", rig_last_error()->message);
+    printf("rig demo: no device opens: %s\n", rig_error_last()->message);
     return 1;
   }
-  printf("rig demo on %s (arch %s)%s\n", rig_name(d), rig_arch(d),
-         rig_runs_on_host(d) || strcmp(rig_arch(d), "memory") == 0
+  printf("rig demo on %s (arch %s)%s\n", rig_device_name(d), rig_device_arch(d),
+         rig_device_runs_on_host(d) || strcmp(rig_device_arch(d), "memory") == 0
              ? ": no GPU driver opens, so a memory device stands for the GPU"
              : "");
   for (int i = 0; i < N; i++)
     in[i] = i == 0 ? 65535.f : (float)i;
-  CHECK(rig_buffer_create(rig_host(), sizeof in, &host));
+  CHECK(rig_buffer_create(rig_device_host(), sizeof in, &host));
   CHECK(rig_buffer_create(d, sizeof in, &x));
   CHECK(rig_buffer_put(host, 0, in, sizeof in));
   show("host writes its buffer", 0);
@@ -311,8 +311,8 @@ static int demo(void) {
   bad += demo_io(d, host);
   rig_buffer_release(x);
   rig_buffer_release(host);
-  CHECK(rig_close(d));
-  printf("  closed %s: %s\n", rig_name(d), rig_lost(d));
+  CHECK(rig_device_close(d));
+  printf("  closed %s: %s\n", rig_device_name(d), rig_device_lost(d));
   rig_device_release(d);
   return bad != 0;
 }

@@ -33,7 +33,7 @@ static rig_status prepare(rig_buffer *b, bool write, const char *fn, unsigned ch
     return rig__fail(RIG_INVALID, b->dev, 0,
                      "%s: the host does not address %s's memory", fn, b->alloc->dev->name);
   if (rig__stamps_wait(b->alloc, write) != RIG_OK)
-    return rig_last_error()->status;
+    return rig_error_last()->status;
   return RIG_OK;
 }
 
@@ -77,7 +77,7 @@ RIG_API rig_status rig_buffer_wait(rig_buffer *b, rig_access access) {
     return st;
   return rig__stamps_wait(b->alloc, access == RIG_READ_WRITE) == RIG_OK
              ? RIG_OK
-             : rig_last_error()->status;                         /* ORDER-14, 34 */
+             : rig_error_last()->status;                         /* ORDER-14, 34 */
 }
 
 RIG_API bool rig_buffer_reached(rig_buffer *b, rig_access access) {
@@ -98,7 +98,7 @@ RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes) {
   /* The bytes go out for good, for reads and writes alike: an export, of a
    * Read buffer too, depends on every point (LMEM-5). */
   if (b->access != RIG_READ_WRITE && rig__stamps_wait(b->alloc, true) != RIG_OK)
-    return rig_last_error()->status;
+    return rig_error_last()->status;
   rig_buffer_retain(b);                                            /* HACC-3 */
   *out_bytes = p;
   return RIG_OK;

@@ -34,24 +34,24 @@ struct rig__borrow {
 static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
   const rig_device *m = b->alloc->dev;
   if (m->drv->io) { /* through Io.pages, where d reaches host (MACH-19, MACH-23) */
-    if (m->drv->io->pages && rig_reaches(d, rig_host()) && b->alloc->mem.address % PAGE == 0)
+    if (m->drv->io->pages && rig_device_reaches(d, rig_device_host()) && b->alloc->mem.address % PAGE == 0)
       return RIG_OK;
     return rig__fail(RIG_INVALID, d, 0,
                      "rig_buffer_borrow: %s maps no io memory of %s%s", d->name, m->name,
-                     rig_reaches(d, rig_host()) ? " that starts off a page" : "");
+                     rig_device_reaches(d, rig_device_host()) ? " that starts off a page" : "");
   }
   const void *host = b->alloc->mem.host;
   bool paged = host && (uintptr_t)host % PAGE == 0;
-  if (host && rig_runs_on_host(d))
+  if (host && rig_device_runs_on_host(d))
     return RIG_OK;                                            /* MACH-24 */
-  bool host_memory = host && (m->is_host || rig_runs_on_host(m) || m->drv != d->drv);
-  if (rig_reaches(d, m) && (!host_memory || paged))
+  bool host_memory = host && (m->is_host || rig_device_runs_on_host(m) || m->drv != d->drv);
+  if (rig_device_reaches(d, m) && (!host_memory || paged))
     return RIG_OK;                                            /* MACH-22 */
-  if (paged && rig_reaches(d, rig_host()))
+  if (paged && rig_device_reaches(d, rig_device_host()))
     return RIG_OK;                                            /* MACH-23 */
   return rig__fail(RIG_INVALID, d, 0, "rig_buffer_borrow: %s does not map %s's memory%s",
                    d->name, m->name,
-                   host && rig_reaches(d, rig_host()) ? " that starts off a page" : "");
+                   host && rig_device_reaches(d, rig_device_host()) ? " that starts off a page" : "");
 }
 
 static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_alloc *mem,
@@ -103,7 +103,7 @@ static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow 
 
 static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_alloc *mem,
                            struct rig__borrow *x) {
-  if (rig_runs_on_host(d) || !mem->host || !d->drv->map) {
+  if (rig_device_runs_on_host(d) || !mem->host || !d->drv->map) {
     x->map = *mem; /* addressed as it is, or a peer's, mapped at open */
     return RIG_OK;
   }

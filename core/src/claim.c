@@ -44,7 +44,7 @@ static rig_status take(rig_buffer *b, int kind, const char *fn, rig_claim **out)
     return RIG_LOST;
   rig_claim *c = malloc(sizeof *c);
   if (!c)
-    return rig__fail(RIG_OUT_OF_MEMORY, rig_host(), sizeof *c, "%s: out of memory", fn);
+    return rig__fail(RIG_OUT_OF_MEMORY, rig_device_host(), sizeof *c, "%s: out of memory", fn);
   c->kind = kind;
   c->buffer = rig_buffer_retain(b);
   c->next = NULL;

@@ -80,7 +80,7 @@ rig_status rig__stage_in(const void *src, rig_buffer *b, uint64_t off, uint64_t 
   rig_device *g = b->alloc->dev;
   rig__staging *s = rig__staging_take(g, n);
   if (!s)
-    return rig_last_error()->status;
+    return rig_error_last()->status;
   memcpy(rig__staging_host(s), src, n);              /* the host's move: no value */
   rig_status st = rig__stage_step(b, off, n, s, true, out);
   rig__staging_put(g, s, st == RIG_OK ? *out : 0);
@@ -91,7 +91,7 @@ rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst, ri
   rig_device *g = b->alloc->dev;
   rig__staging *s = rig__staging_take(g, n);
   if (!s)
-    return rig_last_error()->status;
+    return rig_error_last()->status;
   rig_status st = rig__stage_step(b, off, n, s, false, out);
   if (st == RIG_OK)
     st = rig__point_wait(*out);                      /* STAMP-10 */
@@ -135,7 +135,7 @@ static rig_status staged_copy(rig_buffer *src, rig_buffer *dst, rig_point *out) 
  * it involves (RECLAIM-16, RECLAIM-18): those of the buffers it has, the
  * other one maybe NULL or dead. The moves keep the Lost it reports. */
 static rig_status moved_then_lost(rig_buffer *src, rig_buffer *dst) {
-  rig_error lost = *rig_last_error();
+  rig_error lost = *rig_error_last();
   if (src && !rig__buffer_is_dead(src))
     rig__move_collected(src->alloc->dev);
   if (dst && !rig__buffer_is_dead(dst))

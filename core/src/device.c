@@ -41,26 +41,26 @@ static atomic_flag failed = ATOMIC_FLAG_INIT;
 
 /* ---- properties (lock-free) ---- */
 
-RIG_API const char *rig_name(const rig_device *d) { return d ? d->name : ""; }
-RIG_API bool rig_equal(const rig_device *a, const rig_device *b) { return a == b; }
-RIG_API const char *rig_arch(const rig_device *d) { return d ? d->facts.arch : ""; }
-RIG_API const char *rig_instruction_set(const rig_device *d) { return d ? d->iset : ""; }
-RIG_API const char *rig_bus(const rig_device *d) {
+RIG_API const char *rig_device_name(const rig_device *d) { return d ? d->name : ""; }
+RIG_API bool rig_device_equal(const rig_device *a, const rig_device *b) { return a == b; }
+RIG_API const char *rig_device_arch(const rig_device *d) { return d ? d->facts.arch : ""; }
+RIG_API const char *rig_device_instruction_set(const rig_device *d) { return d ? d->iset : ""; }
+RIG_API const char *rig_device_bus(const rig_device *d) {
   return d && d->facts.bus[0] ? d->facts.bus : NULL;
 }
-RIG_API bool rig_runs_on_host(const rig_device *d) { return d && rig__runs_on_host(d); }
-RIG_API bool rig_computes(const rig_device *d) {
+RIG_API bool rig_device_runs_on_host(const rig_device *d) { return d && rig__runs_on_host(d); }
+RIG_API bool rig_device_computes(const rig_device *d) {
   return d && (d->facts.flags & RIG_EDGE_COMPUTES);
 }
-RIG_API uint64_t rig_alignment(const rig_device *d) { return d ? d->facts.alignment : 0; }
-RIG_API bool rig_cache_bytes(const rig_device *d, uint64_t *out) {
+RIG_API uint64_t rig_device_alignment(const rig_device *d) { return d ? d->facts.alignment : 0; }
+RIG_API bool rig_device_cache_bytes(const rig_device *d, uint64_t *out) {
   if (!d || d->facts.cache_bytes == 0)
     return false;
   if (out)
     *out = d->facts.cache_bytes;
   return true;
 }
-RIG_API const void *rig_capability(const rig_device *d, const char *key) {
+RIG_API const void *rig_device_capability(const rig_device *d, const char *key) {
   if (!d || !key || !d->drv->capability || rig__is_lost(d))
     return NULL;
   return RIG__DRIVER(d->drv->capability(d->h, key)); /* ERR-17 */
@@ -68,8 +68,8 @@ RIG_API const void *rig_capability(const rig_device *d, const char *key) {
 
 RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n) {
   const char *why = d ? atomic_load(&d->lost) : NULL;
-  int len = why ? snprintf(out, n, "%s (lost: %s)", rig_name(d), why)
-                : snprintf(out, n, "%s", rig_name(d));
+  int len = why ? snprintf(out, n, "%s (lost: %s)", rig_device_name(d), why)
+                : snprintf(out, n, "%s", rig_device_name(d));
   return len < 0 ? 0 : (size_t)len;
 }
 
@@ -78,7 +78,7 @@ static bool is_memory(const rig_device *d) { return strcmp(d->facts.arch, "memor
 static bool is_io(const rig_device *d) { return d->drv->io != NULL; }
 
 /* MACH-10..20: a function of the two devices alone. */
-RIG_API bool rig_reaches(const rig_device *d, const rig_device *e) {
+RIG_API bool rig_device_reaches(const rig_device *d, const rig_device *e) {
   if (!d || !e)
     return false;
   if (d == e)
@@ -96,7 +96,7 @@ RIG_API bool rig_reaches(const rig_device *d, const rig_device *e) {
 
 /* ---- timeline reads ---- */
 
-RIG_API uint64_t rig_submitted(const rig_device *d) {
+RIG_API uint64_t rig_device_submitted(const rig_device *d) {
   return d ? atomic_load(&d->submitted) : 0;
 }
 
@@ -140,9 +140,9 @@ uint64_t rig__read_signaled(rig_device *d) {
   return v;
 }
 
-RIG_API rig_status rig_signaled(rig_device *d, uint64_t *out) {
+RIG_API rig_status rig_device_signaled(rig_device *d, uint64_t *out) {
   if (!d || !out)
-    return rig__fail(RIG_INVALID, d, 0, "rig_signaled: %s is NULL", d ? "out" : "device");
+    return rig__fail(RIG_INVALID, d, 0, "rig_device_signaled: %s is NULL", d ? "out" : "device");
   bool was_lost = rig__is_lost(d);
   if (!may_read(d)) {
     *out = atomic_load(&d->signaled);               /* TL-23 */
@@ -160,7 +160,7 @@ RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value) {
 
 /* ---- loss ---- */
 
-RIG_API const char *rig_lost(const rig_device *d) { return d ? atomic_load(&d->lost) : NULL; }
+RIG_API const char *rig_device_lost(const rig_device *d) { return d ? atomic_load(&d->lost) : NULL; }
 
 /* One loss at a time: a leaf lock, taken under any other. */
 static pthread_mutex_t losing = PTHREAD_MUTEX_INITIALIZER;
@@ -180,7 +180,7 @@ void rig__lose(rig_device *d, const char *why) {
   pthread_mutex_unlock(&losing);
 }
 
-RIG_API void rig_fail(const char *why) {
+RIG_API void rig_runtime_fail(const char *why) {
   if (atomic_flag_test_and_set(&failed))
     return;                                          /* ERR-44 */
   /* The reason is every later open's message and the lost devices' reason:
@@ -195,7 +195,7 @@ RIG_API void rig_fail(const char *why) {
   pthread_mutex_unlock(&registry);
 }
 
-RIG_API const char *rig_failure(void) { return atomic_load(&failure); }
+RIG_API const char *rig_runtime_failure(void) { return atomic_load(&failure); }
 
 /* ---- records ---- */
 
@@ -437,13 +437,13 @@ static rig_status bind_word(rig_device *d) {
 
 /* Opens name with table t (the driver's open() with args), registering it.
  * Called with the name marked opening by this thread. */
-/* An io library opens only through rig_open_io, and rig_open_io opens
+/* An io library opens only through rig_device_open_io, and rig_device_open_io opens
  * nothing else (OPEN-37). */
 static rig_status check_io(const char *name, const rig_edge_driver *t, bool io) {
   if (io && !t->io)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: %s is not an io library", name, t->name);
   if (!io && t->io)
-    return rig__fail(RIG_INVALID, NULL, 0, "%s: %s is an io library: open it with rig_open_io",
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: %s is an io library: open it with rig_device_open_io",
                      name, t->name);
   return RIG_OK;
 }
@@ -485,7 +485,7 @@ static rig_status open_new(const char *name, const rig_edge_driver *t, const cha
     return st;
   }
   pthread_mutex_lock(&registry);
-  st = rig__slot_take(d); /* an open racing rig_fail makes a lost device (ERR-42) */
+  st = rig__slot_take(d); /* an open racing rig_runtime_fail makes a lost device (ERR-42) */
   pthread_mutex_unlock(&registry);
   if (st == RIG_OK)
     st = bind_word(d);
@@ -525,11 +525,11 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
 /* The common open of name through table t (NULL: find the plugin driver). */
 static rig_status open_named(const char *name, const rig_edge_driver *t, const char *args,
                              const char *driver, bool io, rig_device **out) {
-  rig_status st = rig__may_lock("rig_open");
+  rig_status st = rig__may_lock("rig_device_open");
   if (st)
     return st;
   if (!out || !name || !*name)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open: %s", !out ? "out is NULL" : "no name");
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open: %s", !out ? "out is NULL" : "no name");
   if (atomic_load(&failure))
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf); /* OPEN-4, ERR-41 */
   pthread_mutex_lock(&registry);
@@ -605,7 +605,7 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   if (st == RIG_OK) {
     n->dev = d;
     if (atomic_load(&failure))
-      rig__lose(d, failure_buf);                     /* ERR-42: it raced rig_fail */
+      rig__lose(d, failure_buf);                     /* ERR-42: it raced rig_runtime_fail */
     n->drv = t;
     rig__fork_note_driver(t);                        /* its fork hook (fork.c) */
     n->opening = false;
@@ -625,68 +625,68 @@ static rig_status split(const char *name, char *driver, size_t n, const char **a
   size_t len = colon ? (size_t)(colon - name) : strlen(name);
   *args = colon ? colon + 1 : "";
   if (len == 0 || len >= n)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open: bad driver name in '%s'", name);
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open: bad driver name in '%s'", name);
   memcpy(driver, name, len);
   driver[len] = 0;
   if (strchr(driver, '/') || strstr(driver, ".."))
     return rig__fail(RIG_INVALID, NULL, 0,
-                     "rig_open: driver name '%s' has '/' or '..'", driver);
+                     "rig_device_open: driver name '%s' has '/' or '..'", driver);
   return RIG_OK;
 }
 
-RIG_API rig_status rig_open(const char *name, rig_device **out) {
+RIG_API rig_status rig_device_open(const char *name, rig_device **out) {
   char driver[64];
   const char *args;
   if (!name)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open: name is NULL");
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open: name is NULL");
   if (strcmp(name, "CPU") == 0 && out) { /* the host's name opens the host, */
     /* Refused inside a lock as any open is, though it takes none (DOM-14, DOM-16). */
-    rig_status st = rig__may_lock("rig_open");
+    rig_status st = rig__may_lock("rig_device_open");
     if (st)
       return st;
-    if (atomic_load(&failure))            /* as any open, Error after rig_fail (OPEN-4) */
+    if (atomic_load(&failure))            /* as any open, Error after rig_runtime_fail (OPEN-4) */
       return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", failure_buf);
-    *out = rig_host();
+    *out = rig_device_host();
     return RIG_OK;
   }
   rig_status st = split(name, driver, sizeof driver, &args);
   return st ? st : open_named(name, NULL, args, driver, false, out);
 }
 
-RIG_API rig_status rig_memory_device(const char *name, rig_device **out) {
+RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out) {
   char full[256];
   if (!name)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_memory_device: name is NULL");
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_memory: name is NULL");
   if (snprintf(full, sizeof full, "memory:%s", name) >= (int)sizeof full)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_memory_device: name too long");
-  return rig_open(full, out);
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_memory: name too long");
+  return rig_device_open(full, out);
 }
 
-RIG_API rig_status rig_open_driver(const char *name, const void *table, const char *args,
+RIG_API rig_status rig_device_open_driver(const char *name, const void *table, const char *args,
                                    rig_device **out) {
   if (!table)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_driver: table is NULL");
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_driver: table is NULL");
   rig_status st = rig__check_table(table, name ? name : "(static driver)");
   return st ? st : open_named(name, table, args, NULL, ((const rig_edge_driver *)table)->io,
                               out);
 }
 
-RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out) {
+RIG_API rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out) {
   char driver[64];
   const char *rest;
   if (!o || !o->library || !o->target || !*o->target)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: %s",
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_io: %s",
                      !o ? "opener is NULL" : !o->library ? "no library" : "no target");
   if (strchr(o->library, ':'))
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: library '%s' has ':'", o->library);
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_io: library '%s' has ':'", o->library);
   if (o->flags & ~(uint32_t)(RIG_IO_CREATE | RIG_IO_READ_ONLY | RIG_IO_DURABLE))
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_open_io: unknown flags %#x",
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_io: unknown flags %#x",
                      o->flags & ~(uint32_t)(RIG_IO_CREATE | RIG_IO_READ_ONLY | RIG_IO_DURABLE));
   size_t n = strlen(o->library) + strlen(o->target) + 2;
   char *name = malloc(n), *args = malloc(n + 64);
   rig_status st = RIG_OK;
   if (!name || !args)
-    st = rig__fail(RIG_UNAVAILABLE, NULL, 0, "rig_open_io: out of memory");
+    st = rig__fail(RIG_UNAVAILABLE, NULL, 0, "rig_device_open_io: out of memory");
   if (st == RIG_OK) {
     snprintf(name, n, "%s:%s", o->library, o->target);
     snprintf(args, n + 64, RIG_EDGE_IO_ARGS_PREFIX "%u %llu %s", o->flags,
@@ -702,12 +702,12 @@ RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out) {
 
 /* ---- closing ---- */
 
-RIG_API rig_status rig_close(rig_device *d) {
-  rig_status st = rig__may_lock("rig_close");
+RIG_API rig_status rig_device_close(rig_device *d) {
+  rig_status st = rig__may_lock("rig_device_close");
   if (st)
     return st;
   if (!d || d->is_host)
-    return rig__fail(RIG_INVALID, d, 0, "rig_close: %s", d ? "the host is never closed"
+    return rig__fail(RIG_INVALID, d, 0, "rig_device_close: %s", d ? "the host is never closed"
                                                            : "device is NULL"); /* OPEN-59 */
   if (!rig__is_lost(d)) {
     st = rig__point_wait(rig_point_make(d->slot, atomic_load(&d->submitted))); /* OPEN-45 */

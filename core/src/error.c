@@ -1,6 +1,6 @@
 /* error.c: status codes and the thread's last error (ARCHITECTURE.md:
  * exceptions become statuses; the device, bytes and message go to
- * rig_last_error() with no allocation). */
+ * rig_error_last() with no allocation). */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -8,7 +8,7 @@
 
 static _Thread_local rig_error last;
 
-RIG_API const rig_error *rig_last_error(void) { return &last; }
+RIG_API const rig_error *rig_error_last(void) { return &last; }
 
 RIG_API const char *rig_status_name(rig_status s) {
   switch (s) {

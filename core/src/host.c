@@ -178,4 +178,4 @@ rig_device *rig__host_device(void) {
   return &host;
 }
 
-RIG_API rig_device *rig_host(void) { return rig__host_device(); }
+RIG_API rig_device *rig_device_host(void) { return rig__host_device(); }

@@ -82,7 +82,7 @@ RIG_API rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, ri
     return rig__fail(RIG_INVALID, d, 0, "rig_image_load: NULL argument");
   if (rig__is_lost(d))
     return rig__lost_error(d);
-  if (!d->drv->load || !rig_computes(d))
+  if (!d->drv->load || !rig_device_computes(d))
     return rig__fail(RIG_INVALID, d, 0, "rig_image_load: %s loads no code", d->name); /* OPEN-42 */
   rig_image *im = calloc(1, sizeof *im);
   if (!im)

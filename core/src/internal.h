@@ -550,7 +550,7 @@ RIG__HIDDEN rig_status rig__io_fill(rig_buffer *dst, uint32_t pattern, uint32_t 
 typedef struct rig__mapping rig__mapping;
 #define RIG__MAX_WAITS 16
 /* The points one submit's work follows, at most one per slot. */
-/* rig_runs_on_host for a device core holds: no call through the PLT on a
+/* rig_device_runs_on_host for a device core holds: no call through the PLT on a
  * submit's path. */
 static inline bool rig__runs_on_host(const rig_device *d) {
   return d->facts.flags & RIG_EDGE_RUNS_ON_HOST;

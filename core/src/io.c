@@ -78,7 +78,7 @@ static rig_status io_to_device(rig_buffer *src, rig_buffer *dst, rig_point *out)
     uint64_t n = src->length - off < CHUNK ? src->length - off : CHUNK;
     rig__staging *s = rig__staging_take(g, n);
     if (!s)
-      return rig_last_error()->status;
+      return rig_error_last()->status;
     rig_point p = RIG_POINT_NONE;
     st = raw_read(src, off, rig__staging_host(s), n);
     if (st == RIG_OK && (st = rig__stage_step(dst, off, n, s, true, &p)) == RIG_OK)
@@ -100,7 +100,7 @@ static rig_status device_to_io(rig_buffer *src, rig_buffer *dst) {
     if (i < chunks) { /* start chunk i */
       uint64_t off = i * CHUNK, n = len - off < CHUNK ? len - off : CHUNK;
       if (!(s[i % 2] = rig__staging_take(g, n)))
-        st = rig_last_error()->status;
+        st = rig_error_last()->status;
       else
         st = rig__stage_step(src, off, n, s[i % 2], false, &p[i % 2]);
     }

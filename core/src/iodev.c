@@ -6,7 +6,7 @@
  */
 #include "internal.h"
 
-/* The flags of rig_open_io's argument string; 0 for any other. */
+/* The flags of rig_device_open_io's argument string; 0 for any other. */
 uint32_t rig__io_flags(const char *args) {
   rig_edge_io_args a;
   return args && rig_edge_io_args_parse(args, &a) == RIG_EDGE_OK ? a.flags : 0;
@@ -20,7 +20,7 @@ rig_status rig__io_reopen(rig_device *d, const char *args) {
   if (want == have)
     return RIG_OK;
   return rig__fail(RIG_INVALID, d, 0,
-                   "rig_open_io: %s is open %s%s; this open asks it %s%s: close it first",
+                   "rig_device_open_io: %s is open %s%s; this open asks it %s%s: close it first",
                    d->name, have & RIG_IO_READ_ONLY ? "read-only" : "read-write",
                    have & RIG_IO_DURABLE ? " and durable" : "",
                    want & RIG_IO_READ_ONLY ? "read-only" : "read-write",
@@ -35,11 +35,11 @@ rig_status rig__io_failed(rig_device *d, int r, uint64_t n, const rig_edge_error
   return rig__fail(RIG_IO, d, n, "%s: %s", d->name, err->message); /* ERR-26 */
 }
 
-RIG_API bool rig_is_io(const rig_device *d) { return d && d->drv->io; }
+RIG_API bool rig_device_is_io(const rig_device *d) { return d && d->drv->io; }
 
-RIG_API rig_status rig_io_sync(rig_device *d) {
+RIG_API rig_status rig_device_io_sync(rig_device *d) {
   if (!d || !d->drv->io)
-    return rig__fail(RIG_INVALID, d, 0, "rig_io_sync: %s", d ? "not an io device" : "device is NULL");
+    return rig__fail(RIG_INVALID, d, 0, "rig_device_io_sync: %s", d ? "not an io device" : "device is NULL");
   if (rig__is_lost(d))
     return rig__lost_error(d);
   rig_edge_error err = {0};

@@ -1,6 +1,6 @@
 /* loader.c: finds driver plugins at open time (ARCHITECTURE.md, Plugins).
  *
- * rig_open("NAME:ARGS") loads librig-driver-NAME.so from the first folder of
+ * rig_device_open("NAME:ARGS") loads librig-driver-NAME.so from the first folder of
  * RIG_DRIVER_PATH (colon-separated) that has it, else from the install
  * folder RIG_DRIVER_DIR. RIG_DRIVER_PATH is read with secure_getenv: a
  * setuid or setgid program ignores it, so that its caller cannot make it

@@ -6,7 +6,7 @@
  * a call that may lock made from it returns RIG_INVALID (DOM-12..14). A get
  * that finds its value takes no lock (DOM-23). Values are dropped, through
  * the key's release, once the device's driver's stop has returned, before
- * rig_close returns (LOCAL-5, LOCAL-6).
+ * rig_device_close returns (LOCAL-5, LOCAL-6).
  *
  * The drop starts under the locals lock too: an init under way when the
  * device closes ends first and its value is dropped with the others, and
@@ -39,7 +39,7 @@ RIG_API rig_status rig_local_new_key(rig_local_init init, rig_local_release rele
   uint32_t i = atomic_fetch_add(&nkeys, 1);
   if (!k || i >= MAX_KEYS) {
     free(k);
-    return rig__fail(RIG_OUT_OF_MEMORY, rig_host(), sizeof *k,
+    return rig__fail(RIG_OUT_OF_MEMORY, rig_device_host(), sizeof *k,
                      "rig_local_new_key: no room for key %u of %u", i, MAX_KEYS);
   }
   *k = (rig_local_key){i, init, release, ctx};

@@ -57,7 +57,7 @@ rig_status rig__inside_lock_fail(const char *fn) {
 static _Atomic(rig_wait_hook) hook;
 static _Atomic(void *) hook_ctx;
 
-RIG_API void rig_set_wait_hook(rig_wait_hook h, void *ctx) {
+RIG_API void rig_runtime_set_wait_hook(rig_wait_hook h, void *ctx) {
   atomic_store(&hook_ctx, ctx);
   atomic_store(&hook, h);
 }

@@ -360,7 +360,7 @@ static _Atomic uint64_t collections;
 
 _Atomic bool rig__collecting;
 
-RIG_API void rig_set_collector(rig_collector hook, void *ctx) {
+RIG_API void rig_runtime_set_collector(rig_collector hook, void *ctx) {
   atomic_store(&collector_ctx, ctx);
   atomic_store(&collector, hook);
   atomic_store(&rig__collecting, hook != NULL);
@@ -509,17 +509,17 @@ void rig__alloc_release(rig__alloc *a) {
 
 /* ---- budgets (RECLAIM-24, 65..76) ---- */
 
-RIG_API uint64_t rig_budget(const rig_device *d) { return d ? atomic_load(&d->budget) : 0; }
-RIG_API uint64_t rig_allocated(const rig_device *d) {
+RIG_API uint64_t rig_device_budget(const rig_device *d) { return d ? atomic_load(&d->budget) : 0; }
+RIG_API uint64_t rig_device_allocated(const rig_device *d) {
   return d ? atomic_load(&d->allocated) : 0;
 }
 
-RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
-  rig_status st = rig__may_lock("rig_set_budget");
+RIG_API rig_status rig_device_set_budget(rig_device *d, uint64_t n) {
+  rig_status st = rig__may_lock("rig_device_set_budget");
   if (st)
     return st;
   if (!d || n > INT64_MAX)
-    return rig__fail(RIG_INVALID, d, 0, "rig_set_budget: %s",
+    return rig__fail(RIG_INVALID, d, 0, "rig_device_set_budget: %s",
                      d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
   if (rig__is_lost(d))        /* closed or lost: a use of it (OPEN-48, LMEM-7) */
     return rig__lost_error(d);
@@ -537,12 +537,12 @@ RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n) {
   return RIG_OK;
 }
 
-RIG_API rig_status rig_free_cache(rig_device *d) {
-  rig_status st = rig__may_lock("rig_free_cache");
+RIG_API rig_status rig_device_free_cache(rig_device *d) {
+  rig_status st = rig__may_lock("rig_device_free_cache");
   if (st)
     return st;
   if (!d)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_free_cache: device is NULL");
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_device_free_cache: device is NULL");
   /* Holds first (RECLAIM-20): memory a released hold frees then drains
    * with the rest, in this call, not the next. */
   rig__holds_release();

@@ -265,7 +265,7 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: NULL argument");
   if (rig__is_lost(d))
     return rig__lost_error(d);
-  if (!rig_computes(d))
+  if (!rig_device_computes(d))
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s runs no work", d->name); /* VALID-1 */
   uint32_t nslots = 0;
   if ((st = check_parts(d, parts, n, &nslots)))
@@ -441,24 +441,24 @@ static void run_free(rig_run *r) {
  * does not reach, or whose record is another driver's, such as host memory
  * a GPU reaches only through a mapping of its own (a borrow). */
 static rig_status foreign(rig_device *d, const rig_buffer *b, const char *what, uint32_t i) {
-  if (!rig_reaches(d, b->alloc->dev))
-    return rig__fail(RIG_INVALID, d, 0, "rig_submit: %s %u is on %s, which %s does not reach",
+  if (!rig_device_reaches(d, b->alloc->dev))
+    return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: %s %u is on %s, which %s does not reach",
                      what, i, b->dev->name, d->name);
   return rig__fail(RIG_INVALID, d, 0,
-                   "rig_submit: %s %u is on %s, whose memory %s's work does not address as it "
+                   "rig_run_submit: %s %u is on %s, whose memory %s's work does not address as it "
                    "is: borrow it onto %s", what, i, b->dev->name, d->name, d->name);
 }
 
 /* A buffer as slot i of a submit on d (VALID-13..16). */
 static rig_status check_buffer(rig_device *d, const rig_submission *s, rig_buffer *b,
                                uint32_t i) {
-  rig_status st = rig__buffer_usable(b, "rig_submit");
+  rig_status st = rig__buffer_usable(b, "rig_run_submit");
   if (st)
     return st;
-  if (b->dev != d && (!rig_reaches(d, b->alloc->dev) || !rig__mem_for(d, b)))
+  if (b->dev != d && (!rig_device_reaches(d, b->alloc->dev) || !rig__mem_for(d, b)))
     return foreign(d, b, "slot", i);
   if (s->slot_writes[i] && b->access != RIG_READ_WRITE)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submit: slot %u is written through a Read buffer",
+    return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: slot %u is written through a Read buffer",
                      i);                                   /* VALID-16 */
   return RIG_OK;
 }
@@ -477,15 +477,15 @@ static rig_status check_grid(rig_device *d, const block *b, uint32_t i) {
   uint64_t total = 1;
   for (int a = 0; a < 3; a++) {
     if (!b->groups[a] || !b->threads[a])
-      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: an axis of zero %s", i,
+      return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u: an axis of zero %s", i,
                        b->groups[a] ? "threads" : "groups");
     /* total stays at most 2^62, so a product past 2^64 is past 2^62 too */
     if (__builtin_mul_overflow(total, b->groups[a], &total) ||
         __builtin_mul_overflow(total, b->threads[a], &total) || total > (UINT64_C(1) << 62))
-      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: more than 2^62 threads", i);
+      return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u: more than 2^62 threads", i);
   }
   if (b->shared && rig__runs_on_host(d))
-    return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: %s has no shared memory", i,
+    return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u: %s has no shared memory", i,
                      d->name);
   return RIG_OK;
 }
@@ -516,13 +516,13 @@ static rig_status build_launch(rig_run *r, uint32_t i, rig_buffer *const *bufs, 
       at = rig_function_entry(ref->entry);                    /* SYM-2 */
     } else {
       rig_buffer *x = ref->fixed ? ref->fixed : bufs[ref->slot];
-      if (ref->fixed && (st = rig__buffer_usable(x, "rig_submit")))
+      if (ref->fixed && (st = rig__buffer_usable(x, "rig_run_submit")))
         return st;                                            /* VALID-4, VALID-13 */
-      if (ref->fixed && x->dev != d && (!rig_reaches(d, x->alloc->dev) || !rig__mem_for(d, x)))
+      if (ref->fixed && x->dev != d && (!rig_device_reaches(d, x->alloc->dev) || !rig__mem_for(d, x)))
         return foreign(d, x, "the fixed buffer of ref", k);  /* VALID-6 */
       const rig_edge_alloc *m = rig__mem_for(d, x);
       if (!m->host && !m->address)
-        return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: ref %u names memory with no "
+        return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u: ref %u names memory with no "
                          "address", i, k);                    /* VALID-19 */
       at = address_of(d, x);
       uint32_t slot;
@@ -564,17 +564,17 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   if (p->kind == RIG_PART_COPY) {
     rig_buffer *src = bufs[p->src];
     if (src->length != dst->length)
-      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u copies %llu bytes into %llu", i,
+      return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u copies %llu bytes into %llu", i,
                        (unsigned long long)src->length, (unsigned long long)dst->length);
     if (rig_buffer_share_byte(src, dst))
-      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u copies between buffers sharing a byte", i);
+      return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u copies between buffers sharing a byte", i);
     e->kind = RIG_EDGE_PART_COPY;
     e->u.copy.src = range_of(d, src);
     e->u.copy.dst = range_of(d, dst);
     r->uses[(*nuses)++] = (rig__use){src->alloc, false, unordered};
   } else {
     if (dst->length % p->pattern_bytes)
-      return rig__fail(RIG_INVALID, d, 0, "rig_submit: part %u: pattern does not tile slot %u", i,
+      return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: part %u: pattern does not tile slot %u", i,
                        p->dst);
     e->kind = RIG_EDGE_PART_FILL;
     e->u.fill.dst = range_of(d, dst);
@@ -654,10 +654,10 @@ static rig_status claim_run(rig_run *r) {
   int want = RUN_TAKEN;
   if (!atomic_compare_exchange_strong(&r->state, &want, RUN_SUBMITTING)) {
     if (!claim_free(r))
-      return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_submit: another submit of the run is under way");
+      return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_run_submit: another submit of the run is under way");
   } else if (!pthread_equal(r->owner, pthread_self())) {
     atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
-    return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_submit: another thread took the run");
+    return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_run_submit: another thread took the run");
   }
   return RIG_OK;
 }
@@ -667,7 +667,7 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
   rig_submission *s = r->s;
   rig_device *d = s->dev;
   if (n != s->nslots || (n && !bufs) || (nwaits && !waits) || !out)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submit: %zu buffers for %u slots", n, s->nslots);
+    return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: %zu buffers for %u slots", n, s->nslots);
   rig_status st;
   /* Each element is read once, into the run: what another thread stores
    * into the array meanwhile changes nothing checked (SUBMIT-10). */
@@ -684,14 +684,14 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
   return rig__timeline_submit(d, &work, r->uses, nuses, waits, nwaits, out);
 }
 
-RIG_API rig_status rig_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+RIG_API rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
                               const rig_point *waits, size_t nwaits, rig_point *out) {
   if (!r)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_submit: run is NULL");
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_run_submit: run is NULL");
   rig_status st = claim_run(r);
   if (st)
     return st;
-  st = rig__may_lock("rig_submit");                     /* DOM-15: still frees r */
+  st = rig__may_lock("rig_run_submit");                     /* DOM-15: still frees r */
   if (st == RIG_OK)
     st = submit_run(r, buffers, nbuffers, waits, nwaits, out);
   run_free(r);                                          /* SUBMIT-12, 13 */

@@ -42,7 +42,7 @@ static rig_status check_work(rig_device *d, const rig_edge_work *work) {
   int r = RIG__DRIVER(t->check(d->h, work, &err));
   if (r == RIG_EDGE_OK)
     return RIG_OK;
-  return rig__fail(RIG_INVALID, d, 0, "rig_submit: %s", err.message);
+  return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: %s", err.message);
 }
 
 static void stamp(rig_device *d, const rig__use *uses, size_t nuses, const rig__waits *w,
@@ -71,7 +71,7 @@ static uint64_t work_bytes(const rig_edge_work *work) {
 static rig_status grow(rig_device *d, const rig_edge_work *work) {
   rig_edge_error err = {0};
   if (!d->drv->grow)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submit: the work exceeds %s's queues",
+    return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: the work exceeds %s's queues",
                      d->name);                                   /* VALID-21 */
   int r = RIG__DRIVER(d->drv->grow(d->h, work_bytes(work), &err));
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {

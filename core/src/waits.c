@@ -55,7 +55,7 @@ rig_status rig__waits_gather(rig__waits *w, rig_device *d, const rig__use *uses,
   w->overflow = false;
   for (size_t i = 0; i < nwaits; i++) {
     bool stopped;
-    rig_status st = rig__point_check(waits[i], "rig_submit: a wait");
+    rig_status st = rig__point_check(waits[i], "rig_run_submit: a wait");
     if (st)
       return st;                                           /* before any value */
     switch (rig__point_state(waits[i], &stopped)) {

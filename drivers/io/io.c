@@ -171,7 +171,7 @@ static int io_open(const char *args, void **out, rig_edge_error *err) {
   rig_edge_io_args a;
   if (rig_edge_io_args_parse(args, &a) != RIG_EDGE_OK)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                         "io: an io library; open it with rig_open_io");
+                         "io: an io library; open it with rig_device_open_io");
   const uint32_t known = RIG_EDGE_IO_CREATE | RIG_EDGE_IO_READ_ONLY | RIG_EDGE_IO_DURABLE;
   if (a.flags & ~known) /* a flag it would drop */
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "io: %s: unknown flags 0x%x", a.target,

@@ -1,4 +1,4 @@
-/* rig-vulkan.h: what the Vulkan driver registers for rig_capability
+/* rig-vulkan.h: what the Vulkan driver registers for rig_device_capability
  * (PROP-39). Programs and tests include it; the driver itself too. */
 #ifndef RIG_VULKAN_H
 #define RIG_VULKAN_H
@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* rig_capability(d, RIG_VULKAN_VALIDATION): the validation layer's record
+/* rig_device_capability(d, RIG_VULKAN_VALIDATION): the validation layer's record
  * for the device. active: the layer runs (validate=1 or count, or
  * $RIG_VULKAN_VALIDATE, and VK_LAYER_KHRONOS_validation installed);
  * errors: the errors it reported so far. */

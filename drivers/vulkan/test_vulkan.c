@@ -34,7 +34,7 @@
   do {                                                                             \
     rig_status st_ = (expr);                                                       \
     if (st_ != RIG_OK)                                                             \
-      print_error("%s: %s: %s\n", #expr, rig_status_name(st_), rig_last_error()->message); \
+      print_error("%s: %s: %s\n", #expr, rig_status_name(st_), rig_error_last()->message); \
     assert_int_equal(st_, RIG_OK);                                                 \
   } while (0)
 
@@ -55,15 +55,15 @@ static const char *named(const char *options) {
 
 static rig_device *open_dev(const char *options) {
   rig_device *d = NULL;
-  ok(rig_open(named(options), &d));
+  ok(rig_device_open(named(options), &d));
   return d;
 }
 
 static void close_dev(rig_device *d) {
-  const rig_vulkan_validation *v = rig_capability(d, RIG_VULKAN_VALIDATION);
+  const rig_vulkan_validation *v = rig_device_capability(d, RIG_VULKAN_VALIDATION);
   assert_non_null(v);
   assert_int_equal(atomic_load(&v->errors), 0); /* the layer found nothing */
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -82,20 +82,20 @@ static void sleep_ms(unsigned ms) {
 
 static void facts(void **st) {
   rig_device *d = open_dev("");
-  assert_true(rig_computes(d));
-  assert_false(rig_runs_on_host(d));
-  assert_true(rig_arch(d)[0] != 0);
-  uint64_t a = rig_alignment(d);
+  assert_true(rig_device_computes(d));
+  assert_false(rig_device_runs_on_host(d));
+  assert_true(rig_device_arch(d)[0] != 0);
+  uint64_t a = rig_device_alignment(d);
   assert_true(a >= RIG_WORD && (a & (a - 1)) == 0);
-  assert_true(rig_budget(d) > 0);
-  assert_false(rig_cache_bytes(d, NULL));              /* Vulkan states none */
-  const char *bus = rig_bus(d);
+  assert_true(rig_device_budget(d) > 0);
+  assert_false(rig_device_cache_bytes(d, NULL));              /* Vulkan states none */
+  const char *bus = rig_device_bus(d);
   if (bus)
     assert_int_equal(strlen(bus), 12);
   uint64_t s = 1;
-  ok(rig_signaled(d, &s));
-  assert_int_equal(s, rig_submitted(d));
-  const rig_vulkan_validation *v = rig_capability(d, RIG_VULKAN_VALIDATION);
+  ok(rig_device_signaled(d, &s));
+  assert_int_equal(s, rig_device_submitted(d));
+  const rig_vulkan_validation *v = rig_device_capability(d, RIG_VULKAN_VALIDATION);
   assert_non_null(v);
   const char *want = getenv("RIG_VULKAN_VALIDATE");
   if (want && strcmp(want, "0") != 0 && !v->active)
@@ -105,12 +105,12 @@ static void facts(void **st) {
 
 static void open_refusals(void **st) {
   rig_device *d = NULL;
-  assert_int_equal(rig_open("vulkan:99", &d), RIG_UNAVAILABLE);
-  assert_non_null(strstr(rig_last_error()->message, "no Vulkan device 99"));
+  assert_int_equal(rig_device_open("vulkan:99", &d), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "no Vulkan device 99"));
   assert_null(d);
-  assert_int_equal(rig_open("vulkan:zero", &d), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "is not N"));
-  assert_int_equal(rig_open("vulkan:0,colour=blue", &d), RIG_INVALID);
+  assert_int_equal(rig_device_open("vulkan:zero", &d), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "is not N"));
+  assert_int_equal(rig_device_open("vulkan:0,colour=blue", &d), RIG_INVALID);
   assert_null(d);
 }
 
@@ -134,14 +134,14 @@ static void arguments_are_strict(void **st) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     rig_device *d = NULL;
-    rig_status s = rig_open(bad[i].name, &d);
-    if (s != RIG_INVALID || !strstr(rig_last_error()->message, bad[i].needle))
+    rig_status s = rig_device_open(bad[i].name, &d);
+    if (s != RIG_INVALID || !strstr(rig_error_last()->message, bad[i].needle))
       fail_msg("%s: %s '%s', want RIG_INVALID '%s'", bad[i].name, rig_status_name(s),
-               rig_last_error()->message, bad[i].needle);
+               rig_error_last()->message, bad[i].needle);
     assert_null(d);
   }
   rig_device *d = NULL; /* and good ones still open */
-  ok(rig_open("vulkan:0,k=1,host=0,share=1,fault_nth=0", &d));
+  ok(rig_device_open("vulkan:0,k=1,host=0,share=1,fault_nth=0", &d));
   close_dev(d);
 }
 
@@ -203,7 +203,7 @@ static void parts_in_order(void **st) {
   ok(rig_submission_make(d, parts, 5, &s));
   ok(rig_submission_take(s, &run));
   rig_buffer *bufs[4] = {a, b, v1, v2};
-  ok(rig_submit(run, bufs, 4, NULL, 0, &p));
+  ok(rig_run_submit(run, bufs, 4, NULL, 0, &p));
   ok(rig_point_wait(p));
   uint8_t ga[64], gb[64];
   ok(rig_buffer_get(a, 0, ga, 64));
@@ -268,7 +268,7 @@ static void kinds(void **st) {
   uint8_t *m = rig_buffer_host_address(mapped), *p = rig_buffer_host_address(pinned);
   assert_non_null(m);
   assert_non_null(p);
-  assert_int_equal((uintptr_t)m % rig_alignment(d), 0);
+  assert_int_equal((uintptr_t)m % rig_device_alignment(d), 0);
   ok(rig_buffer_fill(mapped, 0x31, 1));               /* the device writes, the host reads */
   ok(rig_buffer_wait(mapped, RIG_READ));
   for (int i = 0; i < 4096; i++)
@@ -278,12 +278,12 @@ static void kinds(void **st) {
   ok(rig_buffer_wait(pinned, RIG_READ));
   for (int i = 0; i < 4096; i++)
     assert_int_equal(p[i], 0x31);
-  uint64_t before = rig_allocated(d);
+  uint64_t before = rig_device_allocated(d);
   rig_buffer_release(dev);
   rig_buffer_release(mapped);
   rig_buffer_release(pinned);
-  ok(rig_free_cache(d));
-  assert_true(rig_allocated(d) < before);
+  ok(rig_device_free_cache(d));
+  assert_true(rig_device_allocated(d) < before);
   close_dev(d);
 }
 
@@ -291,12 +291,12 @@ static void kinds(void **st) {
  * fill lands in the host's buffer, with no copy. */
 static void borrows(void **st) {
   rig_device *d = open_dev(",host=0"), *m;
-  if (!rig_reaches(d, rig_host())) {
+  if (!rig_device_reaches(d, rig_device_host())) {
     close_dev(d);
     skip(); /* no VK_EXT_external_memory_host */
   }
-  ok(rig_memory_device("vk-borrow", &m));
-  rig_device *owners[2] = {rig_host(), m};
+  ok(rig_device_open_memory("vk-borrow", &m));
+  rig_device *owners[2] = {rig_device_host(), m};
   for (int k = 0; k < 2; k++) {
     rig_buffer *h, *on, *dev;
     ok(rig_buffer_create(owners[k], 65536 + 20, &h));  /* on a page */
@@ -328,7 +328,7 @@ static void borrows(void **st) {
     rig_buffer_release(dev);
     rig_buffer_release(h);
   }
-  ok(rig_close(m));
+  ok(rig_device_close(m));
   rig_device_release(m);
   close_dev(d);
 }
@@ -343,18 +343,18 @@ static void commits_every_k(void **st) {
   ok(rig_buffer_create(d, 256, &b));
   for (int i = 0; i < 12; i++) /* one each: no submit checks another's point */
     ok(rig_buffer_create(d, 256, &each[i]));
-  uint64_t start = rig_submitted(d), seen = 0;
+  uint64_t start = rig_device_submitted(d), seen = 0;
   rig_point p[12];
   for (int i = 0; i < 3; i++)
     ok(rig_buffer_submit_fill(each[i], (uint32_t)i, 1, &p[i]));
   sleep_ms(20);
-  ok(rig_signaled(d, &seen));
+  ok(rig_device_signaled(d, &seen));
   assert_int_equal(seen, start);                       /* TL-8: 3 < k held */
   for (int i = 3; i < 12; i++)
     ok(rig_buffer_submit_fill(each[i], (uint32_t)i, 1, &p[i]));
   double deadline = now_s() + 60;                      /* a bound, not a measure */
   while (seen < start + 12 && now_s() < deadline) {
-    ok(rig_signaled(d, &seen));                        /* commits nothing (TL-24) */
+    ok(rig_device_signaled(d, &seen));                        /* commits nothing (TL-24) */
     sleep_ms(1);
   }
   assert_int_equal(seen, start + 12);                  /* TL-10: 4, 8 and 12 sent */
@@ -385,7 +385,7 @@ static void *work(void *arg) {
     uint8_t got[1000];
     if (rig_buffer_fill(a, (uint32_t)(w->id * 16 + i), 1) || rig_buffer_copy(a, b) ||
         rig_buffer_get(b, 0, got, 1000))
-      w->failed = rig_last_error()->message;
+      w->failed = rig_error_last()->message;
     else if (got[0] != (uint8_t)(w->id * 16 + i) || got[999] != got[0])
       w->failed = "wrong bytes";
   }
@@ -419,7 +419,7 @@ static void threads(void **st) {
 static void loss(void **st) {
   const char *n = named(",fault_nth=3,host=0");
   rig_device *d;
-  ok(rig_open(n, &d));
+  ok(rig_device_open(n, &d));
   rig_buffer *a, *b;
   ok(rig_buffer_create(d, 4096, &a));
   ok(rig_buffer_create(d, 4096, &b));
@@ -427,16 +427,16 @@ static void loss(void **st) {
   ok(rig_buffer_submit_fill(a, 1, 1, &p1));
   ok(rig_buffer_submit_fill(b, 2, 1, &p2));           /* held: not yet committed */
   assert_int_equal(rig_buffer_submit_copy(a, b, &p3), RIG_LOST);
-  assert_non_null(strstr(rig_last_error()->message, "injected fault at"));
-  assert_non_null(rig_lost(d));
+  assert_non_null(strstr(rig_error_last()->message, "injected fault at"));
+  assert_non_null(rig_device_lost(d));
   uint8_t byte;
   assert_int_equal(rig_buffer_get(a, 0, &byte, 1), RIG_LOST);
   rig_buffer_release(a);
   rig_buffer_release(b);
-  ok(rig_close(d));                                   /* runs the owed stop */
-  assert_int_equal(rig_allocated(d), 0);              /* its memory came back */
+  ok(rig_device_close(d));                                   /* runs the owed stop */
+  assert_int_equal(rig_device_allocated(d), 0);              /* its memory came back */
   rig_device_release(d);
-  ok(rig_open(n, &d));                                /* a new device of the name */
+  ok(rig_device_open(n, &d));                                /* a new device of the name */
   ok(rig_buffer_create(d, 64, &a));
   ok(rig_buffer_fill(a, 9, 1));
   ok(rig_buffer_get(a, 0, &byte, 1));
@@ -453,7 +453,7 @@ static void close_with_memory_out(void **st) {
   ok(rig_buffer_create(d, 1 << 20, &a));
   rig_point p;
   ok(rig_buffer_submit_fill(a, 3, 1, &p));
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   assert_true(rig_point_reached(p));                  /* close waited for it */
   rig_buffer_release(a);
   rig_device_release(d);
@@ -462,12 +462,12 @@ static void close_with_memory_out(void **st) {
 /* A buffer of no bytes costs nothing and takes no Vulkan object. */
 static void empty_buffers(void **st) {
   rig_device *d = open_dev("");
-  ok(rig_free_cache(d));
-  uint64_t before = rig_allocated(d);
+  ok(rig_device_free_cache(d));
+  uint64_t before = rig_device_allocated(d);
   rig_buffer *b, *c;
   ok(rig_buffer_create(d, 0, &b));
   ok(rig_buffer_create(d, 0, &c));
-  assert_int_equal(rig_allocated(d), before);
+  assert_int_equal(rig_device_allocated(d), before);
   ok(rig_buffer_copy(b, c));
   ok(rig_buffer_fill(b, 1, 1));
   rig_buffer_release(b);
@@ -555,7 +555,7 @@ static void add_example_on(const char *options) {
     ok(rig_run_int64(run, k, 24, n));
     rig_buffer *bufs[3] = {x, y, z};
     rig_point p;
-    ok(rig_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
+    ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
     ok(rig_buffer_get(z, 0, zs, n * 4));                     /* follows the launch */
     assert_true(rig_point_reached(p));
     for (int64_t i = 0; i < n; i++)
@@ -596,16 +596,16 @@ static void run_1_4_load_and_resolve(void **st) {
   uint32_t *words = kernel_bytes("add", &n);
   rig_image *none = NULL;
   assert_int_equal(rig_image_load(d, "hello", 5, &none), RIG_UNAVAILABLE);
-  assert_non_null(strstr(rig_last_error()->message, "no whole number of words"));
+  assert_non_null(strstr(rig_error_last()->message, "no whole number of words"));
   uint32_t zeros[8] = {0};
   assert_int_equal(rig_image_load(d, zeros, sizeof zeros, &none), RIG_UNAVAILABLE);
-  assert_non_null(strstr(rig_last_error()->message, "magic is not 0x07230203"));
+  assert_non_null(strstr(rig_error_last()->message, "magic is not 0x07230203"));
   assert_int_equal(rig_image_load(d, words, 4 * 8, &none), RIG_UNAVAILABLE); /* cut in an instruction */
-  assert_non_null(strstr(rig_last_error()->message, "runs past the module"));
+  assert_non_null(strstr(rig_error_last()->message, "runs past the module"));
   assert_int_equal(rig_image_load(d, words, 4 * 7, &none), RIG_UNAVAILABLE); /* header, a capability */
-  assert_non_null(strstr(rig_last_error()->message, "no OpMemoryModel"));
+  assert_non_null(strstr(rig_error_last()->message, "no OpMemoryModel"));
   assert_null(none);
-  assert_null(rig_lost(d));                                  /* ERR-26: d still serves */
+  assert_null(rig_device_lost(d));                                  /* ERR-26: d still serves */
   free(words);
   im = load_kernel(d, "fill");
   resolve_ok(im, "fill");
@@ -617,14 +617,14 @@ static void run_1_4_load_and_resolve(void **st) {
  * and goes (unload) once no submission holds it and its work is done. */
 static void run_8_code_goes_when_its_work_is_done(void **st) {
   rig_device *d = open_dev("");
-  ok(rig_free_cache(d));
-  uint64_t before = rig_allocated(d);
+  ok(rig_device_free_cache(d));
+  uint64_t before = rig_device_allocated(d);
   size_t n;
   void *bytes = kernel_bytes("fill", &n);
   rig_image *im;
   ok(rig_image_load(d, bytes, n, &im));
   free(bytes);
-  assert_int_equal(rig_allocated(d), before + n);
+  assert_int_equal(rig_device_allocated(d), before + n);
   rig_function *f = resolve_ok(im, "fill");
   rig_ref ref = rig_ref_write(0, 0);
   rig_part launch = rig_part_launch(f, &ref, 1, 24);
@@ -641,14 +641,14 @@ static void run_8_code_goes_when_its_work_is_done(void **st) {
   ok(rig_run_int32(run, 0, 12, 1));
   ok(rig_run_int32(run, 0, 16, 64));
   rig_point p;
-  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   rig_submission_release(s);
   ok(rig_point_wait(p));
-  for (int i = 0; i < 3 && rig_allocated(d) > before + 256 * 2; i++)
-    ok(rig_free_cache(d));                                   /* moves: the code goes */
+  for (int i = 0; i < 3 && rig_device_allocated(d) > before + 256 * 2; i++)
+    ok(rig_device_free_cache(d));                                   /* moves: the code goes */
   rig_buffer_release(b);
-  ok(rig_free_cache(d));
-  assert_int_equal(rig_allocated(d), before);
+  ok(rig_device_free_cache(d));
+  assert_int_equal(rig_device_allocated(d), before);
   close_dev(d);
 }
 
@@ -692,7 +692,7 @@ static void order_3_launches_among_copies_and_fills(void **st) {
   fill_block(run, k, 1000, 3, N);
   rig_buffer *bufs[2] = {a, b};
   rig_point p;
-  ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  ok(rig_run_submit(run, bufs, 2, NULL, 0, &p));
   uint32_t got[W];
   ok(rig_buffer_get(b, 0, got, sizeof got));
   for (uint32_t i = 0; i < W; i++)
@@ -704,7 +704,7 @@ static void order_3_launches_among_copies_and_fills(void **st) {
   ok(rig_submission_make(d, &alone, 1, &s2));
   ok(rig_submission_take(s2, &run));
   fill_block(run, 0, 7, 1, N);
-  ok(rig_submit(run, &c, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &c, 1, NULL, 0, &p));
   ok(rig_buffer_copy(c, a));                                 /* follows the launch's writes */
   ok(rig_buffer_get(a, 0, got, sizeof got));
   for (uint32_t i = 0; i < N; i++)
@@ -716,7 +716,7 @@ static void order_3_launches_among_copies_and_fills(void **st) {
   ok(rig_buffer_put(c, 0, ones, sizeof ones));
   ok(rig_submission_take(s2, &run));
   fill_block(run, 0, 50, 0, N / 2);
-  ok(rig_submit(run, &c, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &c, 1, NULL, 0, &p));
   ok(rig_buffer_get(c, 0, got, sizeof got));
   for (uint32_t i = 0; i < W; i++)
     assert_int_equal(got[i], i < N / 2 ? 50 : 1);
@@ -759,7 +759,7 @@ static void launch_6_8_each_thread_once(void **st) {
     ok(rig_run_int32(run, 0, 12, (int32_t)h));
     ok(rig_run_int32(run, 0, 16, (int32_t)dz));
     rig_point p;
-    ok(rig_submit(run, &b, 1, NULL, 0, &p));
+    ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
     uint32_t *got = malloc(total * 4);
     ok(rig_buffer_get(b, 0, got, total * 4));
     for (uint32_t i = 0; i < total; i++)
@@ -802,7 +802,7 @@ static void launch_params_over_push_constants(void **st) {
       for (int i = 0; i < 32; i++)
         ok(rig_run_int64(run, k, 16 + 8 * i, (int64_t)(1000 * r + 100 * k + i)));
     }
-    ok(rig_submit(run, &out[2 * r], 2, NULL, 0, &p[r]));
+    ok(rig_run_submit(run, &out[2 * r], 2, NULL, 0, &p[r]));
   }
   for (int r = 0; r < 3; r++)
     for (int k = 0; k < 2; k++) {
@@ -837,9 +837,9 @@ static void launch_13_14_refused_before_the_driver(void **st) {
     ok(rig_run_groups(run, 0, cases[c][0], cases[c][1], cases[c][2]));
     ok(rig_run_threads(run, 0, cases[c][3], cases[c][4], cases[c][5]));
     rig_point p = 0;
-    assert_int_equal(rig_submit(run, &b, 1, NULL, 0, &p), RIG_INVALID);
+    assert_int_equal(rig_run_submit(run, &b, 1, NULL, 0, &p), RIG_INVALID);
   }
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   uint8_t got[256];
   ok(rig_buffer_get(b, 0, got, 256));
   for (int i = 0; i < 256; i++)
@@ -872,7 +872,7 @@ static void valid_20_launch_the_driver_cannot_run(void **st) {
       ok(rig_run_groups(run, 0, 1, 1, 1));
       ok(rig_run_threads(run, 0, 64, 1, 1));
       ok(rig_run_int32(run, 0, 8, 64));
-      ok(rig_submit(run, &b, 1, NULL, 0, &p));
+      ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
       uint32_t w;
       ok(rig_buffer_get(b, 252, &w, 4));
       assert_int_equal(w, 64);
@@ -883,16 +883,16 @@ static void valid_20_launch_the_driver_cannot_run(void **st) {
     ok(rig_run_int32(run, 0, 8, 64));
     if (c == 1)
       ok(rig_run_shared(run, 0, 1024));
-    uint64_t before = rig_submitted(d);
-    assert_int_equal(rig_submit(run, &b, 1, NULL, 0, &p), RIG_INVALID);
-    assert_non_null(strstr(rig_last_error()->message, c == 0 ? "fixed LocalSize 64x1x1"
+    uint64_t before = rig_device_submitted(d);
+    assert_int_equal(rig_run_submit(run, &b, 1, NULL, 0, &p), RIG_INVALID);
+    assert_non_null(strstr(rig_error_last()->message, c == 0 ? "fixed LocalSize 64x1x1"
                                                              : "bytes of shared memory"));
-    assert_int_equal(rig_submitted(d), before);         /* no value taken */
-    assert_null(rig_lost(d));                           /* nothing lost */
+    assert_int_equal(rig_device_submitted(d), before);         /* no value taken */
+    assert_null(rig_device_lost(d));                           /* nothing lost */
     ok(rig_buffer_fill(b, 0, 1));                       /* and it serves */
     rig_buffer_release(b);
     rig_submission_release(s);
-    ok(rig_close(d));
+    ok(rig_device_close(d));
     rig_device_release(d);
   }
 }
@@ -935,7 +935,7 @@ static void launch_runs_asynchronously(void **st) {
   ok(rig_run_int32(run, 0, 12, 12345));
   rig_point p;
   double t0 = now_s();
-  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   bool early = rig_point_reached(p);
   double t1 = now_s();
   ok(rig_point_wait(p));
@@ -978,7 +978,7 @@ static void fill_run(rig_submission *s, rig_buffer *b, uint32_t n, uint32_t patt
   ok(rig_run_int32(run, 0, 8, (int32_t)pattern));
   ok(rig_run_int32(run, 0, 12, (int32_t)step));
   ok(rig_run_int32(run, 0, 16, (int32_t)n));
-  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   ok(rig_point_wait(p));
 }
 
@@ -1017,7 +1017,7 @@ static void subs_1_runs_again_replay_only_the_same_work(void **st) {
   expect_words(y, 16, 0x100, 1);
   for (int i = 0; i < 4; i++) { /* memory of a new buffer, maybe at the old handle */
     rig_buffer_release(x);
-    ok(rig_free_cache(d));
+    ok(rig_device_free_cache(d));
     ok(rig_buffer_create(d, 256, &x));
     ok(rig_buffer_fill(x, 0, 1));
     fill_run(s, x, 16, 0x100, 1);
@@ -1047,7 +1047,7 @@ static rig_point spin_on(rig_device *d, rig_buffer *out, uint32_t seed, uint32_t
   ok(rig_run_threads(run, 0, 64, 1, 1));
   ok(rig_run_int32(run, 0, 8, (int32_t)rounds));
   ok(rig_run_int32(run, 0, 12, (int32_t)seed));
-  ok(rig_submit(run, &out, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &out, 1, NULL, 0, &p));
   rig_submission_release(s);
   return p;
 }
@@ -1068,7 +1068,7 @@ static rig_point after_spin(rig_device *a, rig_buffer *on_a, rig_buffer *x, rig_
     rig_run *run;
     ok(rig_submission_make(a, &part, 1, &s));
     ok(rig_submission_take(s, &run));
-    ok(rig_submit(run, &y, 1, &spin, 1, &p));                  /* ORDER-10: a submit's wait */
+    ok(rig_run_submit(run, &y, 1, &spin, 1, &p));                  /* ORDER-10: a submit's wait */
     rig_submission_release(s);
   }
   rig_device_stats(a, after);
@@ -1096,7 +1096,7 @@ static void waits_on_another_open(const char *a_opts, const char *b_opts, bool q
   rig_device *a = open_dev(a_opts), *b = open_dev(b_opts);
   const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000, bytes = threads * 4;
   rig_buffer *h, *on_a, *on_b, *x, *y;
-  ok(rig_buffer_create(rig_host(), bytes, &h)); /* 64 KiB: starts on a page (MACH-23) */
+  ok(rig_buffer_create(rig_device_host(), bytes, &h)); /* 64 KiB: starts on a page (MACH-23) */
   ok(rig_buffer_fill(h, 0, 1));
   ok(rig_buffer_borrow(a, h, &on_a));
   ok(rig_buffer_borrow(b, h, &on_b));
@@ -1157,7 +1157,7 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
   rig_device *a = open_dev(""), *b = open_dev(",k=1,fault_nth=2");
   const uint32_t threads = SPIN_GROUPS * 64, bytes = threads * 4;
   rig_buffer *h, *on_a, *on_b, *x, *y;
-  ok(rig_buffer_create(rig_host(), bytes, &h));
+  ok(rig_buffer_create(rig_device_host(), bytes, &h));
   ok(rig_buffer_borrow(a, h, &on_a));
   ok(rig_buffer_borrow(b, h, &on_b));
   ok(rig_buffer_create(a, bytes, &x));
@@ -1174,14 +1174,14 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
     expect_spin(x, threads, 5, 60000);
   } else {
     assert_int_equal(waited, RIG_LOST);                                /* LOSS-6 */
-    assert_non_null(rig_lost(a));
-    assert_non_null(strstr(rig_lost(a), "fault_nth=2 lost"));
+    assert_non_null(rig_device_lost(a));
+    assert_non_null(strstr(rig_device_lost(a), "fault_nth=2 lost"));
   }
   rig_buffer *all[] = {y, x, on_b, on_a, h};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     rig_buffer_release(all[i]);
-  ok(rig_close(a)); /* its batch waits on B's launch, which ends */
-  ok(rig_close(b));
+  ok(rig_device_close(a)); /* its batch waits on B's launch, which ends */
+  ok(rig_device_close(b));
   rig_device_release(a);
   rig_device_release(b);
 }
@@ -1198,10 +1198,10 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   ok(rig_buffer_create(c, 64, &on_c));
   rig_point p;
   assert_int_equal(rig_buffer_submit_fill(on_b, 1, 1, &p), RIG_LOST);
-  assert_non_null(strstr(rig_lost(b), "VK_ERROR_DEVICE_LOST"));
+  assert_non_null(strstr(rig_device_lost(b), "VK_ERROR_DEVICE_LOST"));
   assert_int_equal(rig_buffer_fill(on_a, 2, 1), RIG_LOST);
-  assert_non_null(rig_lost(a));
-  assert_non_null(strstr(rig_lost(a), "its VkDevice is lost"));
+  assert_non_null(rig_device_lost(a));
+  assert_non_null(strstr(rig_device_lost(a), "its VkDevice is lost"));
   ok(rig_buffer_fill(on_c, 3, 1));                 /* another VkDevice: not lost */
   uint8_t byte;
   ok(rig_buffer_get(on_c, 0, &byte, 1));
@@ -1219,8 +1219,8 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   rig_buffer_release(on_a);
   rig_buffer_release(on_b);
   rig_buffer_release(on_c);
-  ok(rig_close(a));
-  ok(rig_close(b));
+  ok(rig_device_close(a));
+  ok(rig_device_close(b));
   rig_device_release(a);
   rig_device_release(b);
   close_dev(c);
@@ -1250,11 +1250,11 @@ static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
   rig_point px, py;
   ok(rig_submission_take(s, &first));
   fill_block(first, 0, 0xa00, 1, 16);
-  ok(rig_submit(first, &x, 1, NULL, 0, &px));
+  ok(rig_run_submit(first, &x, 1, NULL, 0, &px));
   ok(rig_submission_take(s, &again));
   assert_ptr_equal(again, first);                         /* the same run, rewritten */
   fill_block(again, 0, 0xb00, 3, 16);
-  ok(rig_submit(again, &y, 1, NULL, 0, &py));
+  ok(rig_run_submit(again, &y, 1, NULL, 0, &py));
   ok(rig_point_wait(py));
   assert_true(rig_point_reached(spin) && rig_point_reached(px));
   expect_words(x, 16, 0xa00, 1);                          /* SUBMIT-11 */
@@ -1270,13 +1270,13 @@ static int setup(void **st) {
   const char *e = getenv("RIG_VK_DEVICE");
   snprintf(base, sizeof base, "%s", e && *e ? e : "vulkan:0");
   rig_device *d = NULL;
-  if (rig_open(base, &d) != RIG_OK) {
-    rig_status s = rig_last_error()->status;
+  if (rig_device_open(base, &d) != RIG_OK) {
+    rig_status s = rig_error_last()->status;
     printf("%s %s does not open here: %s\n", s == RIG_UNAVAILABLE ? "skip:" : "error:", base,
-           rig_last_error()->message);
+           rig_error_last()->message);
     exit(s == RIG_UNAVAILABLE ? 77 : 1);
   }
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
   return 0;
 }

@@ -19,8 +19,8 @@ static bool may_be_absent(const char *name) { return strncmp(name, "vulkan:", 7)
 
 rig_device *conf_open(void) {
   rig_device *d = NULL;
-  if (rig_open(conf_name(), &d) != RIG_OK) {
-    const rig_error *e = rig_last_error();
+  if (rig_device_open(conf_name(), &d) != RIG_OK) {
+    const rig_error *e = rig_error_last();
     if (e->status == RIG_UNAVAILABLE && may_be_absent(conf_name())) {
       printf("skip: %s does not open here: %s\n", conf_name(), e->message);
       exit(77);
@@ -70,7 +70,7 @@ static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f)
     im = NULL;
   }
   if (!im)
-    print_error("kernel %s does not load: %s\n", path, rig_last_error()->message);
+    print_error("kernel %s does not load: %s\n", path, rig_error_last()->message);
   free(bytes);
   fclose(file);
   return im;
@@ -78,7 +78,7 @@ static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f)
 
 rig_status conf_submission_make(rig_device *d, const rig_part *parts, size_t n,
                                 rig_submission **out) {
-  if (!d || !rig_equal(d, rig_host()) || !parts || n == 0)
+  if (!d || !rig_device_equal(d, rig_device_host()) || !parts || n == 0)
     return rig_submission_make(d, parts, n, out);
   rig_function *copy = NULL, *fill = NULL;
   rig_image *copy_im = load_kernel(d, "copy_bytes", &copy);
@@ -146,5 +146,5 @@ void conf_run_set(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *
 rig_status conf_submit(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *const *bufs,
                        size_t nbufs, const rig_point *waits, size_t nwaits, rig_point *out) {
   conf_run_set(r, parts, nparts, bufs, nbufs);
-  return rig_submit(r, bufs, nbufs, waits, nwaits, out);
+  return rig_run_submit(r, bufs, nbufs, waits, nwaits, out);
 }

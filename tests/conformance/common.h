@@ -26,7 +26,7 @@ bool conf_is_host(void);
     rig_status conf_st_ = (expr);                                                 \
     if (conf_st_ != (want))                                                       \
       print_error("%s: got %s, want %s: %s\n", #expr, rig_status_name(conf_st_),  \
-                  rig_status_name(want), rig_last_error()->message);              \
+                  rig_status_name(want), rig_error_last()->message);              \
     assert_int_equal(conf_st_, (want));                                           \
   } while (0)
 #define conf_ok(expr) conf_status((expr), RIG_OK)
@@ -51,7 +51,7 @@ rig_status conf_submission_make(rig_device *d, const rig_part *parts, size_t n,
  * bytes). Nothing to do where the device under test is not the host. */
 void conf_run_set(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *const *bufs,
                   size_t nbufs);
-/* conf_run_set, then rig_submit. */
+/* conf_run_set, then rig_run_submit. */
 rig_status conf_submit(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *const *bufs,
                        size_t nbufs, const rig_point *waits, size_t nwaits, rig_point *out);
 

@@ -8,7 +8,7 @@
  * skip elsewhere, saying why.
  *
  * Every refused call is checked to leave the state as it was: the bytes of
- * the buffers involved, the out-parameter, the timelines and rig_allocated.
+ * the buffers involved, the out-parameter, the timelines and rig_device_allocated.
  *
  * Rules: PRE-14 PRE-15 PRE-22 PRE-28 PRE-33 WORD-2 WORD-3 WORD-5 WORD-6 WORD-10
  * ORDER-14 ORDER-15 ORDER-34 TL-3 ERR-1 BUF-1 BUF-3
@@ -46,15 +46,15 @@ static void count_call(void *bytes, size_t n, void *ctx) {
   ++*(int *)ctx;
 }
 
-static bool is_memory(void) { return strcmp(rig_arch(dev), "memory") == 0; }
+static bool is_memory(void) { return strcmp(rig_device_arch(dev), "memory") == 0; }
 static size_t words_of(size_t n) { return (n + RIG_WORD - 1) / RIG_WORD * RIG_WORD; }
 
 /* A refusal: the status, and a message in the thread's last error. */
 #define conf_refused(expr, want)                                                  \
   do {                                                                            \
     conf_status((expr), (want));                                                  \
-    assert_int_equal(rig_last_error()->status, (want));                           \
-    assert_true(rig_last_error()->message[0] != '\0');                            \
+    assert_int_equal(rig_error_last()->status, (want));                           \
+    assert_true(rig_error_last()->message[0] != '\0');                            \
   } while (0)
 
 static rig_buffer *mk_on(rig_device *d, size_t n) {
@@ -118,23 +118,23 @@ typedef struct state {
   uint64_t dev_submitted, host_submitted, dev_allocated, host_allocated;
 } state;
 static state snapshot(void) {
-  state s = {rig_submitted(dev), rig_submitted(rig_host()), rig_allocated(dev),
-             rig_allocated(rig_host())};
+  state s = {rig_device_submitted(dev), rig_device_submitted(rig_device_host()), rig_device_allocated(dev),
+             rig_device_allocated(rig_device_host())};
   return s;
 }
 static void expect_state(state s) {
-  assert_int_equal(rig_submitted(dev), s.dev_submitted);
-  assert_int_equal(rig_submitted(rig_host()), s.host_submitted);
-  assert_int_equal(rig_allocated(dev), s.dev_allocated);
-  assert_int_equal(rig_allocated(rig_host()), s.host_allocated);
+  assert_int_equal(rig_device_submitted(dev), s.dev_submitted);
+  assert_int_equal(rig_device_submitted(rig_device_host()), s.host_submitted);
+  assert_int_equal(rig_device_allocated(dev), s.dev_allocated);
+  assert_int_equal(rig_device_allocated(rig_device_host()), s.host_allocated);
 }
 
 /* Asserts that p is a point of runs, at its last value. */
 static void expect_point_of(rig_device *runs, rig_point p) {
   rig_device *pd = rig_point_device(p);
   assert_non_null(pd);
-  assert_true(rig_equal(pd, runs));
-  assert_int_equal(rig_point_value(p), rig_submitted(runs));
+  assert_true(rig_device_equal(pd, runs));
+  assert_int_equal(rig_point_value(p), rig_device_submitted(runs));
   rig_device_release(pd);
 }
 
@@ -148,12 +148,12 @@ static void expect_point_of_dev(rig_point p) { expect_point_of(dev, p); }
  * moves the bytes through staging (STAMP-5, STAMP-7). */
 static void expect_point_of_host_copy(rig_buffer *x, rig_point p) {
   bool staged = !rig_buffer_host_address(x) && rig_buffer_length(x) > 0;
-  expect_point_of(rig_runs_on_host(dev) || staged ? dev : rig_host(), p);
+  expect_point_of(rig_device_runs_on_host(dev) || staged ? dev : rig_device_host(), p);
 }
 
 static int group_setup(void **st) {
   dev = conf_open();
-  dev_budget = rig_budget(dev);
+  dev_budget = rig_device_budget(dev);
   return 0;
 }
 static int group_teardown(void **st) {
@@ -162,9 +162,9 @@ static int group_teardown(void **st) {
 }
 /* Puts the budgets back, whatever a budget test left (RECLAIM-69). */
 static int restore_budgets(void **st) {
-  rig_set_budget(dev, dev_budget);
-  rig_set_budget(rig_host(), INT64_MAX);
-  rig_free_cache(dev);
+  rig_device_set_budget(dev, dev_budget);
+  rig_device_set_budget(rig_device_host(), INT64_MAX);
+  rig_device_free_cache(dev);
   return 0;
 }
 
@@ -189,28 +189,28 @@ static void pre_14_word_6_prop_28_create_sizes(void **st) {
   static const size_t sizes[] = {0, 1, 5, 127, 128, 4096, 65536, MiB};
   for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
     size_t n = sizes[k];
-    conf_ok(rig_free_cache(dev));
-    uint64_t before = rig_allocated(dev);
+    conf_ok(rig_device_free_cache(dev));
+    uint64_t before = rig_device_allocated(dev);
     rig_buffer *b = mk(n);
     assert_int_equal(rig_buffer_length(b), n);
-    assert_true(rig_equal(rig_buffer_device(b), dev));
+    assert_true(rig_device_equal(rig_buffer_device(b), dev));
     assert_int_equal(rig_buffer_access(b), RIG_READ_WRITE);
     assert_int_equal(rig_buffer_kind(b), RIG_KIND_DEVICE);
     assert_false(rig_buffer_dead(b));
-    uint64_t charge = rig_allocated(dev) - before;
-    assert_true(rig_allocated(dev) >= before);
+    uint64_t charge = rig_device_allocated(dev) - before;
+    assert_true(rig_device_allocated(dev) >= before);
     assert_int_equal(charge % RIG_WORD, 0);                     /* RECLAIM-25 */
     assert_true(charge >= words_of(n));                         /* WORD-6 */
     if (is_memory())
       assert_int_equal(charge, words_of(n));                    /* GRECL-7 */
     if (conf_is_host())                                         /* RECLAIM-27 */
       assert_true(charge <= words_of(n) + 112);
-    assert_true(rig_allocated(dev) <= rig_budget(dev));         /* RECLAIM-24 */
+    assert_true(rig_device_allocated(dev) <= rig_device_budget(dev));         /* RECLAIM-24 */
     uintptr_t at = (uintptr_t)rig_buffer_host_address(b);
     if (is_memory() || conf_is_host())
       assert_true(at != 0);                                     /* HACC-1 */
     if (at && n > 0) {
-      assert_int_equal(at % rig_alignment(dev), 0);             /* PROP-28 */
+      assert_int_equal(at % rig_device_alignment(dev), 0);             /* PROP-28 */
       if (conf_is_host() && n >= 128)
         assert_int_equal(at % 128, 0);                          /* PROP-30 */
       if (conf_is_host() && n >= 65536)
@@ -221,38 +221,38 @@ static void pre_14_word_6_prop_28_create_sizes(void **st) {
     rig_buffer_release(b);
   }
   if (conf_is_host())
-    assert_int_equal(rig_alignment(dev), 16);                   /* PROP-29 */
+    assert_int_equal(rig_device_alignment(dev), 16);                   /* PROP-29 */
   if (is_memory())
-    assert_int_equal(rig_alignment(dev), 64);
+    assert_int_equal(rig_device_alignment(dev), 64);
 }
 
 /* WORD-6 RECLAIM-25 RECLAIM-27 RECLAIM-68: 5 bytes are charged as 2 words,
  * and the charge goes once the memory goes back. */
 static void word_6_reclaim_25_68_allocated_whole_words(void **st) {
-  conf_ok(rig_free_cache(dev));
-  uint64_t before = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t before = rig_device_allocated(dev);
   rig_buffer *b = mk(5);
   if (is_memory() || conf_is_host())
-    assert_int_equal(rig_allocated(dev) - before, 8);
+    assert_int_equal(rig_device_allocated(dev) - before, 8);
   else
-    assert_true(rig_allocated(dev) - before >= 8);
+    assert_true(rig_device_allocated(dev) - before >= 8);
   conf_ok(rig_buffer_put(b, 0, "12345", 5));
   char out[5];
   conf_ok(rig_buffer_get(b, 0, out, 5));
   assert_memory_equal(out, "12345", 5);
   rig_buffer_release(b);
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), before);                 /* RECLAIM-68 */
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), before);                 /* RECLAIM-68 */
 
   if (conf_is_host()) {
     /* RECLAIM-27: a buffer that starts on 128 bytes is charged its words and
      * up to 112 bytes more. */
     b = mk(128);
-    uint64_t charge = rig_allocated(dev) - before;
+    uint64_t charge = rig_device_allocated(dev) - before;
     assert_true(charge >= 128 && charge <= 128 + 112);
     rig_buffer_release(b);
-    conf_ok(rig_free_cache(dev));
-    assert_int_equal(rig_allocated(dev), before);
+    conf_ok(rig_device_free_cache(dev));
+    assert_int_equal(rig_device_allocated(dev), before);
   }
 }
 
@@ -260,8 +260,8 @@ static void word_6_reclaim_25_68_allocated_whole_words(void **st) {
  * a kind the device has none of is RIG_INVALID and charges nothing. The
  * host and a memory device have only their own memory. */
 static void pre_14_create_kind(void **st) {
-  conf_ok(rig_free_cache(dev));
-  uint64_t allocated = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t allocated = rig_device_allocated(dev);
   rig_buffer *b = NULL;
   conf_ok(rig_buffer_create_kind(dev, 24, RIG_KIND_DEVICE, &b));
   assert_int_equal(rig_buffer_kind(b), RIG_KIND_DEVICE);
@@ -269,8 +269,8 @@ static void pre_14_create_kind(void **st) {
   put_seq(b, 33);
   expect_seq(b, 33);
   rig_buffer_release(b);
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), allocated);
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), allocated);
   /* After the put and get: where the host does not address the memory,
    * they were the device's staged copies, which took values (STAMP-5). */
   state s = snapshot();
@@ -294,7 +294,7 @@ static void life_2_view_ranges(void **st) {
   put_seq(b, 1);
   rig_buffer *v = view(b, 4, 8, RIG_READ_WRITE);
   assert_int_equal(rig_buffer_length(v), 8);
-  assert_true(rig_equal(rig_buffer_device(v), dev));
+  assert_true(rig_device_equal(rig_buffer_device(v), dev));
   assert_int_equal(rig_buffer_access(v), RIG_READ_WRITE);
   if (rig_buffer_host_address(b))
     assert_ptr_equal(rig_buffer_host_address(v), (char *)rig_buffer_host_address(b) + 4);
@@ -406,12 +406,12 @@ static void life_2_3_retain_release_views_keep_allocation(void **st) {
   expect_seq(b, 4);
 
   rig_buffer *v = view(b, 32, 32, RIG_READ_WRITE);
-  conf_ok(rig_free_cache(dev));
-  uint64_t held = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t held = rig_device_allocated(dev);
   rig_buffer_release(b);
   move_on(dev);
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), held);       /* the view holds it */
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), held);       /* the view holds it */
   assert_false(rig_buffer_dead(v));
   unsigned char got[32];
   conf_ok(rig_buffer_get(v, 0, got, 32));
@@ -419,8 +419,8 @@ static void life_2_3_retain_release_views_keep_allocation(void **st) {
     assert_int_equal(got[i], seq(4, 32 + i));
 
   rig_buffer_release(v);                            /* the last one: collected */
-  conf_ok(rig_free_cache(dev));
-  assert_true(rig_allocated(dev) + 64 <= held);
+  conf_ok(rig_device_free_cache(dev));
+  assert_true(rig_device_allocated(dev) + 64 <= held);
 }
 
 /* LIFE-1 RECLAIM-4 PRE-28 ERR-1: rig_buffer_free kills the buffer and every
@@ -429,8 +429,8 @@ static void life_2_3_retain_release_views_keep_allocation(void **st) {
 static void life_1_reclaim_4_pre_28_free_kills_buffer_and_views(void **st) {
   rig_buffer *other = mk(16);
   put_seq(other, 8);
-  conf_ok(rig_free_cache(dev));
-  uint64_t before = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t before = rig_device_allocated(dev);
   rig_buffer *b = mk(64);
   put_seq(b, 5);
   rig_buffer *v = view(b, 8, 16, RIG_READ), *w = view(b, 16, 16, RIG_READ_WRITE);
@@ -446,7 +446,7 @@ static void life_1_reclaim_4_pre_28_free_kills_buffer_and_views(void **st) {
     assert_true(rig_buffer_dead(x));
     assert_null(rig_buffer_host_address(x));
     assert_int_equal(rig_buffer_length(x), lengths[i]);  /* properties stay */
-    assert_true(rig_equal(rig_buffer_device(x), dev));
+    assert_true(rig_device_equal(rig_buffer_device(x), dev));
     assert_int_equal(rig_buffer_access(x), access[i]);
     assert_false(rig_buffer_reached(x, RIG_READ));
 
@@ -486,8 +486,8 @@ static void life_1_reclaim_4_pre_28_free_kills_buffer_and_views(void **st) {
   rig_buffer_release(w);
   rig_buffer_release(v);
   rig_buffer_release(b);
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), before);
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), before);
   rig_buffer_release(other);
 }
 
@@ -595,8 +595,8 @@ static void order_14_34_wait_read_and_read_write(void **st) {
 /* HACC-3: export gives the bytes out for good and holds a reference, which
  * the caller releases. */
 static void hacc_3_export_holds_a_reference(void **st) {
-  conf_ok(rig_free_cache(dev));
-  uint64_t before = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t before = rig_device_allocated(dev);
   rig_buffer *b = mk(256);
   put_seq(b, 10);
   unsigned char *p = NULL;
@@ -613,20 +613,20 @@ static void hacc_3_export_holds_a_reference(void **st) {
   unsigned char got;
   conf_ok(rig_buffer_get(b, 3, &got, 1));
   assert_int_equal(got, 0x5A);
-  uint64_t with = rig_allocated(dev);
+  uint64_t with = rig_device_allocated(dev);
   assert_true(with >= before + 256);
 
   rig_buffer_release(b);                         /* the creator's reference */
   move_on(dev);
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), with);    /* the export's keeps it */
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), with);    /* the export's keeps it */
   assert_int_equal(p[3], 0x5A);
   p[4] = 0x6B;
   assert_int_equal(p[4], 0x6B);
 
   rig_buffer_release(b);                         /* the export's */
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), before);
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), before);
 }
 
 /* HACC-5 ERR-1: get and put of ranges out of the buffer are RIG_INVALID and
@@ -775,7 +775,7 @@ static void order_15_stamp_11_copy_within_device(void **st) {
 
   put_seq(a, 8);
   rig_point p = 0;
-  uint64_t before = rig_submitted(dev);
+  uint64_t before = rig_device_submitted(dev);
   conf_ok(rig_buffer_submit_copy(a, c, &p));
   expect_point_of_dev(p);
   assert_true(rig_point_value(p) > before);
@@ -806,7 +806,7 @@ static void order_15_stamp_11_copy_within_device(void **st) {
  * The device's own engine runs them: on a memory device the point is the
  * memory device's, on the host the host's. */
 static void tl_3_order_15_copy_device_and_host_both_ways(void **st) {
-  rig_buffer *h = mk_on(rig_host(), 1000), *x = mk(1000);
+  rig_buffer *h = mk_on(rig_device_host(), 1000), *x = mk(1000);
   put_seq(h, 11);
   conf_ok(rig_buffer_copy(h, x));
   expect_seq(x, 11);
@@ -835,7 +835,7 @@ static void tl_3_order_15_copy_device_and_host_both_ways(void **st) {
  * buffers sharing a byte, are refused, by copy and submit_copy alike, and
  * change nothing. */
 static void valid_17_18_word_5_copy_refusals(void **st) {
-  rig_buffer *a = mk(64), *c = mk(32), *h = mk_on(rig_host(), 32);
+  rig_buffer *a = mk(64), *c = mk(32), *h = mk_on(rig_device_host(), 32);
   put_seq(a, 14);
   put_seq(c, 15);
   put_seq(h, 16);
@@ -987,10 +987,10 @@ static void pre_28_null_pointers_are_refused(void **st) {
   conf_refused(rig_buffer_submit_fill(b, 0, 1, NULL), RIG_INVALID);
   assert_int_equal(p, NO_POINT);
 
-  assert_int_equal(rig_budget(NULL), 0);
-  assert_int_equal(rig_allocated(NULL), 0);
-  conf_refused(rig_set_budget(NULL, 0), RIG_INVALID);
-  conf_refused(rig_free_cache(NULL), RIG_INVALID);
+  assert_int_equal(rig_device_budget(NULL), 0);
+  assert_int_equal(rig_device_allocated(NULL), 0);
+  conf_refused(rig_device_set_budget(NULL, 0), RIG_INVALID);
+  conf_refused(rig_device_free_cache(NULL), RIG_INVALID);
 
   rig_part parts[2] = {rig_part_copy(0, 1), rig_part_fill(0, 0, 1)};
   rig_submission *sub = UNTOUCHED;
@@ -1008,21 +1008,21 @@ static void pre_28_null_pointers_are_refused(void **st) {
 
   conf_ok(conf_submission_make(dev, parts, 1, &sub)); /* a launch on the host (HOST-4) */
   conf_refused(rig_submission_take(sub, NULL), RIG_INVALID);
-  conf_refused(rig_submit(NULL, (rig_buffer *const[]){b, c}, 2, NULL, 0, &p), RIG_INVALID);
+  conf_refused(rig_run_submit(NULL, (rig_buffer *const[]){b, c}, 2, NULL, 0, &p), RIG_INVALID);
   conf_ok(rig_submission_take(sub, &run));
   conf_run_set(run, parts, 1, (rig_buffer *const[]){b, c}, 2);
-  conf_refused(rig_submit(run, NULL, 2, NULL, 0, &p), RIG_INVALID);
-  conf_refused(rig_submit(run, (rig_buffer *const[]){b, NULL}, 2, NULL, 0, &p), RIG_INVALID);
-  conf_refused(rig_submit(run, (rig_buffer *const[]){NULL, c}, 2, NULL, 0, &p), RIG_INVALID);
-  conf_refused(rig_submit(run, (rig_buffer *const[]){b, c}, 2, NULL, 1, &p), RIG_INVALID);
-  conf_refused(rig_submit(run, (rig_buffer *const[]){b, c}, 2, NULL, 0, NULL), RIG_INVALID);
+  conf_refused(rig_run_submit(run, NULL, 2, NULL, 0, &p), RIG_INVALID);
+  conf_refused(rig_run_submit(run, (rig_buffer *const[]){b, NULL}, 2, NULL, 0, &p), RIG_INVALID);
+  conf_refused(rig_run_submit(run, (rig_buffer *const[]){NULL, c}, 2, NULL, 0, &p), RIG_INVALID);
+  conf_refused(rig_run_submit(run, (rig_buffer *const[]){b, c}, 2, NULL, 1, &p), RIG_INVALID);
+  conf_refused(rig_run_submit(run, (rig_buffer *const[]){b, c}, 2, NULL, 0, NULL), RIG_INVALID);
   assert_int_equal(p, NO_POINT);
   rig_submission_release(sub);
   /* On the host the submission held its kernels' code (its parts are
    * launches, HOST-4), which the next move of the host's memory lets go
    * (RUN-8, RECLAIM-17). */
   if (conf_is_host())
-    move_on(rig_host());
+    move_on(rig_device_host());
 
   expect_state(s);
   expect_seq(b, 17);
@@ -1036,12 +1036,12 @@ static void pre_28_null_pointers_are_refused(void **st) {
 /* RECLAIM-65 RECLAIM-24 RECLAIM-68: the host's budget starts at INT64_MAX,
  * and a device holds no more than its budget. */
 static void reclaim_65_24_68_budget_values(void **st) {
-  assert_int_equal(rig_budget(rig_host()), (uint64_t)INT64_MAX);
-  assert_true(rig_budget(dev) > 0);
-  assert_true(rig_allocated(dev) <= rig_budget(dev));
+  assert_int_equal(rig_device_budget(rig_device_host()), (uint64_t)INT64_MAX);
+  assert_true(rig_device_budget(dev) > 0);
+  assert_true(rig_device_allocated(dev) <= rig_device_budget(dev));
   rig_buffer *b = mk(4096);
-  assert_true(rig_allocated(dev) >= 4096);
-  assert_true(rig_allocated(dev) <= rig_budget(dev));
+  assert_true(rig_device_allocated(dev) >= 4096);
+  assert_true(rig_device_allocated(dev) <= rig_device_budget(dev));
   rig_buffer_release(b);
 }
 
@@ -1049,33 +1049,33 @@ static void reclaim_65_24_68_budget_values(void **st) {
  * an int64, changing nothing; a lower budget gives back cached memory until
  * the device holds at most it, and never live buffers. */
 static void reclaim_69_70_71_set_budget(void **st) {
-  uint64_t orig = rig_budget(dev);
-  conf_refused(rig_set_budget(dev, (uint64_t)INT64_MAX + 1), RIG_INVALID);
-  conf_refused(rig_set_budget(dev, UINT64_MAX), RIG_INVALID);
-  assert_int_equal(rig_budget(dev), orig);
+  uint64_t orig = rig_device_budget(dev);
+  conf_refused(rig_device_set_budget(dev, (uint64_t)INT64_MAX + 1), RIG_INVALID);
+  conf_refused(rig_device_set_budget(dev, UINT64_MAX), RIG_INVALID);
+  assert_int_equal(rig_device_budget(dev), orig);
 
-  conf_ok(rig_free_cache(dev));
-  uint64_t base = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t base = rig_device_allocated(dev);
   rig_buffer *c = mk(65536);              /* kept by the host's cache too */
-  uint64_t charge = rig_allocated(dev) - base;
+  uint64_t charge = rig_device_allocated(dev) - base;
   assert_true(charge >= 65536);
   rig_buffer_release(c);
   move_on(dev);
-  assert_int_equal(rig_allocated(dev), base + charge);   /* cached */
-  conf_ok(rig_set_budget(dev, base));                    /* RECLAIM-69 */
-  assert_int_equal(rig_budget(dev), base);
-  assert_int_equal(rig_allocated(dev), base);
+  assert_int_equal(rig_device_allocated(dev), base + charge);   /* cached */
+  conf_ok(rig_device_set_budget(dev, base));                    /* RECLAIM-69 */
+  assert_int_equal(rig_device_budget(dev), base);
+  assert_int_equal(rig_device_allocated(dev), base);
 
-  conf_ok(rig_set_budget(dev, orig));
+  conf_ok(rig_device_set_budget(dev, orig));
   rig_buffer *live = mk(4096);
   put_seq(live, 19);
-  uint64_t with = rig_allocated(dev);
-  conf_ok(rig_set_budget(dev, 0));                       /* RECLAIM-70 */
-  assert_int_equal(rig_budget(dev), 0);
-  assert_int_equal(rig_allocated(dev), with);
+  uint64_t with = rig_device_allocated(dev);
+  conf_ok(rig_device_set_budget(dev, 0));                       /* RECLAIM-70 */
+  assert_int_equal(rig_device_budget(dev), 0);
+  assert_int_equal(rig_device_allocated(dev), with);
   expect_seq(live, 19);
-  conf_ok(rig_set_budget(dev, orig));
-  assert_int_equal(rig_budget(dev), orig);
+  conf_ok(rig_device_set_budget(dev, orig));
+  assert_int_equal(rig_device_budget(dev), orig);
   rig_buffer_release(live);
 }
 
@@ -1085,13 +1085,13 @@ static void reclaim_69_70_71_set_budget(void **st) {
 static void reclaim_51_77_create_bigger_than_budget(void **st) {
   if (conf_is_host())
     skip(); /* the host's budget is INT64_MAX: RECLAIM-51 names drivers' devices */
-  conf_ok(rig_set_budget(dev, MiB));
-  conf_ok(rig_free_cache(dev));
+  conf_ok(rig_device_set_budget(dev, MiB));
+  conf_ok(rig_device_free_cache(dev));
   rig_buffer *c = mk(256 * KiB);
   void *at = rig_buffer_host_address(c);
   rig_buffer_release(c);
   move_on(dev);
-  uint64_t before = rig_allocated(dev);
+  uint64_t before = rig_device_allocated(dev);
   assert_true(before >= 256 * KiB);
 
   size_t asks[] = {MiB + 1, MiB + 4, 2 * MiB, (size_t)INT64_MAX, SIZE_MAX};
@@ -1099,12 +1099,12 @@ static void reclaim_51_77_create_bigger_than_budget(void **st) {
     rig_buffer *big = UNTOUCHED;
     conf_refused(rig_buffer_create(dev, asks[i], &big), RIG_OUT_OF_MEMORY);
     assert_ptr_equal(big, UNTOUCHED);
-    assert_int_equal(rig_last_error()->bytes, asks[i]);
-    assert_true(rig_equal(rig_last_error()->device, dev));
-    assert_int_equal(rig_allocated(dev), before);        /* the cache stays */
+    assert_int_equal(rig_error_last()->bytes, asks[i]);
+    assert_true(rig_device_equal(rig_error_last()->device, dev));
+    assert_int_equal(rig_device_allocated(dev), before);        /* the cache stays */
   }
   c = mk(256 * KiB);
-  assert_int_equal(rig_allocated(dev), before);
+  assert_int_equal(rig_device_allocated(dev), before);
   if (at)
     assert_ptr_equal(rig_buffer_host_address(c), at);
   rig_buffer_release(c);
@@ -1116,16 +1116,16 @@ static void reclaim_51_77_create_bigger_than_budget(void **st) {
  * work, whose points here are all reached: tests/unit/test_held.c.) */
 static void reclaim_7_create_reuses_cache(void **st) {
   size_t n = 65536; /* the host keeps buffers of 64 KiB and more (RECLAIM-47) */
-  conf_ok(rig_free_cache(dev));
+  conf_ok(rig_device_free_cache(dev));
   rig_buffer *b = mk(n), *other = mk(n);
   void *at = rig_buffer_host_address(b);
   put_seq(other, 21);
   conf_ok(rig_buffer_copy(other, b));     /* b's memory has a point now */
   rig_buffer_release(b);
-  uint64_t before = rig_allocated(dev);
+  uint64_t before = rig_device_allocated(dev);
 
   b = mk(n);
-  assert_int_equal(rig_allocated(dev), before);
+  assert_int_equal(rig_device_allocated(dev), before);
   if (at)
     assert_ptr_equal(rig_buffer_host_address(b), at);
   assert_true(rig_buffer_reached(b, RIG_READ_WRITE));
@@ -1149,50 +1149,50 @@ static void reclaim_7_create_reuses_cache(void **st) {
 static void reclaim_15_16_release_moves_nothing_create_and_copy_move(void **st) {
   rig_buffer *a = mk(16), *c = mk(16);
   put_seq(a, 23);
-  conf_ok(rig_free_cache(dev));
-  uint64_t base = rig_allocated(dev);
+  conf_ok(rig_device_free_cache(dev));
+  uint64_t base = rig_device_allocated(dev);
   rig_buffer *x = mk(1024);
-  uint64_t charge = rig_allocated(dev) - base;
+  uint64_t charge = rig_device_allocated(dev) - base;
   assert_true(charge >= 1024);
   if (!conf_is_host())
-    conf_ok(rig_set_budget(dev, base)); /* over budget from now on (RECLAIM-70) */
-  assert_int_equal(rig_allocated(dev), base + charge);
+    conf_ok(rig_device_set_budget(dev, base)); /* over budget from now on (RECLAIM-70) */
+  assert_int_equal(rig_device_allocated(dev), base + charge);
 
   rig_buffer_release(x);
-  assert_int_equal(rig_allocated(dev), base + charge);     /* RECLAIM-15 */
+  assert_int_equal(rig_device_allocated(dev), base + charge);     /* RECLAIM-15 */
   conf_ok(rig_buffer_copy(a, c));                          /* RECLAIM-16 */
-  assert_int_equal(rig_allocated(dev), base);              /* RECLAIM-47, 11 */
+  assert_int_equal(rig_device_allocated(dev), base);              /* RECLAIM-47, 11 */
   expect_seq(c, 23);
 
   if (!conf_is_host())
-    conf_ok(rig_set_budget(dev, dev_budget));
+    conf_ok(rig_device_set_budget(dev, dev_budget));
   x = mk(2048);
-  charge = rig_allocated(dev) - base;
+  charge = rig_device_allocated(dev) - base;
   if (!conf_is_host())
-    conf_ok(rig_set_budget(dev, base));
+    conf_ok(rig_device_set_budget(dev, base));
   rig_buffer_release(x);
-  assert_int_equal(rig_allocated(dev), base + charge);
+  assert_int_equal(rig_device_allocated(dev), base + charge);
   move_on(dev);                                            /* a create moves */
-  assert_int_equal(rig_allocated(dev), base);
+  assert_int_equal(rig_device_allocated(dev), base);
 
   if (conf_is_host()) {
     /* RECLAIM-47, RECLAIM-48: 8 buffers of 4 MiB, 32 MiB, are all kept. */
     rig_buffer *big[8];
     for (int i = 0; i < 8; i++)
       big[i] = mk(4 * MiB);
-    uint64_t with = rig_allocated(dev);
+    uint64_t with = rig_device_allocated(dev);
     assert_true(with >= base + 32 * MiB);
     for (int i = 0; i < 8; i++)
       rig_buffer_release(big[i]);
     move_on(dev);
-    assert_int_equal(rig_allocated(dev), with);
+    assert_int_equal(rig_device_allocated(dev), with);
     for (int i = 0; i < 8; i++)
       big[i] = mk(4 * MiB);                                 /* all from the cache */
-    assert_int_equal(rig_allocated(dev), with);
+    assert_int_equal(rig_device_allocated(dev), with);
     for (int i = 0; i < 8; i++)
       rig_buffer_release(big[i]);
-    conf_ok(rig_free_cache(dev));
-    assert_int_equal(rig_allocated(dev), base);
+    conf_ok(rig_device_free_cache(dev));
+    assert_int_equal(rig_device_allocated(dev), base);
   }
   rig_buffer_release(c);
   rig_buffer_release(a);
@@ -1204,27 +1204,27 @@ static void reclaim_15_16_release_moves_nothing_create_and_copy_move(void **st) 
 static void grecl_4_7_budget_example(void **st) {
   if (conf_is_host())
     skip(); /* the example's device is a memory device; the host's budget is INT64_MAX */
-  conf_ok(rig_set_budget(dev, MiB));
-  conf_ok(rig_free_cache(dev));
-  assert_int_equal(rig_allocated(dev), 0); /* nothing of earlier tests lives */
+  conf_ok(rig_device_set_budget(dev, MiB));
+  conf_ok(rig_device_free_cache(dev));
+  assert_int_equal(rig_device_allocated(dev), 0); /* nothing of earlier tests lives */
   for (int i = 0; i < 100; i++) {
     rig_buffer *b = NULL;
     conf_ok(rig_buffer_create(dev, 256 * KiB, &b));         /* GRECL-4 */
-    assert_true(rig_allocated(dev) <= MiB);
+    assert_true(rig_device_allocated(dev) <= MiB);
     rig_buffer_release(b);
   }
   rig_buffer *keep[4];
   for (int i = 0; i < 4; i++)
     keep[i] = mk(256 * KiB);
   if (is_memory())
-    assert_int_equal(rig_allocated(dev), MiB);              /* GRECL-7 */
+    assert_int_equal(rig_device_allocated(dev), MiB);              /* GRECL-7 */
   rig_buffer *fifth = UNTOUCHED;
   conf_refused(rig_buffer_create(dev, 256 * KiB, &fifth), RIG_OUT_OF_MEMORY); /* GRECL-5 */
   assert_ptr_equal(fifth, UNTOUCHED);
-  assert_int_equal(rig_last_error()->bytes, 262144);
-  assert_true(rig_equal(rig_last_error()->device, dev));
+  assert_int_equal(rig_error_last()->bytes, 262144);
+  assert_true(rig_device_equal(rig_error_last()->device, dev));
   if (is_memory())
-    assert_int_equal(rig_allocated(dev), MiB);
+    assert_int_equal(rig_device_allocated(dev), MiB);
   for (int i = 0; i < 4; i++)
     rig_buffer_release(keep[i]);
   conf_ok(rig_buffer_create(dev, 256 * KiB, &fifth));       /* dropped: room again */
@@ -1254,11 +1254,11 @@ static void subs_1_submit_6_7_copy_and_fill(void **st) {
   conf_ok(rig_submission_take(s, &r));
   assert_non_null(r);
   assert_ptr_equal(rig_run_submission(r), s);
-  uint64_t before = rig_submitted(dev);
+  uint64_t before = rig_device_submitted(dev);
   rig_point p = 0;
   conf_ok(conf_submit(r, parts, 2, (rig_buffer *const[]){a, b, c}, 3, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 1);               /* SUBMIT-6 */
-  assert_int_equal(rig_submitted(dev), before + 1);
+  assert_int_equal(rig_device_submitted(dev), before + 1);
   expect_point_of_dev(p);
   conf_ok(rig_point_wait(p));
   expect_seq(b, 24);
@@ -1269,7 +1269,7 @@ static void subs_1_submit_6_7_copy_and_fill(void **st) {
   put_seq(b, 25);
   rig_buffer *c2 = mk(32);
   conf_ok(rig_submission_take(s, &r));
-  before = rig_submitted(dev); /* after the gets and put: staged copies take values */
+  before = rig_device_submitted(dev); /* after the gets and put: staged copies take values */
   conf_ok(conf_submit(r, parts, 2, (rig_buffer *const[]){b, a, c2}, 3, NULL, 0, &p));
   assert_int_equal(rig_point_value(p), before + 1);
   conf_ok(rig_buffer_wait(a, RIG_READ));
@@ -1309,7 +1309,7 @@ static void valid_8_2_11_make_refusals(void **st) {
     conf_refused(rig_submission_make(dev, bad[i].parts, bad[i].n, &s), RIG_INVALID);
     assert_ptr_equal(s, UNTOUCHED);
     if (conf_is_host() && bad[i].n > 0) /* HOST-4: part 0 lacks a queue first */
-      assert_non_null(strstr(rig_last_error()->message, "only launches"));
+      assert_non_null(strstr(rig_error_last()->message, "only launches"));
     if (conf_is_host() && bad[i].slots) { /* as launches: still refused (VALID-8) */
       conf_refused(conf_submission_make(dev, bad[i].parts, bad[i].n, &s), RIG_INVALID);
       assert_ptr_equal(s, UNTOUCHED);
@@ -1381,7 +1381,7 @@ static void valid_12_13_16_17_18_submit_refusals(void **st) {
     /* The same run each time: the failed submit freed it (SUBMIT-12), and
      * submit takes a free run on its own (SUBMIT-14). */
     conf_run_set(r, &copy, 1, bad[i].bufs, bad[i].n);
-    conf_refused(rig_submit(r, bad[i].bufs, bad[i].n, NULL, 0, &p), RIG_INVALID);
+    conf_refused(rig_run_submit(r, bad[i].bufs, bad[i].n, NULL, 0, &p), RIG_INVALID);
     assert_int_equal(p, NO_POINT);
   }
   expect_state(st0);
@@ -1391,7 +1391,7 @@ static void valid_12_13_16_17_18_submit_refusals(void **st) {
 
   /* A run taken after the refusals, and the refused run itself, submit. */
   rig_point p = 0;
-  uint64_t before = rig_submitted(dev); /* after the gets: staged copies take values */
+  uint64_t before = rig_device_submitted(dev); /* after the gets: staged copies take values */
   conf_ok(rig_submission_take(s, &r));
   conf_ok(conf_submit(r, &copy, 1, (rig_buffer *const[]){w1, w2}, 2, NULL, 0, &p)); /* WORD-5 */
   assert_int_equal(rig_point_value(p), before + 1);
@@ -1419,7 +1419,7 @@ static void submit_12_14_run_reusable_after_submit(void **st) {
   rig_buffer *const bufs[2] = {a, b};
   rig_run *r = NULL;
   rig_point p = 0;
-  uint64_t before = rig_submitted(dev);
+  uint64_t before = rig_device_submitted(dev);
 
   conf_ok(rig_submission_take(s, &r));
   conf_ok(conf_submit(r, &copy, 1, bufs, 2, NULL, 0, &p));
@@ -1463,7 +1463,7 @@ static void *take_then_submit(void *arg) {
     conf_run_set(t->r, &t->copy, 1, t->bufs, 2);
   sem_post(&t->taken);
   sem_wait(&t->go);
-  t->submitted = rig_submit(t->r, t->bufs, 2, NULL, 0, &t->p);
+  t->submitted = rig_run_submit(t->r, t->bufs, 2, NULL, 0, &t->p);
   return NULL;
 }
 
@@ -1486,10 +1486,10 @@ static void submit_25_run_taken_by_another_thread(void **st) {
   rig_status took = t.took;
   state s = snapshot();
   rig_point p = NO_POINT;
-  rig_status mine = took == RIG_OK ? rig_submit(t.r, t.bufs, 2, NULL, 0, &p) : RIG_OK;
+  rig_status mine = took == RIG_OK ? rig_run_submit(t.r, t.bufs, 2, NULL, 0, &p) : RIG_OK;
   state after = snapshot();
   unsigned char *bytes = bytes_of(t.bufs[1]);
-  uint64_t before = rig_submitted(dev); /* after the get: a staged copy takes a value */
+  uint64_t before = rig_device_submitted(dev); /* after the get: a staged copy takes a value */
   sem_post(&t.go);
   pthread_join(th, NULL);
 
@@ -1516,18 +1516,18 @@ static void submit_25_run_taken_by_another_thread(void **st) {
  * second memory device's and the host's. */
 static void submit_9_waits_on_other_devices(void **st) {
   rig_device *other = NULL;
-  conf_ok(rig_memory_device("conformance-waits", &other));
-  assert_false(rig_equal(other, dev));
-  rig_buffer *o = mk_on(other, 16), *h1 = mk_on(rig_host(), 16), *h2 = mk_on(rig_host(), 16);
+  conf_ok(rig_device_open_memory("conformance-waits", &other));
+  assert_false(rig_device_equal(other, dev));
+  rig_buffer *o = mk_on(other, 16), *h1 = mk_on(rig_device_host(), 16), *h2 = mk_on(rig_device_host(), 16);
   rig_point waits[2] = {0, 0};
   conf_ok(rig_buffer_submit_fill(o, 0x42, 1, &waits[0]));
   rig_device *pd = rig_point_device(waits[0]);
-  assert_true(rig_equal(pd, other));
+  assert_true(rig_device_equal(pd, other));
   rig_device_release(pd);
   put_seq(h1, 32);
   conf_ok(rig_buffer_submit_copy(h1, h2, &waits[1]));    /* the host's work */
   pd = rig_point_device(waits[1]);
-  assert_true(rig_equal(pd, rig_host()));
+  assert_true(rig_device_equal(pd, rig_device_host()));
   rig_device_release(pd);
 
   rig_part fill = rig_part_fill(0, 0x77, 1);                  /* a launch on the host */
@@ -1536,7 +1536,7 @@ static void submit_9_waits_on_other_devices(void **st) {
   rig_buffer *b = mk(16);
   rig_run *r = NULL;
   conf_ok(rig_submission_take(s, &r));
-  uint64_t before = rig_submitted(dev);
+  uint64_t before = rig_device_submitted(dev);
   rig_point p = 0;
   conf_ok(conf_submit(r, &fill, 1, (rig_buffer *const[]){b}, 1, waits, 2, &p));
   assert_int_equal(rig_point_value(p), before + 1);

@@ -37,7 +37,7 @@ static void pre_23_26_only_claim_consumes(void **state) {
   rig_buffer *b = made(d, 0x10), *view;
   conf_ok(rig_buffer_view(b, 0, 16, RIG_READ, &view));
   void *where = rig_buffer_host_address(b);
-  uint64_t allocated = rig_allocated(d);
+  uint64_t allocated = rig_device_allocated(d);
   struct donation don = {0};
   conf_ok(rig_claim_with(b, donor, &don));
   assert_true(don.only);
@@ -46,12 +46,12 @@ static void pre_23_26_only_claim_consumes(void **state) {
   assert_true(rig_buffer_dead(view));
   uint8_t got[N];
   conf_status(rig_buffer_get(b, 0, got, N), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "dead"));
+  assert_non_null(strstr(rig_error_last()->message, "dead"));
   conf_ok(rig_buffer_get(don.result, 0, got, N));
   for (int i = 0; i < N; i++)
     assert_int_equal(got[i], 0x99);
   assert_ptr_equal(rig_buffer_host_address(don.result), where); /* no copy */
-  assert_int_equal(rig_allocated(d), allocated);
+  assert_int_equal(rig_device_allocated(d), allocated);
   rig_buffer_release(view);
   rig_buffer_release(b);
   rig_buffer_release(don.result);
@@ -100,7 +100,7 @@ static void reclaim_20_holds_go_at_the_next_move(void **state) {
   struct donation don = {0};
   conf_ok(rig_claim_with(b, donor, &don));
   assert_false(don.only); /* still counted: nothing moved memory yet */
-  conf_ok(rig_buffer_create(rig_host(), 8, &other)); /* moves memory */
+  conf_ok(rig_buffer_create(rig_device_host(), 8, &other)); /* moves memory */
   don = (struct donation){0};
   conf_ok(rig_claim_with(b, donor, &don));
   assert_true(don.only);
@@ -146,11 +146,11 @@ static void valid_5_14_exclusive_memory_is_refused(void **state) {
   while (h.stage != 1)
     pthread_cond_wait(&h.cond, &h.lock);
   pthread_mutex_unlock(&h.lock);
-  uint64_t submitted = rig_submitted(d);
+  uint64_t submitted = rig_device_submitted(d);
   rig_point p;
   uint8_t byte = 0;
   conf_status(rig_buffer_submit_fill(b, 1, 1, &p), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "exclusive"));
+  assert_non_null(strstr(rig_error_last()->message, "exclusive"));
   conf_status(rig_buffer_copy(src, view), RIG_INVALID); /* WORD-4: through a view too */
   conf_status(rig_buffer_get(b, 0, &byte, 1), RIG_INVALID);
   rig_part part = rig_part_fill(0, 7, 1); /* a launch on the host (HOST-4) */
@@ -161,7 +161,7 @@ static void valid_5_14_exclusive_memory_is_refused(void **state) {
   conf_status(conf_submit(run, &part, 1, &b, 1, NULL, 0, &p), RIG_INVALID); /* VALID-14 */
   struct donation don = {0};
   conf_status(rig_claim_with(b, donor, &don), RIG_INVALID);
-  assert_int_equal(rig_submitted(d), submitted);
+  assert_int_equal(rig_device_submitted(d), submitted);
   pthread_mutex_lock(&h.lock);
   h.stage = 2;
   pthread_cond_broadcast(&h.cond);
@@ -205,8 +205,8 @@ static void pre_26_only_an_exclusive_claim_consumes(void **state) {
  * and refuses rig_claim_with until the device has stopped. */
 static void lmem_3_5_6_claims_after_a_loss(void **state) {
   rig_device *f, *peer; /* f runs copies over its peer's memory */
-  conf_ok(rig_open("test:claims-lost,delay_us=200000,fault_nth=3", &f));
-  conf_ok(rig_open("test:claims-peer", &peer));
+  conf_ok(rig_device_open("test:claims-lost,delay_us=200000,fault_nth=3", &f));
+  conf_ok(rig_device_open("test:claims-peer", &peer));
   rig_buffer *read = made(peer, 1), *written = made(peer, 2);
   rig_buffer *on_f, *z;
   conf_ok(rig_buffer_create(f, N, &on_f));
@@ -219,7 +219,7 @@ static void lmem_3_5_6_claims_after_a_loss(void **state) {
   conf_ok(rig_submission_make(f, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
   rig_buffer *bufs[2] = {on_f, written};
-  conf_ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  conf_ok(rig_run_submit(run, bufs, 2, NULL, 0, &p));
   rig_submission_release(s);
   conf_status(rig_buffer_submit_fill(z, 0, 1, &p), RIG_LOST); /* the third faults */
   rig_claim *c = NULL;
@@ -230,7 +230,7 @@ static void lmem_3_5_6_claims_after_a_loss(void **state) {
   struct donation don = {0};
   conf_status(rig_claim_with(read, donor, &don), RIG_LOST);  /* LMEM-5, LMEM-6 */
   conf_status(rig_claim_with(written, donor, &don), RIG_LOST);
-  conf_ok(rig_close(f));                                      /* its stop: LMEM-14 */
+  conf_ok(rig_device_close(f));                                      /* its stop: LMEM-14 */
   conf_ok(rig_claim_with(read, donor, &don));
   assert_true(don.only);
   rig_buffer_release(don.result);
@@ -240,7 +240,7 @@ static void lmem_3_5_6_claims_after_a_loss(void **state) {
   rig_buffer_release(read);
   rig_buffer_release(written);
   rig_device_release(f);
-  conf_ok(rig_close(peer));
+  conf_ok(rig_device_close(peer));
   rig_device_release(peer);
 }
 

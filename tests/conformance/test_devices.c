@@ -9,10 +9,10 @@
  *
  * Each test opens what it needs and releases it. Rules that need a device
  * to be lost by a fault, to hang or to be remote, io devices, an open
- * racing rig_fail and forks are left to the issues that bring them. The
+ * racing rig_runtime_fail and forks are left to the issues that bring them. The
  * host cannot close (OPEN-59): where a rule is about closing, the host's
  * run checks that its close is refused and changes nothing, and the
- * memory device's run checks the rule. rig_fail fails the whole process,
+ * memory device's run checks the rule. rig_runtime_fail fails the whole process,
  * so its test runs in a forked child.
  */
 #include "common.h"
@@ -31,10 +31,10 @@
 /* ---- helpers -------------------------------------------------------------- */
 
 
-/* rig_signaled's value, asserting it answered (TL-19). */
+/* rig_device_signaled's value, asserting it answered (TL-19). */
 static uint64_t signaled_of(rig_device *d) {
   uint64_t v = UINT64_MAX;
-  assert_int_equal(rig_signaled(d, &v), RIG_OK);
+  assert_int_equal(rig_device_signaled(d, &v), RIG_OK);
   return v;
 }
 
@@ -56,7 +56,7 @@ static rig_buffer *mkbuf(rig_device *d, size_t n) {
 /* Opens name (which must open here) with a reference for the caller. */
 static rig_device *open_name(const char *name) {
   rig_device *d = NULL;
-  conf_ok(rig_open(name, &d));
+  conf_ok(rig_device_open(name, &d));
   assert_non_null(d);
   return d;
 }
@@ -92,20 +92,20 @@ static uint32_t word_at(rig_buffer *b, size_t off) {
 /* Asserts that st is RIG_LOST for d with reason why (ERR-36). */
 static void assert_lost(rig_status st, const rig_device *d, const char *why) {
   char want[RIG_MESSAGE_BYTES];
-  snprintf(want, sizeof want, "%s lost: %s", rig_name(d), why);
+  snprintf(want, sizeof want, "%s lost: %s", rig_device_name(d), why);
   if (st != RIG_LOST)
-    print_error("got %s: %s\n", rig_status_name(st), rig_last_error()->message);
+    print_error("got %s: %s\n", rig_status_name(st), rig_error_last()->message);
   assert_int_equal(st, RIG_LOST);
-  assert_int_equal(rig_last_error()->status, RIG_LOST);
-  assert_ptr_equal(rig_last_error()->device, d);
-  assert_string_equal(rig_last_error()->message, want);
+  assert_int_equal(rig_error_last()->status, RIG_LOST);
+  assert_ptr_equal(rig_error_last()->device, d);
+  assert_string_equal(rig_error_last()->message, want);
 }
 
 /* ---- DEV ----------------------------------------------------------------- */
 
 /* DEV-1, DEV-2, OPEN-30, PROP-10: two opens of one name give one device
  * (a rig_device, DEV-2's type):
- * the same rig_device handle, rig_equal, and the open device itself, not a
+ * the same rig_device handle, rig_device_equal, and the open device itself, not a
  * new one (its timeline and memory carry on). */
 static void dev_1_open_30_prop_10_one_device_per_name(void **state) {
   (void)state;
@@ -113,25 +113,25 @@ static void dev_1_open_30_prop_10_one_device_per_name(void **state) {
   rig_buffer *b = mkbuf(a, 64);
   rig_point p = RIG_POINT_NONE;
   conf_ok(rig_buffer_submit_fill(b, 0x5a5a5a5a, 4, &p));
-  uint64_t before = rig_submitted(a);
+  uint64_t before = rig_device_submitted(a);
 
   rig_device *b2 = open_name(conf_name());
   assert_ptr_equal(a, b2);
-  assert_true(rig_equal(a, b2));
-  assert_true(rig_submitted(b2) == before); /* OPEN-30: not made afresh */
-  assert_null(rig_lost(b2));
+  assert_true(rig_device_equal(a, b2));
+  assert_true(rig_device_submitted(b2) == before); /* OPEN-30: not made afresh */
+  assert_null(rig_device_lost(b2));
   uint32_t w = 0;
   conf_ok(rig_buffer_get(b, 0, &w, sizeof w)); /* its memory is still there */
   assert_int_equal(w, 0x5a5a5a5a);
 
   /* PROP-10: equal is pointer identity, for every pair here. */
   rig_device *other = open_name("memory:conf-dev1-other");
-  rig_device *all[] = {a, b2, rig_host(), other};
+  rig_device *all[] = {a, b2, rig_device_host(), other};
   for (size_t i = 0; i < 4; i++)
     for (size_t j = 0; j < 4; j++)
-      assert_int_equal(rig_equal(all[i], all[j]), all[i] == all[j]);
-  assert_false(rig_equal(other, a));
-  assert_true(rig_equal(other, other));
+      assert_int_equal(rig_device_equal(all[i], all[j]), all[i] == all[j]);
+  assert_false(rig_device_equal(other, a));
+  assert_true(rig_device_equal(other, other));
 
   rig_buffer_release(b);
   rig_device_release(other);
@@ -150,19 +150,19 @@ static void fill_ab(void *bytes, size_t n, void *ctx) {
  * place. */
 static void dev_3_4_host_is_cpu_and_its_memory_the_process(void **state) {
   (void)state;
-  rig_device *h = rig_host();
+  rig_device *h = rig_device_host();
   assert_non_null(h);
-  assert_string_equal(rig_name(h), "CPU");
-  assert_ptr_equal(rig_host(), h);
+  assert_string_equal(rig_device_name(h), "CPU");
+  assert_ptr_equal(rig_device_host(), h);
   rig_device *c = open_name("CPU");
   assert_ptr_equal(c, h);
-  assert_true(rig_equal(c, h));
+  assert_true(rig_device_equal(c, h));
   rig_device_release(c);
   assert_ptr_equal(rig_device_retain(h), h); /* no-ops on the host */
   rig_device_release(h);
   rig_device_release(h);
-  assert_string_equal(rig_name(rig_host()), "CPU");
-  assert_null(rig_lost(h));
+  assert_string_equal(rig_device_name(rig_device_host()), "CPU");
+  assert_null(rig_device_lost(h));
   if (conf_is_host()) {
     rig_device *d = dut();
     assert_ptr_equal(d, h);
@@ -191,7 +191,7 @@ static void dev_3_4_host_is_cpu_and_its_memory_the_process(void **state) {
 /* OPEN-1, OPEN-2, OPEN-44 (and ERR-1, ERR-4): an open that cannot be made
  * is RIG_UNAVAILABLE with a reason; misuse is RIG_INVALID, not an Error;
  * neither writes the out-parameter, and neither leaves the name opening.
- * rig_memory_device fails exactly where rig_open of "memory:NAME" does. */
+ * rig_device_open_memory fails exactly where rig_device_open of "memory:NAME" does. */
 static void open_1_2_44_unopenable_and_misuse(void **state) {
   (void)state;
   rig_device *const sentinel = (rig_device *)(uintptr_t)0x1234;
@@ -199,39 +199,39 @@ static void open_1_2_44_unopenable_and_misuse(void **state) {
 
   /* OPEN-1: no such driver. */
   for (int i = 0; i < 2; i++) { /* twice: the failed name is not left opening */
-    assert_int_equal(rig_open("conf-no-such-driver:0", &d), RIG_UNAVAILABLE);
+    assert_int_equal(rig_device_open("conf-no-such-driver:0", &d), RIG_UNAVAILABLE);
     assert_ptr_equal(d, sentinel);
-    assert_int_equal(rig_last_error()->status, RIG_UNAVAILABLE);
-    assert_non_null(strstr(rig_last_error()->message, "conf-no-such-driver"));
+    assert_int_equal(rig_error_last()->status, RIG_UNAVAILABLE);
+    assert_non_null(strstr(rig_error_last()->message, "conf-no-such-driver"));
   }
 
   /* OPEN-2: misuse. */
   const char *bad[] = {"", "../memory:x", "a/b:x", "..:x", ":x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    if (rig_open(bad[i], &d) != RIG_INVALID)
-      print_error("rig_open(\"%s\") is not RIG_INVALID\n", bad[i]);
-    assert_int_equal(rig_open(bad[i], &d), RIG_INVALID);
-    assert_int_equal(rig_last_error()->status, RIG_INVALID);
+    if (rig_device_open(bad[i], &d) != RIG_INVALID)
+      print_error("rig_device_open(\"%s\") is not RIG_INVALID\n", bad[i]);
+    assert_int_equal(rig_device_open(bad[i], &d), RIG_INVALID);
+    assert_int_equal(rig_error_last()->status, RIG_INVALID);
     assert_ptr_equal(d, sentinel);
   }
-  assert_int_equal(rig_open(NULL, &d), RIG_INVALID);
-  assert_int_equal(rig_open(conf_name(), NULL), RIG_INVALID);
-  assert_int_equal(rig_open("memory:conf-null-out", NULL), RIG_INVALID);
+  assert_int_equal(rig_device_open(NULL, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open(conf_name(), NULL), RIG_INVALID);
+  assert_int_equal(rig_device_open("memory:conf-null-out", NULL), RIG_INVALID);
   assert_ptr_equal(d, sentinel);
 
-  /* OPEN-44: rig_memory_device is rig_open of "memory:NAME". */
-  assert_int_equal(rig_memory_device(NULL, &d), RIG_INVALID);
-  assert_int_equal(rig_memory_device("conf-44", NULL), RIG_INVALID);
+  /* OPEN-44: rig_device_open_memory is rig_device_open of "memory:NAME". */
+  assert_int_equal(rig_device_open_memory(NULL, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_memory("conf-44", NULL), RIG_INVALID);
   char longname[300];
   memset(longname, 'n', sizeof longname - 1);
   longname[sizeof longname - 1] = 0;
-  assert_int_equal(rig_memory_device(longname, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_memory(longname, &d), RIG_INVALID);
   assert_ptr_equal(d, sentinel);
   rig_device *m = NULL, *o = NULL;
-  conf_ok(rig_memory_device("conf-44", &m));
-  conf_ok(rig_open("memory:conf-44", &o));
+  conf_ok(rig_device_open_memory("conf-44", &m));
+  conf_ok(rig_device_open("memory:conf-44", &o));
   assert_ptr_equal(m, o);
-  assert_string_equal(rig_name(m), "memory:conf-44");
+  assert_string_equal(rig_device_name(m), "memory:conf-44");
   rig_device_release(o);
   rig_device_release(m);
 }
@@ -246,20 +246,20 @@ static void open_31_first_open_makes_a_device(void **state) {
   snprintf(name, sizeof name, "memory:conf-31-%ld", (long)getpid());
   rig_device *n = open_name(name);
   assert_ptr_not_equal(n, d);
-  assert_false(rig_equal(n, d));
-  assert_ptr_not_equal(n, rig_host());
-  assert_string_equal(rig_name(n), name);
-  assert_null(rig_lost(n));
+  assert_false(rig_device_equal(n, d));
+  assert_ptr_not_equal(n, rig_device_host());
+  assert_string_equal(rig_device_name(n), name);
+  assert_null(rig_device_lost(n));
   assert_int_not_equal(slot_of(n), slot_of(d));
-  assert_int_not_equal(slot_of(n), slot_of(rig_host()));
-  assert_true(signaled_of(n) == rig_submitted(n));
-  uint64_t start = rig_submitted(n);
+  assert_int_not_equal(slot_of(n), slot_of(rig_device_host()));
+  assert_true(signaled_of(n) == rig_device_submitted(n));
+  uint64_t start = rig_device_submitted(n);
   rig_point p = work(n, 1);
   assert_true(rig_point_value(p) == start + 1);
   assert_int_equal(rig_point_slot(p), slot_of(n));
   /* The device under test is untouched by the other's open and work. */
-  assert_null(rig_lost(d));
-  conf_ok(rig_close(n));
+  assert_null(rig_device_lost(d));
+  conf_ok(rig_device_close(n));
   rig_device_release(n);
   rig_device_release(d);
 }
@@ -281,19 +281,19 @@ static bool all_words(rig_buffer *b, uint32_t w) {
 static void open_39_memory_is_private_and_host_addressed(void **state) {
   (void)state;
   rig_device *m1 = open_name("memory:conf-39a"), *m2 = open_name("memory:conf-39b");
-  conf_ok(rig_free_cache(rig_host()));
-  uint64_t host0 = rig_allocated(rig_host()), m10 = rig_allocated(m1), m20 = rig_allocated(m2);
+  conf_ok(rig_device_free_cache(rig_device_host()));
+  uint64_t host0 = rig_device_allocated(rig_device_host()), m10 = rig_device_allocated(m1), m20 = rig_device_allocated(m2);
   rig_buffer *a = mkbuf(m1, 4096), *c = mkbuf(m1, 4096), *b = mkbuf(m2, 4096);
-  assert_true(rig_allocated(m2) >= m20 + 4096);
-  assert_int_equal(rig_allocated(m1) - m10, 2 * (rig_allocated(m2) - m20)); /* each its own */
-  assert_int_equal(rig_allocated(rig_host()), host0);
+  assert_true(rig_device_allocated(m2) >= m20 + 4096);
+  assert_int_equal(rig_device_allocated(m1) - m10, 2 * (rig_device_allocated(m2) - m20)); /* each its own */
+  assert_int_equal(rig_device_allocated(rig_device_host()), host0);
   assert_int_equal(rig_buffer_kind(a), RIG_KIND_DEVICE);
   for (rig_kind k = RIG_KIND_PINNED; k <= RIG_KIND_MAPPED; k++) {
     rig_buffer *none = NULL;
     conf_status(rig_buffer_create_kind(m1, 64, k, &none), RIG_INVALID);
     assert_null(none);
   }
-  assert_int_equal(rig_allocated(rig_host()), host0);
+  assert_int_equal(rig_device_allocated(rig_device_host()), host0);
 
   unsigned char *pa = rig_buffer_host_address(a), *pb = rig_buffer_host_address(b);
   assert_non_null(pa);
@@ -314,8 +314,8 @@ static void open_39_memory_is_private_and_host_addressed(void **state) {
   rig_buffer_release(a);
   rig_buffer_release(b);
   rig_buffer_release(c);
-  conf_ok(rig_close(m1));
-  conf_ok(rig_close(m2));
+  conf_ok(rig_device_close(m1));
+  conf_ok(rig_device_close(m2));
   rig_device_release(m1);
   rig_device_release(m2);
 }
@@ -335,13 +335,13 @@ static void open_38_39_40_41_memory_device(void **state) {
     m = dut();
     rig_device *m2 = NULL;
     const char *colon = strchr(conf_name(), ':');
-    conf_ok(rig_memory_device(colon + 1, &m2)); /* OPEN-38 */
+    conf_ok(rig_device_open_memory(colon + 1, &m2)); /* OPEN-38 */
     assert_ptr_equal(m2, m);
     rig_device_release(m2);
   }
-  rig_device *h = rig_host();
-  assert_string_equal(rig_arch(m), "memory");
-  assert_true(rig_runs_on_host(m));
+  rig_device *h = rig_device_host();
+  assert_string_equal(rig_device_arch(m), "memory");
+  assert_true(rig_device_runs_on_host(m));
 
   /* OPEN-39: host memory this process addresses. */
   rig_buffer *a = mkbuf(m, 4096), *b = mkbuf(m, 4096);
@@ -350,7 +350,7 @@ static void open_38_39_40_41_memory_device(void **state) {
   assert_ptr_equal(rig_buffer_device(a), m);
 
   /* OPEN-41: done when submit returns; OPEN-40: on m's timeline only. */
-  uint64_t hs = rig_submitted(h), ms = rig_submitted(m);
+  uint64_t hs = rig_device_submitted(h), ms = rig_device_submitted(m);
   rig_point p = RIG_POINT_NONE;
   conf_ok(rig_buffer_submit_fill(a, 0xc0ffee11, 4, &p));
   assert_true(all_words(a, 0xc0ffee11)); /* no wait: the bytes are there */
@@ -359,20 +359,20 @@ static void open_38_39_40_41_memory_device(void **state) {
   conf_ok(rig_buffer_submit_copy(a, b, &p));
   assert_true(all_words(b, 0xc0ffee11));
   assert_true(rig_point_reached(p));
-  assert_true(signaled_of(m) == rig_submitted(m));
+  assert_true(signaled_of(m) == rig_device_submitted(m));
   assert_int_equal(rig_point_slot(p), slot_of(m));
-  assert_true(rig_submitted(m) == ms + 2);
-  assert_true(rig_submitted(h) == hs); /* OPEN-40 */
+  assert_true(rig_device_submitted(m) == ms + 2);
+  assert_true(rig_device_submitted(h) == hs); /* OPEN-40 */
   assert_int_not_equal(slot_of(m), slot_of(h));
 
-  /* OPEN-41 through rig_submit: a fill and a copy in one submission. */
+  /* OPEN-41 through rig_run_submit: a fill and a copy in one submission. */
   rig_part parts[2] = {rig_part_fill(0, 0x77777777, 4), rig_part_copy(0, 1)};
   rig_submission *s = NULL;
   conf_ok(rig_submission_make(m, parts, 2, &s));
   rig_run *r = NULL;
   conf_ok(rig_submission_take(s, &r));
   rig_buffer *bufs[2] = {a, b};
-  conf_ok(rig_submit(r, bufs, 2, NULL, 0, &p));
+  conf_ok(rig_run_submit(r, bufs, 2, NULL, 0, &p));
   assert_true(all_words(a, 0x77777777));
   assert_true(all_words(b, 0x77777777));
   assert_true(rig_point_reached(p));
@@ -388,8 +388,8 @@ static void open_38_39_40_41_memory_device(void **state) {
   conf_ok(rig_buffer_submit_copy(x, y, &p));
   assert_true(all_words(y, 0x31313131));
   assert_true(rig_point_reached(p));
-  assert_true(rig_submitted(h) == hs + 2);
-  assert_true(rig_submitted(m) == ms + 3);
+  assert_true(rig_device_submitted(h) == hs + 2);
+  assert_true(rig_device_submitted(m) == ms + 3);
 
   /* PROP-27: the host computes on m's memory as on its own: copies both
    * ways and host access. */
@@ -408,7 +408,7 @@ static void open_38_39_40_41_memory_device(void **state) {
   rig_buffer_release(a);
   rig_buffer_release(b);
   if (conf_is_host())
-    conf_ok(rig_close(m));
+    conf_ok(rig_device_close(m));
   rig_device_release(m);
 }
 
@@ -417,12 +417,12 @@ static void open_38_39_40_41_memory_device(void **state) {
 /* The host's run of a closing rule: the close is refused and the host is
  * as before, its work going on (OPEN-59). */
 static void host_close_refused(void) {
-  rig_device *h = rig_host();
-  uint64_t s = rig_submitted(h);
-  assert_int_equal(rig_close(h), RIG_INVALID);
-  assert_int_equal(rig_last_error()->status, RIG_INVALID);
-  assert_null(rig_lost(h));
-  assert_true(rig_submitted(h) == s);
+  rig_device *h = rig_device_host();
+  uint64_t s = rig_device_submitted(h);
+  assert_int_equal(rig_device_close(h), RIG_INVALID);
+  assert_int_equal(rig_error_last()->status, RIG_INVALID);
+  assert_null(rig_device_lost(h));
+  assert_true(rig_device_submitted(h) == s);
   rig_point p = work(h, 1);
   assert_true(rig_point_value(p) == s + 1);
   assert_true(rig_point_reached(p));
@@ -462,13 +462,13 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
     rig_device *d = dut();
     rig_buffer *big = mkbuf(d, SLOW_BYTES);
     slow_fill f = {.b = big, .pattern = 0x6b6b};
-    uint64_t v = rig_submitted(d) + 1;
+    uint64_t v = rig_device_submitted(d) + 1;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, slow_fill_run, &f), 0);
-    while (rig_submitted(d) < v && !atomic_load(&f.done))
+    while (rig_device_submitted(d) < v && !atomic_load(&f.done))
       ;
     overlapped = signaled_of(d) < v; /* the fill runs as close starts */
-    conf_ok(rig_close(d));
+    conf_ok(rig_device_close(d));
     /* OPEN-45: the fill is done. */
     assert_true(signaled_of(d) == v);
     assert_true(rig_point_reached(rig_device_point(d, v)));
@@ -479,8 +479,8 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
     conf_ok(f.st);
     assert_true(rig_point_value(f.p) == v);
     /* OPEN-46 */
-    assert_non_null(rig_lost(d));
-    assert_string_equal(rig_lost(d), "closed");
+    assert_non_null(rig_device_lost(d));
+    assert_string_equal(rig_device_lost(d), "closed");
     char fmt[128];
     rig_device_format(d, fmt, sizeof fmt);
     char want[128];
@@ -500,9 +500,9 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
   conf_ok(rig_submission_make(d, &part, 1, &s));
   rig_run *r = NULL;
   conf_ok(rig_submission_take(s, &r));
-  uint64_t last = rig_submitted(d);
-  conf_ok(rig_close(d));
-  assert_string_equal(rig_lost(d), "closed");
+  uint64_t last = rig_device_submitted(d);
+  conf_ok(rig_device_close(d));
+  assert_string_equal(rig_device_lost(d), "closed");
 
   rig_buffer *c = NULL;
   assert_lost(rig_buffer_create(d, 64, &c), d, "closed");
@@ -522,15 +522,15 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
   rig_submission *s2 = NULL;
   assert_lost(rig_submission_make(d, &part, 1, &s2), d, "closed");
   assert_null(s2);
-  assert_lost(rig_submit(r, &a, 1, NULL, 0, &q), d, "closed");
+  assert_lost(rig_run_submit(r, &a, 1, NULL, 0, &q), d, "closed");
   /* No value assigned by any of them; what was reached stays reached. */
-  assert_true(rig_submitted(d) == last);
+  assert_true(rig_device_submitted(d) == last);
   assert_true(signaled_of(d) == last); /* TL-23: the last value read */
   assert_true(rig_point_reached(p));
   conf_ok(rig_point_wait(p));
   assert_false(rig_point_reached(rig_device_point(d, last + 1)));
   /* A host buffer copied into the closed device's memory is a use too. */
-  rig_buffer *hb = mkbuf(rig_host(), 64);
+  rig_buffer *hb = mkbuf(rig_device_host(), 64);
   assert_lost(rig_buffer_copy(hb, a), d, "closed");
   rig_buffer_release(hb);
 
@@ -552,9 +552,9 @@ static void open_57_interrupted_close_finished_by_next_close(void **state) {
   (void)state;
   if (conf_is_host()) {
     atomic_int calls = 0;
-    rig_set_wait_hook(interrupt_hook, &calls);
+    rig_runtime_set_wait_hook(interrupt_hook, &calls);
     host_close_refused(); /* refused, not interrupted */
-    rig_set_wait_hook(NULL, NULL);
+    rig_runtime_set_wait_hook(NULL, NULL);
     return;
   }
   bool overlapped = false;
@@ -562,29 +562,29 @@ static void open_57_interrupted_close_finished_by_next_close(void **state) {
     rig_device *d = dut();
     rig_buffer *big = mkbuf(d, SLOW_BYTES);
     slow_fill f = {.b = big, .pattern = 0x4e4e};
-    uint64_t v = rig_submitted(d) + 1;
+    uint64_t v = rig_device_submitted(d) + 1;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, slow_fill_run, &f), 0);
-    while (rig_submitted(d) < v && !atomic_load(&f.done))
+    while (rig_device_submitted(d) < v && !atomic_load(&f.done))
       ;
     atomic_int calls = 0;
-    rig_set_wait_hook(interrupt_hook, &calls);
-    rig_status st = rig_close(d);
-    rig_set_wait_hook(NULL, NULL);
+    rig_runtime_set_wait_hook(interrupt_hook, &calls);
+    rig_status st = rig_device_close(d);
+    rig_runtime_set_wait_hook(NULL, NULL);
     if (st == RIG_INTERRUPTED) {
       overlapped = true;
       assert_true(atomic_load(&calls) > 0);
-      assert_int_equal(rig_last_error()->status, RIG_INTERRUPTED);
-      assert_null(rig_lost(d));                  /* DOM-10: nothing lost */
-      assert_true(rig_submitted(d) == v);        /* and no value taken */
+      assert_int_equal(rig_error_last()->status, RIG_INTERRUPTED);
+      assert_null(rig_device_lost(d));                  /* DOM-10: nothing lost */
+      assert_true(rig_device_submitted(d) == v);        /* and no value taken */
       rig_device *same = open_name(conf_name()); /* still the open device */
       assert_ptr_equal(same, d);
       rig_device_release(same);
     } else {
       conf_ok(st); /* the fill ended before the close waited */
     }
-    conf_ok(rig_close(d));                       /* OPEN-57: finished */
-    assert_string_equal(rig_lost(d), "closed");
+    conf_ok(rig_device_close(d));                       /* OPEN-57: finished */
+    assert_string_equal(rig_device_lost(d), "closed");
     assert_true(signaled_of(d) == v);
     assert_int_equal(pthread_join(t, NULL), 0);
     conf_ok(f.st);
@@ -602,32 +602,32 @@ static void open_57_interrupted_close_finished_by_next_close(void **state) {
 static void open_49_close_returns_memory(void **state) {
   (void)state;
   if (conf_is_host()) {
-    conf_ok(rig_free_cache(rig_host())); /* nothing collected or cached */
-    uint64_t held = rig_allocated(rig_host());
-    rig_buffer *b = mkbuf(rig_host(), 1 << 20);
-    uint64_t with = rig_allocated(rig_host());
+    conf_ok(rig_device_free_cache(rig_device_host())); /* nothing collected or cached */
+    uint64_t held = rig_device_allocated(rig_device_host());
+    rig_buffer *b = mkbuf(rig_device_host(), 1 << 20);
+    uint64_t with = rig_device_allocated(rig_device_host());
     assert_true(with == held + (1 << 20));
     host_close_refused();
-    conf_ok(rig_free_cache(rig_host()));
-    assert_true(rig_allocated(rig_host()) == with); /* b's memory stays */
+    conf_ok(rig_device_free_cache(rig_device_host()));
+    assert_true(rig_device_allocated(rig_device_host()) == with); /* b's memory stays */
     rig_buffer_release(b);
     return;
   }
   rig_device *d = dut();
-  conf_ok(rig_free_cache(d));
-  assert_true(rig_allocated(d) == 0);
+  conf_ok(rig_device_free_cache(d));
+  assert_true(rig_device_allocated(d) == 0);
   rig_buffer *kept = mkbuf(d, 256);
   rig_buffer *dropped = mkbuf(d, 1 << 20);
   conf_ok(rig_buffer_fill(dropped, 3, 4));
   rig_buffer_release(dropped);
   rig_buffer *again = mkbuf(d, 64); /* a move: dropped goes to the cache */
   rig_buffer_release(again);
-  assert_true(rig_allocated(d) >= 256 + (1 << 20));
-  conf_ok(rig_close(d));
-  assert_true(rig_allocated(d) == 256); /* only what is still held */
+  assert_true(rig_device_allocated(d) >= 256 + (1 << 20));
+  conf_ok(rig_device_close(d));
+  assert_true(rig_device_allocated(d) == 256); /* only what is still held */
   rig_buffer_release(kept);
-  conf_ok(rig_free_cache(rig_host())); /* a move (RECLAIM-21) */
-  assert_true(rig_allocated(d) == 0);
+  conf_ok(rig_device_free_cache(rig_device_host())); /* a move (RECLAIM-21) */
+  assert_true(rig_device_allocated(d) == 0);
   rig_device_release(d);
 }
 
@@ -636,10 +636,10 @@ static void open_49_close_returns_memory(void **state) {
 static void open_51_close_ends_device_for_every_holder(void **state) {
   (void)state;
   if (conf_is_host()) {
-    rig_device *a = open_name("CPU"), *b = rig_device_retain(rig_host());
+    rig_device *a = open_name("CPU"), *b = rig_device_retain(rig_device_host());
     host_close_refused();
-    assert_null(rig_lost(a));
-    assert_null(rig_lost(b));
+    assert_null(rig_device_lost(a));
+    assert_null(rig_device_lost(b));
     rig_device_release(a);
     rig_device_release(b);
     return;
@@ -648,17 +648,17 @@ static void open_51_close_ends_device_for_every_holder(void **state) {
   rig_device *b = dut();
   rig_device *c = rig_device_retain(a);
   rig_buffer *ab = mkbuf(a, 64);
-  conf_ok(rig_close(b));
-  assert_string_equal(rig_lost(a), "closed");
-  assert_string_equal(rig_lost(c), "closed");
+  conf_ok(rig_device_close(b));
+  assert_string_equal(rig_device_lost(a), "closed");
+  assert_string_equal(rig_device_lost(c), "closed");
   rig_point q;
   assert_lost(rig_buffer_submit_fill(ab, 1, 4, &q), a, "closed");
   rig_buffer *x = NULL;
   assert_lost(rig_buffer_create(c, 64, &x), a, "closed");
   rig_device *n = dut();
   assert_ptr_not_equal(n, a);
-  assert_false(rig_equal(n, a)); /* PROP-11 */
-  assert_null(rig_lost(n));
+  assert_false(rig_device_equal(n, a)); /* PROP-11 */
+  assert_null(rig_device_lost(n));
   rig_device *n2 = dut();
   assert_ptr_equal(n2, n); /* DEV-1: one open device per name */
   rig_buffer_release(ab);
@@ -680,17 +680,17 @@ static void open_55_close_of_closed_device(void **state) {
   }
   rig_device *d = dut();
   work(d, 2);
-  uint64_t last = rig_submitted(d);
-  conf_ok(rig_close(d));
-  conf_ok(rig_close(d));
-  conf_ok(rig_close(d));
-  assert_string_equal(rig_lost(d), "closed");
-  assert_true(rig_submitted(d) == last);
+  uint64_t last = rig_device_submitted(d);
+  conf_ok(rig_device_close(d));
+  conf_ok(rig_device_close(d));
+  conf_ok(rig_device_close(d));
+  assert_string_equal(rig_device_lost(d), "closed");
+  assert_true(rig_device_submitted(d) == last);
   /* The second close did not close the name's next device. */
   rig_device *n = dut();
   assert_ptr_not_equal(n, d);
-  conf_ok(rig_close(d));
-  assert_null(rig_lost(n));
+  conf_ok(rig_device_close(d));
+  assert_null(rig_device_lost(n));
   rig_device_release(n);
   rig_device_release(d);
 }
@@ -698,18 +698,18 @@ static void open_55_close_of_closed_device(void **state) {
 /* OPEN-58, ERR-45: a close never sets the process's failure. */
 static void open_58_close_keeps_failure_unset(void **state) {
   (void)state;
-  assert_null(rig_failure());
+  assert_null(rig_runtime_failure());
   rig_device *d = conf_is_host() ? open_name("memory:conf-58") : dut();
   work(d, 1);
-  conf_ok(rig_close(d));
-  assert_string_equal(rig_lost(d), "closed");
-  assert_null(rig_failure());
-  assert_int_equal(rig_close(rig_host()), RIG_INVALID);
-  assert_null(rig_failure());
-  /* Opens go on: no failure stops them (OPEN-4 applies after rig_fail). */
+  conf_ok(rig_device_close(d));
+  assert_string_equal(rig_device_lost(d), "closed");
+  assert_null(rig_runtime_failure());
+  assert_int_equal(rig_device_close(rig_device_host()), RIG_INVALID);
+  assert_null(rig_runtime_failure());
+  /* Opens go on: no failure stops them (OPEN-4 applies after rig_runtime_fail). */
   rig_device *n = conf_is_host() ? open_name("memory:conf-58") : dut();
-  assert_null(rig_lost(n));
-  assert_null(rig_failure());
+  assert_null(rig_device_lost(n));
+  assert_null(rig_runtime_failure());
   rig_device_release(n);
   rig_device_release(d);
 }
@@ -718,19 +718,19 @@ static void open_58_close_keeps_failure_unset(void **state) {
  * no device is RIG_INVALID too. */
 static void open_59_close_host_invalid(void **state) {
   (void)state;
-  rig_device *h = rig_host();
-  const char *arch = rig_arch(h);
-  uint64_t align = rig_alignment(h);
-  assert_int_equal(rig_close(h), RIG_INVALID);
-  assert_ptr_equal(rig_last_error()->device, h);
-  assert_true(rig_last_error()->message[0] != 0);
+  rig_device *h = rig_device_host();
+  const char *arch = rig_device_arch(h);
+  uint64_t align = rig_device_alignment(h);
+  assert_int_equal(rig_device_close(h), RIG_INVALID);
+  assert_ptr_equal(rig_error_last()->device, h);
+  assert_true(rig_error_last()->message[0] != 0);
   host_close_refused();
-  assert_ptr_equal(rig_host(), h);
-  assert_string_equal(rig_name(h), "CPU");
-  assert_ptr_equal(rig_arch(h), arch);
-  assert_true(rig_alignment(h) == align);
-  assert_int_equal(rig_close(NULL), RIG_INVALID);
-  assert_int_equal(rig_last_error()->status, RIG_INVALID);
+  assert_ptr_equal(rig_device_host(), h);
+  assert_string_equal(rig_device_name(h), "CPU");
+  assert_ptr_equal(rig_device_arch(h), arch);
+  assert_true(rig_device_alignment(h) == align);
+  assert_int_equal(rig_device_close(NULL), RIG_INVALID);
+  assert_int_equal(rig_error_last()->status, RIG_INVALID);
   /* The host still opens as itself. */
   rig_device *c = open_name("CPU");
   assert_ptr_equal(c, h);
@@ -746,10 +746,10 @@ static void open_17_18_prop_11_reopen_is_a_new_device(void **state) {
   if (conf_is_host()) {
     /* The host never closes: every open of "CPU" is the one host, and its
      * timeline goes on. */
-    uint64_t s = rig_submitted(rig_host());
+    uint64_t s = rig_device_submitted(rig_device_host());
     for (int i = 0; i < 20; i++) {
       rig_device *c = open_name("CPU");
-      assert_ptr_equal(c, rig_host());
+      assert_ptr_equal(c, rig_device_host());
       rig_point p = work(c, 1);
       assert_true(rig_point_value(p) == s + 1 + (uint64_t)i);
       rig_device_release(c);
@@ -760,20 +760,20 @@ static void open_17_18_prop_11_reopen_is_a_new_device(void **state) {
   rig_device *old = dut();
   work(old, 3);
   for (int round = 0; round < 50; round++) {
-    uint64_t last = rig_submitted(old);
+    uint64_t last = rig_device_submitted(old);
     uint32_t slot = slot_of(old);
     assert_true(last > 0);
     rig_point lastp = rig_device_point(old, last);
-    conf_ok(rig_close(old));
+    conf_ok(rig_device_close(old));
     rig_device *n = dut();
     assert_ptr_not_equal(n, old);                /* PROP-11 */
-    assert_false(rig_equal(n, old));
-    assert_null(rig_lost(n));
-    assert_string_equal(rig_lost(old), "closed");
-    assert_string_equal(rig_name(n), rig_name(old));
+    assert_false(rig_device_equal(n, old));
+    assert_null(rig_device_lost(n));
+    assert_string_equal(rig_device_lost(old), "closed");
+    assert_string_equal(rig_device_name(n), rig_device_name(old));
     /* Nothing else opened meanwhile, so n takes the slot old left. */
     assert_int_equal(slot_of(n), slot);
-    assert_true(rig_submitted(n) == last);       /* TL-17 */
+    assert_true(rig_device_submitted(n) == last);       /* TL-17 */
     assert_true(signaled_of(n) == last);
     rig_point p = work(n, 1 + round % 3);
     assert_true(rig_point_value(p) > last);      /* OPEN-17 */
@@ -801,15 +801,15 @@ typedef struct props {
 static props props_of(const rig_device *d) {
   props p;
   memset(&p, 0, sizeof p);
-  snprintf(p.name, sizeof p.name, "%s", rig_name(d));
-  snprintf(p.arch, sizeof p.arch, "%s", rig_arch(d));
-  snprintf(p.iset, sizeof p.iset, "%s", rig_instruction_set(d));
-  p.bus = rig_bus(d);
-  p.runs_on_host = rig_runs_on_host(d);
-  p.computes = rig_computes(d);
-  p.alignment = rig_alignment(d);
-  p.has_cache = rig_cache_bytes(d, &p.cache);
-  p.reaches_self = rig_reaches(d, d);
+  snprintf(p.name, sizeof p.name, "%s", rig_device_name(d));
+  snprintf(p.arch, sizeof p.arch, "%s", rig_device_arch(d));
+  snprintf(p.iset, sizeof p.iset, "%s", rig_device_instruction_set(d));
+  p.bus = rig_device_bus(d);
+  p.runs_on_host = rig_device_runs_on_host(d);
+  p.computes = rig_device_computes(d);
+  p.alignment = rig_device_alignment(d);
+  p.has_cache = rig_device_cache_bytes(d, &p.cache);
+  p.reaches_self = rig_device_reaches(d, d);
   return p;
 }
 
@@ -836,8 +836,8 @@ static void prop_1_2_3_properties_kept_after_close(void **state) {
   props before = props_of(d);
   assert_string_equal(before.name, conf_name());
   assert_true(before.alignment > 0);
-  assert_null(rig_lost(d));
-  uint64_t sub = rig_submitted(d);
+  assert_null(rig_device_lost(d));
+  uint64_t sub = rig_device_submitted(d);
   if (conf_is_host()) {
     host_close_refused();
     props after = props_of(d);
@@ -845,20 +845,20 @@ static void prop_1_2_3_properties_kept_after_close(void **state) {
     rig_device_release(d);
     return;
   }
-  conf_ok(rig_close(d));
+  conf_ok(rig_device_close(d));
   /* The name's entry is gone, and other devices open meanwhile. */
   rig_device *other = open_name("memory:conf-prop-1");
   rig_device *n = dut();
   assert_ptr_not_equal(n, d);
   props after = props_of(d);
   assert_same_props(&before, &after);
-  assert_true(rig_submitted(d) == sub);
+  assert_true(rig_device_submitted(d) == sub);
   assert_true(signaled_of(d) == sub);
-  assert_string_equal(rig_lost(d), "closed");
+  assert_string_equal(rig_device_lost(d), "closed");
   /* Its successor has the same properties: they come from the opener. */
   props succ = props_of(n);
   assert_same_props(&before, &succ);
-  conf_ok(rig_close(other));
+  conf_ok(rig_device_close(other));
   rig_device_release(other);
   rig_device_release(n);
   rig_device_release(d);
@@ -869,7 +869,7 @@ static void prop_1_2_3_properties_kept_after_close(void **state) {
 static void prop_4_point_device_of_live_device(void **state) {
   (void)state;
   rig_device *d = dut();
-  uint64_t start = rig_submitted(d);
+  uint64_t start = rig_device_submitted(d);
   rig_point p = work(d, 3);
   for (uint64_t v = start + 1; v <= rig_point_value(p); v++) {
     rig_device *got = rig_point_device(rig_device_point(d, v));
@@ -885,14 +885,14 @@ static void prop_4_point_device_of_live_device(void **state) {
 static void prop_8_name_is_the_openers(void **state) {
   (void)state;
   rig_device *d = dut();
-  assert_string_equal(rig_name(d), conf_name());
+  assert_string_equal(rig_device_name(d), conf_name());
   char buf[128];
   size_t n = rig_device_format(d, buf, sizeof buf);
   assert_string_equal(buf, conf_name()); /* a live device prints its name */
   assert_int_equal(n, strlen(conf_name()));
   rig_device *m = NULL;
-  conf_ok(rig_memory_device("conf-prop-8", &m));
-  assert_string_equal(rig_name(m), "memory:conf-prop-8");
+  conf_ok(rig_device_open_memory("conf-prop-8", &m));
+  assert_string_equal(rig_device_name(m), "memory:conf-prop-8");
   rig_device_release(m);
   rig_device_release(d);
 }
@@ -913,7 +913,7 @@ static int level_of(const char *arch) {
  * each runs), "arm64" on arm64 off macOS. */
 static void prop_13_14_18_host_arch(void **state) {
   (void)state;
-  const char *arch = rig_arch(rig_host());
+  const char *arch = rig_device_arch(rig_device_host());
   assert_non_null(arch);
 #if defined(__x86_64__)
   int level = level_of(arch);
@@ -959,7 +959,7 @@ static void prop_13_14_18_host_arch(void **state) {
 #endif
   if (conf_is_host()) {
     rig_device *d = dut();
-    assert_string_equal(rig_arch(d), arch);
+    assert_string_equal(rig_device_arch(d), arch);
     rig_device_release(d);
   }
 }
@@ -971,10 +971,10 @@ static void prop_20_23_arch_and_instruction_set(void **state) {
   (void)state;
   rig_device *d = dut();
   rig_device *m = conf_is_host() ? open_name("memory:conf-prop-20") : rig_device_retain(d);
-  assert_string_equal(rig_arch(m), "memory");
-  assert_string_equal(rig_instruction_set(m), "memory");
-  const char *harch = rig_arch(rig_host());
-  const char *hiset = rig_instruction_set(rig_host());
+  assert_string_equal(rig_device_arch(m), "memory");
+  assert_string_equal(rig_device_instruction_set(m), "memory");
+  const char *harch = rig_device_arch(rig_device_host());
+  const char *hiset = rig_device_instruction_set(rig_device_host());
 #if defined(__x86_64__)
   assert_string_equal(hiset, "x86_64");
   assert_int_equal(strncmp(harch, "x86-64", 6), 0);
@@ -983,7 +983,7 @@ static void prop_20_23_arch_and_instruction_set(void **state) {
   assert_int_equal(strncmp(harch, "arm64", 5), 0);
 #endif
   (void)harch;
-  assert_string_equal(rig_instruction_set(d), conf_is_host() ? hiset : "memory");
+  assert_string_equal(rig_device_instruction_set(d), conf_is_host() ? hiset : "memory");
   rig_device_release(m);
   rig_device_release(d);
 }
@@ -994,11 +994,11 @@ static void prop_25_26_bus_and_runs_on_host(void **state) {
   (void)state;
   rig_device *d = dut();
   rig_device *m = open_name("memory:conf-prop-25");
-  rig_device *all[] = {d, rig_host(), m};
+  rig_device *all[] = {d, rig_device_host(), m};
   for (int i = 0; i < 3; i++) {
-    assert_null(rig_bus(all[i]));
-    assert_true(rig_runs_on_host(all[i]));
-    assert_true(rig_computes(all[i]));
+    assert_null(rig_device_bus(all[i]));
+    assert_true(rig_device_runs_on_host(all[i]));
+    assert_true(rig_device_computes(all[i]));
   }
   rig_device_release(m);
   rig_device_release(d);
@@ -1011,10 +1011,10 @@ static void prop_25_26_bus_and_runs_on_host(void **state) {
 static void prop_28_29_30_alignment(void **state) {
   (void)state;
   rig_device *d = dut();
-  uint64_t align = rig_alignment(d);
+  uint64_t align = rig_device_alignment(d);
   assert_true(align > 0 && (align & (align - 1)) == 0);
   assert_true(align == (conf_is_host() ? 16u : 64u)); /* PROP-29 */
-  assert_true(rig_alignment(rig_host()) == 16);
+  assert_true(rig_device_alignment(rig_device_host()) == 16);
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
   size_t sizes[400];
@@ -1083,13 +1083,13 @@ static void prop_32_36_cache_bytes(void **state) {
   rig_device *d = dut();
   rig_device *m = open_name("memory:conf-prop-32");
   uint64_t hc = 0, dc = 0, mc = 0;
-  bool hk = rig_cache_bytes(rig_host(), &hc);
-  bool dk = rig_cache_bytes(d, &dc);
-  bool mk = rig_cache_bytes(m, &mc);
+  bool hk = rig_device_cache_bytes(rig_device_host(), &hc);
+  bool dk = rig_device_cache_bytes(d, &dc);
+  bool mk = rig_device_cache_bytes(m, &mc);
   assert_int_equal(hk, dk);
   assert_int_equal(hk, mk);
   assert_true(hc == dc && hc == mc);
-  assert_int_equal(rig_cache_bytes(d, NULL), dk);
+  assert_int_equal(rig_device_cache_bytes(d, NULL), dk);
   uint64_t sys = 0;
   if (sysfs_cache(&sys) && sys > 0) {
     assert_true(hk);
@@ -1106,9 +1106,9 @@ static void prop_32_36_cache_bytes(void **state) {
 static void prop_39_no_capability_is_null(void **state) {
   (void)state;
   rig_device *d = dut();
-  assert_null(rig_capability(d, "conf-no-such-capability"));
-  assert_null(rig_capability(rig_host(), "conf-no-such-capability"));
-  assert_null(rig_capability(d, NULL));
+  assert_null(rig_device_capability(d, "conf-no-such-capability"));
+  assert_null(rig_device_capability(rig_device_host(), "conf-no-such-capability"));
+  assert_null(rig_device_capability(d, NULL));
   rig_device_release(d);
 }
 
@@ -1124,7 +1124,7 @@ static void tl_1_5_16_submit_takes_the_next_value(void **state) {
   rig_device *d = dut();
   rig_buffer *b = mkbuf(d, 1024);
   rig_part part = rig_part_fill(0, 0, 4);
-  uint64_t prev = rig_submitted(d);
+  uint64_t prev = rig_device_submitted(d);
   for (uint32_t i = 1; i <= 10; i++) {
     part.pattern = 0x10101010u * i;
     rig_submission *s = NULL;
@@ -1135,16 +1135,16 @@ static void tl_1_5_16_submit_takes_the_next_value(void **state) {
     conf_ok(conf_submit(r, &part, 1, &b, 1, NULL, 0, &p));
     assert_int_equal(rig_point_slot(p), slot_of(d));
     assert_true(rig_point_value(p) == prev + 1);      /* TL-1 */
-    assert_true(rig_submitted(d) == prev + 1);        /* TL-5, TL-16 */
+    assert_true(rig_device_submitted(d) == prev + 1);        /* TL-5, TL-16 */
     uint64_t sig = signaled_of(d);
-    assert_true(sig == rig_submitted(d));             /* TL-19: done on return */
+    assert_true(sig == rig_device_submitted(d));             /* TL-19: done on return */
     assert_true(rig_point_reached(rig_device_point(d, sig))); /* TL-20 */
     assert_true(all_words(b, 0x10101010u * i));
     /* A refused submit (a wrong buffer count) takes no value. */
     conf_ok(rig_submission_take(s, &r));
     rig_buffer *two[2] = {b, b};
-    assert_int_equal(rig_submit(r, two, 2, NULL, 0, &p), RIG_INVALID);
-    assert_true(rig_submitted(d) == prev + 1);
+    assert_int_equal(rig_run_submit(r, two, 2, NULL, 0, &p), RIG_INVALID);
+    assert_true(rig_device_submitted(d) == prev + 1);
     prev++;
     rig_submission_release(s);
   }
@@ -1158,36 +1158,36 @@ static void tl_2_copies_and_fills_take_values(void **state) {
   (void)state;
   rig_device *d = dut();
   rig_buffer *a = mkbuf(d, 512), *b = mkbuf(d, 512);
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   rig_point p;
   /* The host's own blocking fills and copies take no value (STAMP-2,
    * STAMP-18); its submit_fill and submit_copy do (TL-3). */
   uint64_t k = conf_is_host() ? 0 : 1;
   conf_ok(rig_buffer_fill(a, 0x11, 1));
-  assert_true(rig_submitted(d) == s + k);
+  assert_true(rig_device_submitted(d) == s + k);
   conf_ok(rig_buffer_copy(a, b));
-  assert_true(rig_submitted(d) == s + 2 * k);
+  assert_true(rig_device_submitted(d) == s + 2 * k);
   assert_true(all_words(b, 0x11111111));
   s += 2 * k;
   conf_ok(rig_buffer_submit_fill(b, 0x2222, 2, &p));
   assert_true(p == rig_device_point(d, s + 1));
   conf_ok(rig_buffer_submit_copy(b, a, &p));
   assert_true(p == rig_device_point(d, s + 2));
-  assert_true(rig_submitted(d) == s + 2);
+  assert_true(rig_device_submitted(d) == s + 2);
   assert_true(all_words(a, 0x22222222));
 
   /* A copy between the device's memory and the host's takes one value, on
    * the device the point names. */
-  rig_buffer *h = mkbuf(rig_host(), 512);
-  uint64_t hs = rig_submitted(rig_host());
-  uint64_t ds = rig_submitted(d);
+  rig_buffer *h = mkbuf(rig_device_host(), 512);
+  uint64_t hs = rig_device_submitted(rig_device_host());
+  uint64_t ds = rig_device_submitted(d);
   conf_ok(rig_buffer_submit_copy(a, h, &p));
   rig_device *ran = rig_point_device(p);
   assert_non_null(ran);
-  assert_true(ran == d || ran == rig_host());
-  uint64_t took = (rig_submitted(rig_host()) - hs) + (conf_is_host() ? 0 : rig_submitted(d) - ds);
+  assert_true(ran == d || ran == rig_device_host());
+  uint64_t took = (rig_device_submitted(rig_device_host()) - hs) + (conf_is_host() ? 0 : rig_device_submitted(d) - ds);
   assert_true(took == 1);
-  assert_true(rig_point_value(p) == rig_submitted(ran));
+  assert_true(rig_point_value(p) == rig_device_submitted(ran));
   rig_device_release(ran);
   assert_true(all_words(h, 0x22222222));
   rig_buffer_release(h);
@@ -1202,9 +1202,9 @@ static void tl_2_copies_and_fills_take_values(void **state) {
 static void tl_3_host_copy_takes_host_value(void **state) {
   (void)state;
   rig_device *d = dut();
-  rig_device *h = rig_host();
+  rig_device *h = rig_device_host();
   rig_buffer *a = mkbuf(h, 300), *b = mkbuf(h, 300);
-  uint64_t hs = rig_submitted(h), ds = rig_submitted(d);
+  uint64_t hs = rig_device_submitted(h), ds = rig_device_submitted(d);
   rig_point p;
   conf_ok(rig_buffer_submit_fill(a, 0x3c, 1, &p));
   assert_int_equal(rig_point_slot(p), slot_of(h));
@@ -1212,13 +1212,13 @@ static void tl_3_host_copy_takes_host_value(void **state) {
   conf_ok(rig_buffer_submit_copy(a, b, &p));
   assert_int_equal(rig_point_slot(p), slot_of(h));
   assert_true(rig_point_value(p) == hs + 2);
-  assert_true(rig_submitted(h) == hs + 2);
+  assert_true(rig_device_submitted(h) == hs + 2);
   assert_true(rig_point_reached(p));
   const unsigned char *bb = rig_buffer_host_address(b);
   for (int i = 0; i < 300; i++)
     assert_int_equal(bb[i], 0x3c);
   if (!conf_is_host())
-    assert_true(rig_submitted(d) == ds);
+    assert_true(rig_device_submitted(d) == ds);
   rig_device *got = rig_point_device(p);
   assert_ptr_equal(got, h);
   rig_device_release(got);
@@ -1256,12 +1256,12 @@ typedef struct tl18_reader {
  * signaled read first is never past submitted read after (TL-18, TL-19). */
 static void *tl18_read(void *arg) {
   tl18_reader *r = arg;
-  uint64_t sub = rig_submitted(r->d), sig = signaled_of(r->d);
+  uint64_t sub = rig_device_submitted(r->d), sig = signaled_of(r->d);
   r->first = sub;
   atomic_store(&r->started, true);
   do {
     uint64_t g = signaled_of(r->d);
-    uint64_t s = rig_submitted(r->d);
+    uint64_t s = rig_device_submitted(r->d);
     r->back_sub += s < sub;
     r->back_sig += g < sig;
     r->sig_ahead += g > s;
@@ -1284,7 +1284,7 @@ static tl4_thread *run_submitters(rig_device *d, uint64_t *start) {
     ts[i].d = d;
     ts[i].b = mkbuf(d, 64);
   }
-  *start = rig_submitted(d);
+  *start = rig_device_submitted(d);
   assert_int_equal(pthread_create(&reader, NULL, tl18_read, &rd), 0);
   while (!atomic_load(&rd.started)) /* the reader reads while they submit */
     sched_yield();
@@ -1336,7 +1336,7 @@ static void tl_4_values_follow_acceptance_across_threads(void **state) {
   qsort(all, total, sizeof *all, cmp_u64);
   for (size_t i = 0; i < total; i++)
     assert_true(all[i] == start + 1 + i); /* distinct and consecutive */
-  assert_true(rig_submitted(d) == start + total);
+  assert_true(rig_device_submitted(d) == start + total);
   assert_true(signaled_of(d) == start + total);
   free(all);
   free(ts);
@@ -1348,10 +1348,10 @@ static void tl_4_values_follow_acceptance_across_threads(void **state) {
 static void tl_18_submitted_is_monotone(void **state) {
   (void)state;
   rig_device *d = dut();
-  uint64_t prev = rig_submitted(d);
+  uint64_t prev = rig_device_submitted(d);
 #define STEP()                                                                   \
   do {                                                                           \
-    uint64_t cur_ = rig_submitted(d);                                            \
+    uint64_t cur_ = rig_device_submitted(d);                                            \
     assert_true(cur_ >= prev);                                                   \
     prev = cur_;                                                                 \
   } while (0)
@@ -1367,7 +1367,7 @@ static void tl_18_submitted_is_monotone(void **state) {
     STEP();
     (void)signaled_of(d);
     STEP();
-    work(rig_host(), 1);
+    work(rig_device_host(), 1);
     STEP();
   }
   rig_buffer_release(a);
@@ -1376,7 +1376,7 @@ static void tl_18_submitted_is_monotone(void **state) {
   free(run_submitters(d, &start)); /* concurrent: checked by the reader */
   STEP();
   if (!conf_is_host()) {
-    conf_ok(rig_close(d));
+    conf_ok(rig_device_close(d));
     STEP();
     rig_buffer *c = NULL;
     assert_int_equal(rig_buffer_create(d, 64, &c), RIG_LOST);
@@ -1399,7 +1399,7 @@ static void tl_19_20_signaled_reached_and_visible(void **state) {
     conf_ok(rig_buffer_submit_fill(b, pat, 4, &p));
     uint64_t sig = signaled_of(d);
     assert_true(sig >= rig_point_value(p));
-    assert_true(sig == rig_submitted(d)); /* done before submit returned */
+    assert_true(sig == rig_device_submitted(d)); /* done before submit returned */
     assert_true(rig_point_reached(rig_device_point(d, sig)));
     assert_true(all_words(b, pat));
   }
@@ -1417,11 +1417,11 @@ static void tl_24_27_signaled_never_blocks(void **state) {
   rig_buffer *big = mkbuf(d, SLOW_BYTES);
   conf_ok(rig_buffer_fill(big, 0, 1)); /* its pages in, before the timing */
   slow_fill f = {.b = big, .pattern = 0x5d5d};
-  uint64_t v = rig_submitted(d) + 1;
+  uint64_t v = rig_device_submitted(d) + 1;
   /* A known last error, which signaled must leave alone. */
-  assert_int_equal(rig_close(NULL), RIG_INVALID);
+  assert_int_equal(rig_device_close(NULL), RIG_INVALID);
   char msg[RIG_MESSAGE_BYTES];
-  snprintf(msg, sizeof msg, "%s", rig_last_error()->message);
+  snprintf(msg, sizeof msg, "%s", rig_error_last()->message);
 
   pthread_t t;
   double t0 = now_s();
@@ -1429,7 +1429,7 @@ static void tl_24_27_signaled_never_blocks(void **state) {
   long calls = 0, inside = 0;
   double worst = 0;
   while (!atomic_load(&f.done)) {
-    uint64_t sub = rig_submitted(d);
+    uint64_t sub = rig_device_submitted(d);
     double c0 = now_s();
     uint64_t sig = signaled_of(d);
     bool reached = rig_point_reached(rig_device_point(d, v));
@@ -1451,19 +1451,19 @@ static void tl_24_27_signaled_never_blocks(void **state) {
   assert_true(inside > 0);
   assert_true(worst < fill_s / 2); /* a wait would last the fill */
   assert_true(signaled_of(d) == v);
-  assert_int_equal(rig_last_error()->status, RIG_INVALID); /* TL-27 */
-  assert_string_equal(rig_last_error()->message, msg);
+  assert_int_equal(rig_error_last()->status, RIG_INVALID); /* TL-27 */
+  assert_string_equal(rig_error_last()->message, msg);
   rig_buffer_release(big);
   rig_device_release(d);
 }
 
-/* ---- rig_fail, in a child ------------------------------------------------------ */
+/* ---- rig_runtime_fail, in a child ------------------------------------------------------ */
 
 #define CHILD_CHECK(c)                                                                 \
   do {                                                                                 \
     if (!(c)) {                                                                        \
       fprintf(stderr, "child: %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c,  \
-              rig_last_error()->message);                                              \
+              rig_error_last()->message);                                              \
       _exit(1);                                                                        \
     }                                                                                  \
   } while (0)
@@ -1474,60 +1474,60 @@ static bool streq(const char *a, const char *b) { return a && b && strcmp(a, b) 
  * every check holds, else 1 after saying which failed. */
 static void fail_child(void) {
   rig_device *d = NULL;
-  CHILD_CHECK(rig_open(conf_name(), &d) == RIG_OK);
+  CHILD_CHECK(rig_device_open(conf_name(), &d) == RIG_OK);
   rig_device *a = NULL, *closed = NULL;
-  CHILD_CHECK(rig_open("memory:conf-fail-a", &a) == RIG_OK);
-  CHILD_CHECK(rig_open("memory:conf-fail-closed", &closed) == RIG_OK);
-  CHILD_CHECK(rig_close(closed) == RIG_OK);
+  CHILD_CHECK(rig_device_open("memory:conf-fail-a", &a) == RIG_OK);
+  CHILD_CHECK(rig_device_open("memory:conf-fail-closed", &closed) == RIG_OK);
+  CHILD_CHECK(rig_device_close(closed) == RIG_OK);
   rig_buffer *ab = NULL;
   CHILD_CHECK(rig_buffer_create(a, 64, &ab) == RIG_OK);
-  CHILD_CHECK(rig_failure() == NULL);
+  CHILD_CHECK(rig_runtime_failure() == NULL);
 
-  rig_fail("conf: failed on purpose");
-  CHILD_CHECK(streq(rig_failure(), "conf: failed on purpose")); /* ERR-45 */
+  rig_runtime_fail("conf: failed on purpose");
+  CHILD_CHECK(streq(rig_runtime_failure(), "conf: failed on purpose")); /* ERR-45 */
   /* ERR-39: every device but the host not yet lost is lost with why. */
-  CHILD_CHECK(streq(rig_lost(a), "conf: failed on purpose"));
-  CHILD_CHECK(rig_lost(rig_host()) == NULL);
+  CHILD_CHECK(streq(rig_device_lost(a), "conf: failed on purpose"));
+  CHILD_CHECK(rig_device_lost(rig_device_host()) == NULL);
   if (conf_is_host())
-    CHILD_CHECK(rig_lost(d) == NULL);
+    CHILD_CHECK(rig_device_lost(d) == NULL);
   else /* the parent's device, inherited: lost by the fail, or by the fork */
-    CHILD_CHECK(streq(rig_lost(d), "conf: failed on purpose") || streq(rig_lost(d), "forked"));
+    CHILD_CHECK(streq(rig_device_lost(d), "conf: failed on purpose") || streq(rig_device_lost(d), "forked"));
   /* ERR-40: one lost before keeps its reason. */
-  CHILD_CHECK(streq(rig_lost(closed), "closed"));
+  CHILD_CHECK(streq(rig_device_lost(closed), "closed"));
   /* Its uses are Lost with the reason. */
   rig_point p;
   CHILD_CHECK(rig_buffer_submit_fill(ab, 1, 4, &p) == RIG_LOST);
-  CHILD_CHECK(streq(rig_last_error()->message, "memory:conf-fail-a lost: conf: failed on purpose"));
+  CHILD_CHECK(streq(rig_error_last()->message, "memory:conf-fail-a lost: conf: failed on purpose"));
   /* OPEN-4, ERR-41, OPEN-44: every open is Error why, new names and open
    * ones alike. */
   rig_device *x = NULL;
-  CHILD_CHECK(rig_open("memory:conf-fail-new", &x) == RIG_UNAVAILABLE);
-  CHILD_CHECK(streq(rig_last_error()->message, "conf: failed on purpose"));
-  CHILD_CHECK(rig_open("memory:conf-fail-a", &x) == RIG_UNAVAILABLE);
-  CHILD_CHECK(rig_memory_device("conf-fail-new", &x) == RIG_UNAVAILABLE);
-  CHILD_CHECK(streq(rig_last_error()->message, "conf: failed on purpose"));
-  CHILD_CHECK(rig_open("CPU", &x) == RIG_UNAVAILABLE); /* OPEN-4: every open */
-  CHILD_CHECK(rig_host() != NULL && rig_lost(rig_host()) == NULL);
-  CHILD_CHECK(rig_open("conf-no-such-driver:0", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(rig_device_open("memory:conf-fail-new", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(streq(rig_error_last()->message, "conf: failed on purpose"));
+  CHILD_CHECK(rig_device_open("memory:conf-fail-a", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(rig_device_open_memory("conf-fail-new", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(streq(rig_error_last()->message, "conf: failed on purpose"));
+  CHILD_CHECK(rig_device_open("CPU", &x) == RIG_UNAVAILABLE); /* OPEN-4: every open */
+  CHILD_CHECK(rig_device_host() != NULL && rig_device_lost(rig_device_host()) == NULL);
+  CHILD_CHECK(rig_device_open("conf-no-such-driver:0", &x) == RIG_UNAVAILABLE);
   CHILD_CHECK(x == NULL);
   /* ERR-44: only the first fail acts. */
-  rig_fail("conf: second");
-  CHILD_CHECK(streq(rig_failure(), "conf: failed on purpose"));
-  CHILD_CHECK(streq(rig_lost(a), "conf: failed on purpose"));
+  rig_runtime_fail("conf: second");
+  CHILD_CHECK(streq(rig_runtime_failure(), "conf: failed on purpose"));
+  CHILD_CHECK(streq(rig_device_lost(a), "conf: failed on purpose"));
   /* The host goes on. */
   rig_buffer *h1 = NULL, *h2 = NULL;
-  CHILD_CHECK(rig_buffer_create(rig_host(), 64, &h1) == RIG_OK);
-  CHILD_CHECK(rig_buffer_create(rig_host(), 64, &h2) == RIG_OK);
+  CHILD_CHECK(rig_buffer_create(rig_device_host(), 64, &h1) == RIG_OK);
+  CHILD_CHECK(rig_buffer_create(rig_device_host(), 64, &h2) == RIG_OK);
   CHILD_CHECK(rig_buffer_fill(h1, 9, 4) == RIG_OK);
   CHILD_CHECK(rig_buffer_copy(h1, h2) == RIG_OK);
   /* A close after the fail runs the stop and keeps the reason. */
-  CHILD_CHECK(rig_close(a) == RIG_OK);
-  CHILD_CHECK(streq(rig_lost(a), "conf: failed on purpose"));
-  CHILD_CHECK(streq(rig_failure(), "conf: failed on purpose"));
+  CHILD_CHECK(rig_device_close(a) == RIG_OK);
+  CHILD_CHECK(streq(rig_device_lost(a), "conf: failed on purpose"));
+  CHILD_CHECK(streq(rig_runtime_failure(), "conf: failed on purpose"));
   _exit(0);
 }
 
-/* OPEN-4, ERR-39, ERR-40, ERR-41, ERR-44, ERR-45, OPEN-44: rig_fail, in a
+/* OPEN-4, ERR-39, ERR-40, ERR-41, ERR-44, ERR-45, OPEN-44: rig_runtime_fail, in a
  * forked child since it fails the whole process; the parent only waits. */
 static void err_39_41_44_open_4_fail_in_child(void **state) {
   (void)state;
@@ -1544,9 +1544,9 @@ static void err_39_41_44_open_4_fail_in_child(void **state) {
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
   /* The parent has not failed. */
-  assert_null(rig_failure());
+  assert_null(rig_runtime_failure());
   rig_device *d = dut();
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   rig_device_release(d);
 }
 

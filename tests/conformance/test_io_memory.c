@@ -19,8 +19,8 @@ static int setup(void **state) {
   snprintf(path, sizeof path, "%s/rig-conf-io-%d", t && *t ? t : "/tmp", (int)getpid());
   dev = conf_open();
   rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE, .size = 1u << 20};
-  if (rig_open_io(&o, &io) != RIG_OK) {
-    print_error("io: %s\n", rig_last_error()->message);
+  if (rig_device_open_io(&o, &io) != RIG_OK) {
+    print_error("io: %s\n", rig_error_last()->message);
     return -1;
   }
   return 0;
@@ -28,9 +28,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   if (!conf_is_host())
-    rig_close(dev);
+    rig_device_close(dev);
   rig_device_release(dev);
-  rig_close(io);
+  rig_device_close(io);
   rig_device_release(io);
   unlink(path);
   return 0;

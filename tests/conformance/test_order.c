@@ -30,7 +30,7 @@
 
 static rig_device *open_name(const char *name) {
   rig_device *d = NULL;
-  conf_ok(rig_open(name, &d));
+  conf_ok(rig_device_open(name, &d));
   return d;
 }
 
@@ -50,7 +50,7 @@ static void assert_bytes(rig_buffer *b, uint8_t byte) {
 }
 
 static void done(rig_device *d) {
-  conf_ok(rig_close(d));
+  conf_ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -244,7 +244,7 @@ static void open_20_21_23_one_word_mapping_per_slot(void **state) {
     rig_buffer_release(x);
     rig_buffer_release(y);
     done(b); /* the next round's device takes b's slot */
-    conf_ok(rig_free_cache(d));
+    conf_ok(rig_device_free_cache(d));
   }
   done(d);
   rig_device_stats(d, &st);
@@ -358,10 +358,10 @@ static void order_23_unordered_follows_no_other_work(void **state) {
   rig_buffer *bufs[2] = {x, y};
   conf_run_set(run, &part, 1, bufs, 2);
   rig_device_stats(d, &before);
-  rig_status st = rig_submit(run, bufs, 2, NULL, 0, &p);
+  rig_status st = rig_run_submit(run, bufs, 2, NULL, 0, &p);
   rig_device_stats(d, &after);
   if (st == RIG_INVALID) { /* d does not reach the slow device's memory */
-    assert_false(rig_reaches(d, b));
+    assert_false(rig_device_reaches(d, b));
   } else {
     conf_ok(st);
     assert_int_equal(after.queue_waits, before.queue_waits);
@@ -388,18 +388,18 @@ static void order_24_reclaim_5_nothing_follows_unordered_work(void **state) {
   rig_point p;
   conf_ok(rig_submission_make(b, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
-  conf_ok(rig_submit(run, &y, 1, NULL, 0, &p));
+  conf_ok(rig_run_submit(run, &y, 1, NULL, 0, &p));
   uint8_t byte = 0;
   conf_ok(rig_buffer_get(y, 0, &byte, 1)); /* follows nothing unordered */
   assert_false(rig_point_reached(p));
   assert_int_equal(byte, 0x01);
   void *where = rig_buffer_host_address(y);
-  uint64_t allocated = rig_allocated(b);
+  uint64_t allocated = rig_device_allocated(b);
   rig_buffer_release(y);
   rig_buffer *again;
   conf_ok(rig_buffer_create(b, N, &again)); /* y waits for p: not reused */
   assert_ptr_not_equal(rig_buffer_host_address(again), where);
-  assert_int_equal(rig_allocated(b), allocated + N);
+  assert_int_equal(rig_device_allocated(b), allocated + N);
   conf_ok(rig_point_wait(p));
   rig_submission_release(s);
   rig_buffer_release(again);
@@ -433,7 +433,7 @@ static void word_1_4_views_sharing_a_word_order_as_one(void **state) {
  * start on a word. */
 static void word_9_allocations_start_on_a_word(void **state) {
   rig_device *d = conf_open();
-  assert_true(rig_alignment(d) >= RIG_WORD);
+  assert_true(rig_device_alignment(d) >= RIG_WORD);
   for (size_t n = 1; n < 300; n += 7) {
     rig_buffer *b;
     conf_ok(rig_buffer_create(d, n, &b));
@@ -477,7 +477,7 @@ static void order_18_20_21_work_stamps_its_point(void **state) {
   rig_device *runner = rig_point_device(p);
   assert_non_null(runner);
   rig_buffer_stamps(x, runner, &w, &u);
-  if (runner == rig_host()) {                /* ORDER-21 */
+  if (runner == rig_device_host()) {                /* ORDER-21 */
     assert_int_equal(w, RIG_POINT_NONE);
     assert_int_equal(u, RIG_POINT_NONE);
   } else {                                    /* ORDER-18, ORDER-20 */
@@ -510,16 +510,16 @@ static void order_19_refused_work_still_stamps(void **state) {
   conf_ok(rig_submission_make(f, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
   rig_buffer *bufs[2] = {src, dst};
-  conf_status(rig_submit(run, bufs, 2, NULL, 0, &p), RIG_LOST); /* f refuses it */
+  conf_status(rig_run_submit(run, bufs, 2, NULL, 0, &p), RIG_LOST); /* f refuses it */
   rig_submission_release(s);
   assert_int_equal(p, RIG_POINT_NONE);
-  assert_non_null(strstr(rig_last_error()->message, "injected fault at"));
+  assert_non_null(strstr(rig_error_last()->message, "injected fault at"));
   rig_buffer_stamps(dst, f, &w, NULL);
   assert_int_equal(rig_point_slot(w), rig_point_slot(rig_device_point(f, 0)));
-  assert_int_equal(rig_point_value(w), rig_submitted(f)); /* the refused value */
+  assert_int_equal(rig_point_value(w), rig_device_submitted(f)); /* the refused value */
   uint8_t byte;
   conf_status(rig_buffer_get(dst, 0, &byte, 1), RIG_LOST);
-  assert_non_null(strstr(rig_last_error()->message, "test:order-faulty,fault_nth=1 lost: injected"));
+  assert_non_null(strstr(rig_error_last()->message, "test:order-faulty,fault_nth=1 lost: injected"));
   rig_buffer_release(src);
   rig_buffer_release(dst);
   done(f);
@@ -528,7 +528,7 @@ static void order_19_refused_work_still_stamps(void **state) {
 
 /* The parts the test device ran, from its "test.trace" capability. */
 static size_t trace_of(rig_device *d, rig_test_trace_entry *out, size_t max) {
-  const rig_test_trace *t = rig_capability(d, "test.trace");
+  const rig_test_trace *t = rig_device_capability(d, "test.trace");
   assert_non_null(t);
   return t->read(t->h, out, max);
 }
@@ -600,9 +600,9 @@ static void dom_5_submits_wait_for_a_blocking_submit(void **state) {
   struct blocker first = {filled(d, 0), 0, RIG_INVALID, 0};
   rig_buffer *y = filled(d, 0);
   pthread_t t;
-  uint64_t before = rig_submitted(d);
+  uint64_t before = rig_device_submitted(d);
   pthread_create(&t, NULL, fill_in_thread, &first);
-  while (rig_submitted(d) == before) /* the first is inside the driver's submit */
+  while (rig_device_submitted(d) == before) /* the first is inside the driver's submit */
     sched_yield();
   rig_point p;
   conf_ok(rig_buffer_submit_fill(y, 2, 1, &p));
@@ -640,12 +640,12 @@ static void order_32_a_wait_follows_no_later_work(void **state) {
   pthread_create(&t, NULL, wait_in_thread, &w);
   uint64_t seen = 0;
   while (seen < rig_point_value(w.p)) /* its wait committed it, and it ran */
-    conf_ok(rig_signaled(d, &seen));
+    conf_ok(rig_device_signaled(d, &seen));
   rig_point later;
   conf_ok(rig_buffer_submit_fill(y, 4, 1, &later)); /* committed by nothing */
   pthread_join(t, NULL);
   conf_ok(w.st);
-  conf_ok(rig_signaled(d, &seen));
+  conf_ok(rig_device_signaled(d, &seen));
   assert_true(seen < rig_point_value(later));
   conf_ok(rig_point_wait(later));                   /* this wait commits it */
   rig_buffer_release(x);
@@ -668,11 +668,11 @@ static void submit_31_waits_on_a_point_never_reached(void **state) {
   conf_ok(conf_submission_make(d, &part, 1, &s));
   conf_ok(rig_submission_take(s, &run));
   rig_buffer *bufs[2] = {x, y};
-  uint64_t submitted = rig_submitted(d);
+  uint64_t submitted = rig_device_submitted(d);
   conf_status(conf_submit(run, &part, 1, bufs, 2, &never, 1, &p), RIG_LOST);
-  assert_non_null(strstr(rig_last_error()->message, "lost: injected fault"));
+  assert_non_null(strstr(rig_error_last()->message, "lost: injected fault"));
   assert_int_equal(p, RIG_POINT_NONE);
-  assert_int_equal(rig_submitted(d), submitted);
+  assert_int_equal(rig_device_submitted(d), submitted);
   assert_false(rig_point_reached(never));
   conf_ok(rig_submission_take(s, &run)); /* the run was freed (SUBMIT-12) */
   conf_ok(conf_submit(run, &part, 1, bufs, 2, NULL, 0, &p));

@@ -96,8 +96,8 @@ static _Atomic bool pressed;
 /* Whether st is what the rules say: RIG_OK (MUST), RIG_INVALID with a
  * message (MUST_FAIL), or either (MAY). Returns st == RIG_OK. */
 bool expect(worker *w, rig_status st, int valid, const char *what) {
-  say(w, "  -> %s %s", rig_status_name(st), st ? rig_last_error()->message : "");
-  const char *msg = rig_last_error()->message;
+  say(w, "  -> %s %s", rig_status_name(st), st ? rig_error_last()->message : "");
+  const char *msg = rig_error_last()->message;
   if (st == RIG_INVALID && !*msg)
     fail(w, "%s: RIG_INVALID with no message", what);
   else if (st == RIG_OUT_OF_MEMORY && valid != MUST_FAIL && atomic_load(&pressed) && *msg)
@@ -163,7 +163,7 @@ void compare(worker *w, const handle *h, size_t off, const uint8_t *got, size_t 
     size_t k = at(h, off + i);
     if (s->known[k] && s->bytes[k] != got[i]) {
       fail(w, "%s of b%u on %s: byte %zu is 0x%02x, the model says 0x%02x", what, h->id,
-           rig_name(h->dev), off + i, got[i], s->bytes[k]);
+           rig_device_name(h->dev), off + i, got[i], s->bytes[k]);
       return;
     }
   }
@@ -226,7 +226,7 @@ void wait_all(worker *w) {
   for (unsigned i = 0; i < w->npts; i++) {
     rig_status st = rig_point_wait(w->pts[i]);
     if (st)
-      fail(w, "rig_point_wait: %s (%s)", rig_status_name(st), rig_last_error()->message);
+      fail(w, "rig_point_wait: %s (%s)", rig_status_name(st), rig_error_last()->message);
   }
   w->npts = 0;
 }
@@ -275,7 +275,7 @@ static void op_create(worker *w, const uint32_t *r) {
   size_t n = r[4] % 64 ? sizes[r[1] % (sizeof sizes / sizeof *sizes)] : (1u << 20) + 5;
   rig_kind kind = r[2] % 4 ? RIG_KIND_DEVICE : 1 + r[3] % 2; /* pinned or mapped */
   static const char *const kinds[] = {"", " pinned", " mapped"};
-  say(w, "%zu create %zu%s bytes on %s -> b%u", w->op, n, kinds[kind], rig_name(d), w->next_id);
+  say(w, "%zu create %zu%s bytes on %s -> b%u", w->op, n, kinds[kind], rig_device_name(d), w->next_id);
   rig_buffer *b = NULL;
   if (!expect(w, rig_buffer_create_kind(d, n, kind, &b), kind ? MAY : MUST, "create"))
     return;
@@ -307,9 +307,9 @@ static void op_view(worker *w, const uint32_t *r) {
 static int may_borrow(const handle *h, rig_device *d) {
   if (h->a->dead)
     return MUST_FAIL;
-  if (!h->a->io && rig_runs_on_host(d) && rig_buffer_host_address(h->b))
+  if (!h->a->io && rig_device_runs_on_host(d) && rig_buffer_host_address(h->b))
     return MUST;
-  if (!rig_runs_on_host(d) && !rig_reaches(d, rig_host()) && !rig_reaches(d, h->a->owner))
+  if (!rig_device_runs_on_host(d) && !rig_device_reaches(d, rig_device_host()) && !rig_device_reaches(d, h->a->owner))
     return MUST_FAIL;
   return MAY;
 }
@@ -322,7 +322,7 @@ static void op_borrow(worker *w, const uint32_t *r) {
        k++)
     h = &w->h[(h - w->h + 1) % w->nh];
   rig_device *d = r[3] % 16 == 0 && w->ds->io ? w->ds->io : w->ds->d[r[1] % w->ds->n];
-  say(w, "%zu borrow b%u onto %s -> b%u", w->op, h->id, rig_name(d), w->next_id);
+  say(w, "%zu borrow b%u onto %s -> b%u", w->op, h->id, rig_device_name(d), w->next_id);
   rig_buffer *v = NULL;
   int valid = may_borrow(h, d);
   if (!expect(w, rig_buffer_borrow(d, h->b, &v), valid == MUST ? rules(h, true) : valid,
@@ -515,14 +515,14 @@ static void op_free(worker *w, const uint32_t *r) {
 static void op_budget(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->tight;
   uint64_t n = r[0] % 2 ? (r[1] % 8 + 1) * 32768 : w->ds->tight_budget;
-  say(w, "%zu budget of %s: %" PRIu64, w->op, rig_name(d), n);
+  say(w, "%zu budget of %s: %" PRIu64, w->op, rig_device_name(d), n);
   if (n < w->ds->tight_budget)
     atomic_store(&pressed, true);
-  expect(w, rig_set_budget(d, n), MUST, "set_budget");
+  expect(w, rig_device_set_budget(d, n), MUST, "set_budget");
 }
 
 void rnd_unpress(const rnd_devices *ds) {
-  rig_set_budget(ds->tight, ds->tight_budget);
+  rig_device_set_budget(ds->tight, ds->tight_budget);
   atomic_store(&pressed, false);
 }
 
@@ -566,8 +566,8 @@ static void op_consume(worker *w, const uint32_t *r) {
 
 static void op_free_cache(worker *w, const uint32_t *r) {
   rig_device *d = w->ds->d[r[0] % w->ds->n];
-  say(w, "%zu free_cache %s", w->op, rig_name(d));
-  expect(w, rig_free_cache(d), MUST, "free_cache");
+  say(w, "%zu free_cache %s", w->op, rig_device_name(d));
+  expect(w, rig_device_free_cache(d), MUST, "free_cache");
 }
 
 
@@ -617,7 +617,7 @@ static void add_shared(worker *w, const rnd_shared *sh) {
       a->s->bytes[i] = rnd_shared_byte(sh->seed, k, i);
     memset(a->s->known, !scratch, n);
     say(w, "shared%s b%u: %zu bytes on %s", scratch ? ", scratch" : doomed ? ", doomed" : "",
-        w->next_id, n, rig_name(a->owner));
+        w->next_id, n, rig_device_name(a->owner));
     add(w, v, a, 0, n, a->owner, acc);
   }
 }
@@ -644,7 +644,7 @@ bool rnd_run(const rnd_devices *ds, const rnd_shared *sh, unsigned t, const rnd_
     rig_status st = rig_buffer_get(h->b, 0, got, h->len);
     if (st)
       fail(w, "the last get of b%u: %s (%s)", h->id, rig_status_name(st),
-           rig_last_error()->message);
+           rig_error_last()->message);
     else
       compare(w, h, 0, got, h->len, "the last get");
     free(got);

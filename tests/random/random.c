@@ -85,7 +85,7 @@ static void program(const options *o, uint64_t seed, unsigned t, rnd_program *p)
  * host puts would race between threads were it the host's. */
 static bool share(const rnd_devices *ds, uint64_t seed, rnd_shared *sh) {
   *sh = (rnd_shared){.n = 4, .seed = seed};
-  rig_device *d[4] = {rig_host(), ds->d[seed % ds->n], ds->d[seed / 7 % ds->n], ds->scratch};
+  rig_device *d[4] = {rig_device_host(), ds->d[seed % ds->n], ds->d[seed / 7 % ds->n], ds->scratch};
   size_t n[4] = {65536, 4096, 8192, RND_SCRATCH_SHARE * RND_MAX_THREADS};
   for (unsigned k = 0; k < 4; k++) {
     uint8_t *x = malloc(n[k]);
@@ -96,7 +96,7 @@ static bool share(const rnd_devices *ds, uint64_t seed, rnd_shared *sh) {
       st = rig_buffer_put(sh->b[k], 0, x, n[k]);
     free(x);
     if (st) {
-      fprintf(stderr, "a shared buffer on %s: %s\n", rig_name(d[k]), rig_last_error()->message);
+      fprintf(stderr, "a shared buffer on %s: %s\n", rig_device_name(d[k]), rig_error_last()->message);
       return false;
     }
   }
@@ -158,36 +158,36 @@ static const char *const names[] = {
 
 void rnd_open(rnd_devices *ds, const char *path) {
   *ds = (rnd_devices){.n = 1};
-  ds->d[0] = rig_host();
+  ds->d[0] = rig_device_host();
   bool vulkan = !getenv("RIG_RANDOM_NO_VULKAN") || !*getenv("RIG_RANDOM_NO_VULKAN");
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     if (!vulkan && !strncmp(names[i], "vulkan", 6))
       continue;
-    if (rig_open(names[i], &ds->d[ds->n]) != RIG_OK) {
+    if (rig_device_open(names[i], &ds->d[ds->n]) != RIG_OK) {
       if (strncmp(names[i], "vulkan", 6)) /* only Vulkan may be missing */
-        fprintf(stderr, "%s does not open: %s\n", names[i], rig_last_error()->message), exit(1);
+        fprintf(stderr, "%s does not open: %s\n", names[i], rig_error_last()->message), exit(1);
       continue;
     }
     if (!ds->scratch && strstr(names[i], "host=0"))
       ds->scratch = ds->d[ds->n];
     if (!ds->tight && !strncmp(names[i], "memory:", 7) && i) /* the second one */
-      ds->tight = ds->d[ds->n], ds->tight_budget = rig_budget(ds->d[ds->n]);
+      ds->tight = ds->d[ds->n], ds->tight_budget = rig_device_budget(ds->d[ds->n]);
     ds->n++;
   }
   rig_io_opener io = {.library = "io", .target = path, .flags = RIG_IO_CREATE,
                       .size = RND_MAX_THREADS * RND_REGION};
-  if (rig_open_io(&io, &ds->io) != RIG_OK)
+  if (rig_device_open_io(&io, &ds->io) != RIG_OK)
     ds->io = NULL;
 }
 
 void rnd_close(rnd_devices *ds) {
   for (unsigned i = 1; i < ds->n; i++) {
-    if (rig_close(ds->d[i]) != RIG_OK)
-      fprintf(stderr, "closing %s: %s\n", rig_name(ds->d[i]), rig_last_error()->message);
+    if (rig_device_close(ds->d[i]) != RIG_OK)
+      fprintf(stderr, "closing %s: %s\n", rig_device_name(ds->d[i]), rig_error_last()->message);
     rig_device_release(ds->d[i]);
   }
   if (ds->io) {
-    rig_close(ds->io);
+    rig_device_close(ds->io);
     rig_device_release(ds->io);
   }
 }

@@ -32,8 +32,8 @@ static void slot(worker *w, prepared *x, handle *h, size_t off, size_t n) {
   rig_buffer *v = view_of(w, h, off, n);
   x->unsure |= h->a->doomed;
   if (h->dev != x->d) {
-    say(w, "  slot %u: b%u of %s, another device", x->nslots, h->id, rig_name(h->dev));
-    if (rig_reaches(x->d, h->a->owner))
+    say(w, "  slot %u: b%u of %s, another device", x->nslots, h->id, rig_device_name(h->dev));
+    if (rig_device_reaches(x->d, h->a->owner))
       x->unsure = true;
     else
       x->valid = false;
@@ -109,7 +109,7 @@ static void submit_runs(worker *w, prepared *x, rig_submission *sub, const uint3
     for (unsigned j = 0; j < nw; j++)
       waits[j] = w->pts[((r[7] >> 4) + j) % w->npts];
     say(w, "  submit with %u waits", nw);
-    if (expect(w, rig_submit(run, x->slots, x->nslots, waits, nw, &p),
+    if (expect(w, rig_run_submit(run, x->slots, x->nslots, waits, nw, &p),
                x->valid ? (x->unsure ? MAY : MUST) : MUST_FAIL, "submit")) {
       apply(x);
       remember(w, p);
@@ -128,13 +128,13 @@ void op_submission(worker *w, const uint32_t *r) {
       on[non++] = &w->h[i];
   if (!non) /* h0 is dead: the submit refuses it */
     on[non++] = h0;
-  say(w, "%zu submission on %s", w->op, rig_name(x.d));
+  say(w, "%zu submission on %s", w->op, rig_device_name(x.d));
   uint64_t s = r[1];
   unsigned n = 1 + r[2] % 3;
   while (x.nparts < n)
     draw_part(w, &x, on, non, &s);
-  bool maybe = rig_runs_on_host(x.d) || !rig_computes(x.d) ||
-               (x.words && strncmp(rig_name(x.d), "test:", 5) != 0);
+  bool maybe = rig_device_runs_on_host(x.d) || !rig_device_computes(x.d) ||
+               (x.words && strncmp(rig_device_name(x.d), "test:", 5) != 0);
   rig_submission *sub = NULL;
   if (expect(w, rig_submission_make(x.d, x.parts, x.nparts, &sub), maybe ? MAY : MUST, "make")) {
     submit_runs(w, &x, sub, r);

@@ -18,8 +18,8 @@ DEFAULT_VISIBLE const char *__lsan_default_options(void) { return "detect_leaks=
 
 int main(void) {
   rig_device *d = NULL;
-  rig_status st = rig_open("setuid:0", &d);
-  printf("%s: %s\n", rig_status_name(st), st ? rig_last_error()->message : "opened");
+  rig_status st = rig_device_open("setuid:0", &d);
+  printf("%s: %s\n", rig_status_name(st), st ? rig_error_last()->message : "opened");
   fflush(stdout);
   return 0;
 }

@@ -195,7 +195,7 @@ static void report_violation(worker *w, unsigned a, size_t at, uint8_t got, size
           "ORDER violation: thread %u, op %" PRIu64 " (%s): %zu bytes differ; byte %zu of its "
           "region of allocation %u (on %s) is 0x%02x, want 0x%02x, written last by op %" PRIu32
           " (%s, point %s)\n",
-          w->id, op, how, bad, at, a, rig_name(rig_buffer_device(s->alloc[a])), got,
+          w->id, op, how, bad, at, a, rig_device_name(rig_buffer_device(s->alloc[a])), got,
           w->model[a][at], by, op_names[w->kinds[by]], point);
 }
 
@@ -219,7 +219,7 @@ static void check(worker *w, unsigned a, size_t off, const uint8_t *got, size_t 
 static bool fail(worker *w, const char *call) {
   w->errors++;
   fprintf(w->s->log, "stress: thread %u: %s: %s: %s\n", w->id, call,
-          rig_status_name(rig_last_error()->status), rig_last_error()->message);
+          rig_status_name(rig_error_last()->status), rig_error_last()->message);
   return false;
 }
 
@@ -386,7 +386,7 @@ static bool op_prepared(worker *w, uint64_t op) {
     ok = (b[i] = view_on(w, d, sp[i])) != NULL;
   rig_run *r;
   rig_status st = RIG_INVALID;
-  const char *call = "rig_submit";
+  const char *call = "rig_run_submit";
   if (ok && !s->sub[d][k]) {
     call = "rig_buffer_submit_copy/fill (the host's prepared work)";
     st = buffer_parts(w, k, b, op);
@@ -394,7 +394,7 @@ static bool op_prepared(worker *w, uint64_t op) {
     if (d == 0 && s->host_launches && (st = set_launches(r, k, len)))
       call = "rig_run (the host's launches)";
     else
-      st = rig_submit(r, b, sub_slots[k], NULL, 0, &w->points[op]);
+      st = rig_run_submit(r, b, sub_slots[k], NULL, 0, &w->points[op]);
   }
   for (unsigned i = 0; i < sub_slots[k]; i++)
     rig_buffer_release(b[i]);
@@ -505,7 +505,7 @@ static rig_status open_device(stress *s, unsigned i, uint64_t *rng) {
   char name[96];
   unsigned delay = (unsigned)below(rng, s->p->max_delay_us + 1);
   if (i == 0) {
-    s->dev[0] = rig_host();
+    s->dev[0] = rig_device_host();
     return RIG_OK;
   }
   if (i % 3 == 1)
@@ -514,7 +514,7 @@ static rig_status open_device(stress *s, unsigned i, uint64_t *rng) {
     snprintf(name, sizeof name, "test:stress-%u,delay_us=%u%s", i, delay,
              i % 3 == 0 ? ",waits=0" : ",queues=2"); /* copies on a queue of their own */
   fprintf(s->log, "  device %u: %s\n", i, name);
-  return rig_open(name, &s->dev[i]);
+  return rig_device_open(name, &s->dev[i]);
 }
 
 /* Loads kernel NAME from folder dir onto the host and resolves its
@@ -532,7 +532,7 @@ static rig_status load_kernel(const char *dir, const char *name, rig_image **im,
     fprintf(stderr, "stress: no kernel %s: build the tests\n", path);
     return RIG_UNAVAILABLE;
   }
-  rig_status st = rig_image_load(rig_host(), bytes, n, im);
+  rig_status st = rig_image_load(rig_device_host(), bytes, n, im);
   if (!st && (st = rig_image_resolve(*im, name, f)) == RIG_OK && !*f)
     st = RIG_UNAVAILABLE;
   if (st && *im) {
@@ -598,7 +598,7 @@ static rig_status make_submissions(stress *s, unsigned d) {
  * addresses where d runs on the host, else through a borrow on d. */
 static bool borrow_for(stress *s, unsigned d, unsigned a) {
   rig_device *on = s->dev[d];
-  if (rig_buffer_device(s->alloc[a]) == on || rig_runs_on_host(on))
+  if (rig_buffer_device(s->alloc[a]) == on || rig_device_runs_on_host(on))
     return true;
   return rig_buffer_borrow(on, s->alloc[a], &s->on[d][a]) == RIG_OK;
 }
@@ -621,7 +621,7 @@ static rig_status set_up(stress *s, uint64_t *rng) {
   for (unsigned a = 0; a < s->nalloc; a++) {
     s->reach[ANY][s->nreach[ANY]++] = a;
     for (unsigned d = 0; d < p->devices && !st; d++)
-      if (rig_reaches(s->dev[d], rig_buffer_device(s->alloc[a])) && borrow_for(s, d, a))
+      if (rig_device_reaches(s->dev[d], rig_buffer_device(s->alloc[a])) && borrow_for(s, d, a))
         s->reach[d][s->nreach[d]++] = a;
   }
   unsigned borrows = 0;
@@ -630,7 +630,7 @@ static rig_status set_up(stress *s, uint64_t *rng) {
       borrows += s->on[d][a] != NULL;
   fprintf(s->log, "  %u borrows between devices\n", borrows);
   if (st)
-    fprintf(s->log, "stress: set-up: %s: %s\n", rig_status_name(st), rig_last_error()->message);
+    fprintf(s->log, "stress: set-up: %s: %s\n", rig_status_name(st), rig_error_last()->message);
   return st;
 }
 
@@ -677,7 +677,7 @@ static void tear_down(stress *s) {
     for (unsigned k = 0; k < SUBS; k++)
       rig_submission_release(s->sub[d][k]);
     if (d > 0 && s->dev[d]) {
-      rig_close(s->dev[d]);
+      rig_device_close(s->dev[d]);
       rig_device_release(s->dev[d]);
     }
   }

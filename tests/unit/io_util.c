@@ -38,7 +38,7 @@ int io_teardown(void **state) {
 
 rig_status open_io(uint32_t flags, uint64_t size, rig_device **out) {
   rig_io_opener o = {.library = "io", .target = io_path, .flags = flags, .size = size};
-  return rig_open_io(&o, out);
+  return rig_device_open_io(&o, out);
 }
 
 rig_device *open_io_ok(uint32_t flags, uint64_t size) {

@@ -120,8 +120,8 @@ static void expect_none(const char *what) {
 static rig_device *mem; /* a memory device of this test's own */
 
 static int setup(void **st) {
-  if (rig_memory_device("alloc-count", &mem) != RIG_OK) {
-    print_error("memory:alloc-count does not open: %s\n", rig_last_error()->message);
+  if (rig_device_open_memory("alloc-count", &mem) != RIG_OK) {
+    print_error("memory:alloc-count does not open: %s\n", rig_error_last()->message);
     return -1;
   }
   return 0;
@@ -175,7 +175,7 @@ static void counter_counts_each_call(void **st) {
   assert_true(count_of(CALLOC) + count_of(MALLOC) >= 1);
   assert_true(count_of(POSIX_MEMALIGN) >= 1);
   rig_buffer_release(b);
-  ok(rig_free_cache(mem));
+  ok(rig_device_free_cache(mem));
 }
 
 /* ---- creates from the cache -------------------------------------------------- */
@@ -190,7 +190,7 @@ static void reclaim_7_memory_create_from_cache_allocates_nothing(void **st) {
     ok(rig_buffer_create(mem, sizes[i], &b[i]));
   for (int i = 0; i < 3; i++)
     rig_buffer_release(b[i]);
-  uint64_t allocated = rig_allocated(mem);
+  uint64_t allocated = rig_device_allocated(mem);
   rig_status st_ = RIG_OK;
 
   count_start();
@@ -204,28 +204,28 @@ static void reclaim_7_memory_create_from_cache_allocates_nothing(void **st) {
   }
   expect_none("memory device creates");
   ok(st_);
-  assert_int_equal(rig_allocated(mem), allocated);
+  assert_int_equal(rig_device_allocated(mem), allocated);
 }
 
 /* RECLAIM-7 RECLAIM-47: the host keeps buffers of 64 KiB and more, so a
  * create and release of 1 MiB, once warm, allocates nothing. */
 static void reclaim_7_host_create_from_cache_allocates_nothing(void **st) {
   rig_buffer *b = NULL;
-  ok(rig_buffer_create(rig_host(), 1024 * 1024, &b));
+  ok(rig_buffer_create(rig_device_host(), 1024 * 1024, &b));
   rig_buffer_release(b);
-  uint64_t allocated = rig_allocated(rig_host());
+  uint64_t allocated = rig_device_allocated(rig_device_host());
   rig_status st_ = RIG_OK;
 
   count_start();
   for (int round = 0; round < 1000 && st_ == RIG_OK; round++) {
-    st_ = rig_buffer_create(rig_host(), 1024 * 1024, &b);
+    st_ = rig_buffer_create(rig_device_host(), 1024 * 1024, &b);
     if (st_ == RIG_OK)
       rig_buffer_release(b);
   }
   expect_none("host creates");
   ok(st_);
-  assert_int_equal(rig_allocated(rig_host()), allocated);
-  ok(rig_free_cache(rig_host()));
+  assert_int_equal(rig_device_allocated(rig_device_host()), allocated);
+  ok(rig_device_free_cache(rig_device_host()));
 }
 
 /* ---- submit ------------------------------------------------------------------- */
@@ -245,7 +245,7 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
   rig_run *r = NULL;
   rig_point p = 0;
   ok(rig_submission_take(s, &r));
-  ok(rig_submit(r, bufs, 2, NULL, 0, &p));               /* the first: a run */
+  ok(rig_run_submit(r, bufs, 2, NULL, 0, &p));               /* the first: a run */
   uint64_t first = rig_point_value(p);
   rig_status st_ = RIG_OK;
 
@@ -253,10 +253,10 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
   for (int i = 0; i < 1000 && st_ == RIG_OK; i++) {
     st_ = rig_submission_take(s, &r);
     if (st_ == RIG_OK)
-      st_ = rig_submit(r, bufs, 2, NULL, 0, &p);
+      st_ = rig_run_submit(r, bufs, 2, NULL, 0, &p);
   }
   for (int i = 0; i < 1000 && st_ == RIG_OK; i++)
-    st_ = rig_submit(r, bufs, 2, NULL, 0, &p);            /* r is free: submit takes it */
+    st_ = rig_run_submit(r, bufs, 2, NULL, 0, &p);            /* r is free: submit takes it */
   expect_none("take and submit");
   ok(st_);
   assert_int_equal(rig_point_value(p), first + 2000);
@@ -265,7 +265,7 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
   rig_point waits[2] = {p, p};
   count_start();
   for (int i = 0; i < 100 && st_ == RIG_OK; i++)
-    st_ = rig_submit(r, bufs, 2, waits, 2, &p);
+    st_ = rig_run_submit(r, bufs, 2, waits, 2, &p);
   expect_none("submit with reached waits");
   ok(st_);
 
@@ -288,11 +288,11 @@ static void submit_20_host_launch_allocates_nothing(void **st) {
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(add, refs, 3, 32);
   rig_submission *s = NULL;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
   rig_buffer *x = NULL, *y = NULL, *z = NULL;
-  ok(rig_buffer_create(rig_host(), 1024 * 4, &x));
-  ok(rig_buffer_create(rig_host(), 1024 * 4, &y));
-  ok(rig_buffer_create(rig_host(), 1024 * 4, &z));
+  ok(rig_buffer_create(rig_device_host(), 1024 * 4, &x));
+  ok(rig_buffer_create(rig_device_host(), 1024 * 4, &y));
+  ok(rig_buffer_create(rig_device_host(), 1024 * 4, &z));
   rig_buffer *const bufs[3] = {x, y, z};
   rig_run *r = NULL;
   rig_point p = 0;
@@ -308,7 +308,7 @@ static void submit_20_host_launch_allocates_nothing(void **st) {
     if (st_ == RIG_OK)
       st_ = rig_run_int64(r, 0, 24, 1024);
     if (st_ == RIG_OK)
-      st_ = rig_submit(r, bufs, 3, NULL, 0, &p);
+      st_ = rig_run_submit(r, bufs, 3, NULL, 0, &p);
   }
   expect_none("host launch: take, set and submit");
   ok(st_);
@@ -324,7 +324,7 @@ static void submit_20_host_launch_allocates_nothing(void **st) {
 static void submit_20_copy_memory_to_host_allocates_nothing(void **st) {
   rig_buffer *x = NULL, *h = NULL;
   ok(rig_buffer_create(mem, 4096, &x));
-  ok(rig_buffer_create(rig_host(), 4096, &h));
+  ok(rig_buffer_create(rig_device_host(), 4096, &h));
   ok(rig_buffer_fill(x, 0xC3, 1));
   ok(rig_buffer_copy(x, h));
   rig_status st_ = RIG_OK;

@@ -48,7 +48,7 @@
 static int arm(void **state) {
   (void)state;
   arm_deadline(60.0);
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   return 0;
 }
 
@@ -250,7 +250,7 @@ static void local_1_2_3_4_7_init_once_per_device(void **state) {
 
   /* LOCAL-7: the reopened name is a new device with values of its own. */
   rig_device *n = open_ok("memory:dom-local-1");
-  assert_false(rig_equal(old, n));
+  assert_false(rig_device_equal(old, n));
   value *vn = get_ok(k, n);
   assert_int_equal(atomic_load(&c.inits), 3);
   assert_int_not_equal(vn->serial, first_serial);
@@ -266,7 +266,7 @@ static void local_1_2_3_4_7_init_once_per_device(void **state) {
 
 /* ---- LOCAL-5, LOCAL-6 ---------------------------------------------------------- */
 
-/* LOCAL-5, LOCAL-6: rig_close returns only once the key's release has run
+/* LOCAL-5, LOCAL-6: rig_device_close returns only once the key's release has run
  * for the device's value (the release sleeps before it sets its flag, so a
  * close that did not wait for it would show); the host's values are never
  * dropped: the host is never closed. */
@@ -277,19 +277,19 @@ static void local_5_6_close_returns_after_release(void **state) {
   rig_device *d = open_ok("memory:dom-local-5");
   value *v = get_ok(k, d);
   assert_ptr_equal(v->dev, d);
-  void *hv = get_ok(k, rig_host());
+  void *hv = get_ok(k, rig_device_host());
   c.keep = hv;
   assert_int_equal(atomic_load(&c.inits), 2);
 
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   assert_true(atomic_load(&c.released));             /* LOCAL-6 */
   assert_int_equal(atomic_load(&c.releases), 1);     /* LOCAL-5: once */
   assert_int_equal(atomic_load(&c.keep_released), 0);
   rig_device_release(d);
 
   /* The host's value stays: the host is never closed. */
-  assert_int_equal(rig_close(rig_host()), RIG_INVALID);
-  assert_ptr_equal(get_ok(k, rig_host()), hv);
+  assert_int_equal(rig_device_close(rig_device_host()), RIG_INVALID);
+  assert_ptr_equal(get_ok(k, rig_device_host()), hv);
   assert_int_equal(atomic_load(&c.inits), 2);
   assert_int_equal(atomic_load(&c.releases), 1);
   assert_int_equal(atomic_load(&c.keep_released), 0);
@@ -303,13 +303,13 @@ struct closer {
 
 static void *closer_main(void *arg) {
   struct closer *c = arg;
-  c->st = rig_close(c->d);
+  c->st = rig_device_close(c->d);
   atomic_store(&c->done, true);
   return NULL;
 }
 
 /* LOCAL-6, OPEN-51: every holder shares the close, and each one's
- * rig_close returns only after the values were dropped: a second close
+ * rig_device_close returns only after the values were dropped: a second close
  * made while the first one's release runs returns after that release. */
 static void local_6_open_51_a_shared_close_returns_after_release(void **state) {
   (void)state;
@@ -322,12 +322,12 @@ static void local_6_open_51_a_shared_close_returns_after_release(void **state) {
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, closer_main, &first), 0);
   assert_true(wait_flag(&c.in_release, 30));         /* the first close drops */
-  rig_status st = rig_close(d);                       /* a second holder's */
+  rig_status st = rig_device_close(d);                       /* a second holder's */
   bool released_at_return = atomic_load(&c.released);
   assert_true(wait_flag(&first.done, 30));
   pthread_join(th, NULL);
-  check_ok(first.st, "first rig_close");
-  check_ok(st, "second rig_close");
+  check_ok(first.st, "first rig_device_close");
+  check_ok(st, "second rig_device_close");
   assert_true(released_at_return);                   /* LOCAL-6 */
   assert_int_equal(atomic_load(&c.releases), 1);     /* LOCAL-5: once */
   rig_device_release(d);
@@ -349,7 +349,7 @@ static void *slow_get_main(void *arg) {
 }
 
 /* LOCAL-5, LOCAL-6: a value whose init runs while its device closes is
- * dropped too, before rig_close returns: the close does not drop the
+ * dropped too, before rig_device_close returns: the close does not drop the
  * device's table from under the init, leaving the value it makes never
  * released (or written into freed memory). */
 static void local_5_6_a_value_made_during_close_is_released(void **state) {
@@ -362,13 +362,13 @@ static void local_5_6_a_value_made_during_close_is_released(void **state) {
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, slow_get_main, &g), 0);
   assert_true(wait_flag(&c.in_init, 30));            /* init runs */
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   int releases_at_return = atomic_load(&c.releases);
   assert_true(wait_flag(&g.done, 30));
   pthread_join(th, NULL);
   /* The get either made the value before the close dropped the values, or
    * was refused as a get of a lost device; either way the one value init
-   * made was released before rig_close returned. */
+   * made was released before rig_device_close returned. */
   if (g.st != RIG_OK)
     assert_int_equal(g.st, RIG_LOST);
   assert_int_equal(atomic_load(&c.inits), 1);
@@ -398,10 +398,10 @@ static void note(probes *ps, const char *what, const rig_device *d, rig_status s
   if (ps->n >= NPROBES)
     return;
   probe *p = &ps->p[ps->n++];
-  snprintf(p->what, sizeof p->what, "%s on %s", what, d ? rig_name(d) : "-");
+  snprintf(p->what, sizeof p->what, "%s on %s", what, d ? rig_device_name(d) : "-");
   p->st = st;
   p->unchanged = unchanged;
-  snprintf(p->message, sizeof p->message, "%s", st != RIG_OK ? rig_last_error()->message : "");
+  snprintf(p->message, sizeof p->message, "%s", st != RIG_OK ? rig_error_last()->message : "");
 }
 
 /* Asserts every probe was refused as a call inside a lock, having done
@@ -473,29 +473,29 @@ static void count_bytes(void *bytes, size_t n, void *ctx) {
 static void may_lock_calls(inside *x, const target *t) {
   probes *ps = &x->ps;
   rig_device *d = t->dev;
-  uint64_t alloc0 = rig_allocated(d), budget0 = rig_budget(d), sub0 = rig_submitted(d);
+  uint64_t alloc0 = rig_device_allocated(d), budget0 = rig_device_budget(d), sub0 = rig_device_submitted(d);
   rig_status st;
 
   rig_buffer *nb = SENTINEL;
   st = rig_buffer_create(d, 4096, &nb);
-  note(ps, "rig_buffer_create", d, st, nb == SENTINEL && rig_allocated(d) == alloc0);
+  note(ps, "rig_buffer_create", d, st, nb == SENTINEL && rig_device_allocated(d) == alloc0);
   st = rig_buffer_create_kind(d, 4096, RIG_KIND_DEVICE, &nb);
-  note(ps, "rig_buffer_create_kind", d, st, nb == SENTINEL && rig_allocated(d) == alloc0);
+  note(ps, "rig_buffer_create_kind", d, st, nb == SENTINEL && rig_device_allocated(d) == alloc0);
 
   rig_device *od = SENTINEL;
-  st = rig_open(t->never, &od);
-  note(ps, "rig_open", d, st, od == SENTINEL);
-  st = rig_memory_device(strchr(t->never, ':') + 1, &od);
-  note(ps, "rig_memory_device", d, st, od == SENTINEL);
-  st = rig_open("CPU", &od); /* needs no lock, but may lock (DOM-16) */
-  note(ps, "rig_open(\"CPU\")", d, st, od == SENTINEL);
-  st = rig_close(t->closable);
-  note(ps, "rig_close", t->closable, st, rig_lost(t->closable) == NULL);
+  st = rig_device_open(t->never, &od);
+  note(ps, "rig_device_open", d, st, od == SENTINEL);
+  st = rig_device_open_memory(strchr(t->never, ':') + 1, &od);
+  note(ps, "rig_device_open_memory", d, st, od == SENTINEL);
+  st = rig_device_open("CPU", &od); /* needs no lock, but may lock (DOM-16) */
+  note(ps, "rig_device_open(\"CPU\")", d, st, od == SENTINEL);
+  st = rig_device_close(t->closable);
+  note(ps, "rig_device_close", t->closable, st, rig_device_lost(t->closable) == NULL);
 
-  st = rig_set_budget(d, 1);
-  note(ps, "rig_set_budget", d, st, rig_budget(d) == budget0 && rig_allocated(d) == alloc0);
-  st = rig_free_cache(d);
-  note(ps, "rig_free_cache", d, st, rig_allocated(d) == alloc0);
+  st = rig_device_set_budget(d, 1);
+  note(ps, "rig_device_set_budget", d, st, rig_device_budget(d) == budget0 && rig_device_allocated(d) == alloc0);
+  st = rig_device_free_cache(d);
+  note(ps, "rig_device_free_cache", d, st, rig_device_allocated(d) == alloc0);
   st = rig_point_wait(t->reached); /* would not even block */
   note(ps, "rig_point_wait", d, st, true);
 
@@ -511,16 +511,16 @@ static void may_lock_calls(inside *x, const target *t) {
   st = rig_buffer_put(t->b, 0, src, sizeof src);
   note(ps, "rig_buffer_put", d, st, raw_is(t->b, 0x11));
   st = rig_buffer_fill(t->b, 0x55, 1);
-  note(ps, "rig_buffer_fill", d, st, raw_is(t->b, 0x11) && rig_submitted(d) == sub0);
+  note(ps, "rig_buffer_fill", d, st, raw_is(t->b, 0x11) && rig_device_submitted(d) == sub0);
   rig_point pp = 12345;
   st = rig_buffer_submit_fill(t->b, 0x55, 1, &pp);
   note(ps, "rig_buffer_submit_fill", d, st,
-       pp == 12345 && raw_is(t->b, 0x11) && rig_submitted(d) == sub0);
+       pp == 12345 && raw_is(t->b, 0x11) && rig_device_submitted(d) == sub0);
   st = rig_buffer_copy(t->b2, t->b);
-  note(ps, "rig_buffer_copy", d, st, raw_is(t->b, 0x11) && rig_submitted(d) == sub0);
+  note(ps, "rig_buffer_copy", d, st, raw_is(t->b, 0x11) && rig_device_submitted(d) == sub0);
   st = rig_buffer_submit_copy(t->b2, t->b, &pp);
   note(ps, "rig_buffer_submit_copy", d, st,
-       pp == 12345 && raw_is(t->b, 0x11) && rig_submitted(d) == sub0);
+       pp == 12345 && raw_is(t->b, 0x11) && rig_device_submitted(d) == sub0);
 
   atomic_int calls = 0;
   st = rig_buffer_read(t->b, count_bytes, &calls);
@@ -577,9 +577,9 @@ static void dom_12_13_14_16_may_lock_calls_inside_init_are_refused(void **state)
   x->missing = counted_key(&in14_missing);
   x->missing_counts = &in14_missing;
   for (int i = 0; i < 2; i++) {
-    x->allocated[i] = rig_allocated(x->t[i].dev);
-    x->budget[i] = rig_budget(x->t[i].dev);
-    x->submitted[i] = rig_submitted(x->t[i].dev);
+    x->allocated[i] = rig_device_allocated(x->t[i].dev);
+    x->budget[i] = rig_device_budget(x->t[i].dev);
+    x->submitted[i] = rig_device_submitted(x->t[i].dev);
   }
 
   in14_key.body = in14_body;
@@ -595,14 +595,14 @@ static void dom_12_13_14_16_may_lock_calls_inside_init_are_refused(void **state)
     assert_true(bytes_are(t->b, 0x11));
     assert_true(bytes_are(t->b2, 0x22));
     assert_false(rig_buffer_dead(t->b));
-    assert_int_equal(rig_submitted(t->dev), x->submitted[i]);
-    assert_int_equal(rig_budget(t->dev), x->budget[i]);
-    assert_int_equal(rig_allocated(t->dev), x->allocated[i]);
+    assert_int_equal(rig_device_submitted(t->dev), x->submitted[i]);
+    assert_int_equal(rig_device_budget(t->dev), x->budget[i]);
+    assert_int_equal(rig_device_allocated(t->dev), x->allocated[i]);
     /* The cache was there to free: outside, the same call frees it. */
-    check_ok(rig_free_cache(t->dev), "rig_free_cache");
-    assert_true(rig_allocated(t->dev) < x->allocated[i]);
+    check_ok(rig_device_free_cache(t->dev), "rig_device_free_cache");
+    assert_true(rig_device_allocated(t->dev) < x->allocated[i]);
   }
-  assert_null(rig_lost(closable));
+  assert_null(rig_device_lost(closable));
   assert_int_equal(atomic_load(&in14_missing.inits), 0);
   /* DOM-25: outside init, the refused get runs its init. */
   value *mv = get_ok(x->missing, d);
@@ -635,12 +635,12 @@ static body_key in15_key;
 
 static void in15_body(void *arg, rig_device *d) {
   in_submit *x = arg;
-  x->sub_before = rig_submitted(d);
+  x->sub_before = rig_device_submitted(d);
   x->p = 777;
   rig_buffer *bufs[1] = {x->b};
-  x->st = rig_submit(x->r, bufs, 1, NULL, 0, &x->p);
-  snprintf(x->message, sizeof x->message, "%s", rig_last_error()->message);
-  x->sub_after = rig_submitted(d);
+  x->st = rig_run_submit(x->r, bufs, 1, NULL, 0, &x->p);
+  snprintf(x->message, sizeof x->message, "%s", rig_error_last()->message);
+  x->sub_after = rig_device_submitted(d);
   x->untouched = raw_is(x->b, 0x00);
 }
 
@@ -655,12 +655,12 @@ struct submitter {
 static void *submitter_main(void *arg) {
   struct submitter *s = arg;
   rig_buffer *bufs[1] = {s->b};
-  s->st = rig_submit(s->r, bufs, 1, NULL, 0, &s->p);
+  s->st = rig_run_submit(s->r, bufs, 1, NULL, 0, &s->p);
   atomic_store(&s->done, true);
   return NULL;
 }
 
-/* DOM-15, SUBMIT-12, SUBMIT-13: rig_submit inside init is refused, yet
+/* DOM-15, SUBMIT-12, SUBMIT-13: rig_run_submit inside init is refused, yet
  * frees its run. The run was taken by this thread, which runs the init:
  * once freed it is neither under way nor this thread's, so another
  * thread's submit takes it as a free run (SUBMIT-14) and succeeds. */
@@ -678,7 +678,7 @@ static void dom_15_submit_13_submit_inside_init_frees_its_run(void **state) {
   in15_key.arg = x;
   run_inside_init(&in15_key, d);
   if (x->st != RIG_INVALID || !strstr(x->message, "inside a lock"))
-    print_error("rig_submit inside init: %s \"%s\"\n", rig_status_name(x->st), x->message);
+    print_error("rig_run_submit inside init: %s \"%s\"\n", rig_status_name(x->st), x->message);
   assert_int_equal(x->st, RIG_INVALID);
   assert_non_null(strstr(x->message, "inside a lock"));
   assert_int_equal(x->p, 777);                       /* no point written */
@@ -692,7 +692,7 @@ static void dom_15_submit_13_submit_inside_init_frees_its_run(void **state) {
   pthread_join(th, NULL);
   if (other.st != RIG_OK)
     print_error("the run after the refused submit: %s\n", rig_status_name(other.st));
-  check_ok(other.st, "rig_submit of the freed run from another thread");
+  check_ok(other.st, "rig_run_submit of the freed run from another thread");
   check_ok(rig_point_wait(other.p), "rig_point_wait");
   assert_int_equal(rig_point_value(other.p), x->sub_before + 1);
   assert_true(bytes_are(x->b, 0x5a));
@@ -702,7 +702,7 @@ static void dom_15_submit_13_submit_inside_init_frees_its_run(void **state) {
   check_ok(rig_submission_take(s, &r2), "rig_submission_take");
   rig_buffer *bufs[1] = {x->b};
   rig_point p2;
-  check_ok(rig_submit(r2, bufs, 1, NULL, 0, &p2), "rig_submit");
+  check_ok(rig_run_submit(r2, bufs, 1, NULL, 0, &p2), "rig_run_submit");
   check_ok(rig_point_wait(p2), "rig_point_wait");
 
   rig_submission_release(s);
@@ -736,7 +736,7 @@ static void checkf(checks *c, bool ok, const char *fmt, ...) {
   do {                                                                                \
     rig_status check_st_ = (expr);                                                    \
     checkf((c), check_st_ == RIG_OK, "line %d: %s: %s \"%s\"", __LINE__, #expr,       \
-           rig_status_name(check_st_), rig_last_error()->message);                    \
+           rig_status_name(check_st_), rig_error_last()->message);                    \
   } while (0)
 
 static void assert_checks(const checks *c) {
@@ -774,25 +774,25 @@ static void lockfree_calls(void *arg, rig_device *dev) {
   char buf[160], want[160];
   CHECK(c, dev == d);
 
-  /* DOM-17 (and rig_instruction_set, rig_bus: docs/decisions.md) */
-  CHECK(c, strcmp(rig_name(d), x->name) == 0);
-  CHECK(c, rig_equal(d, d) && !rig_equal(d, x->t));
-  CHECK(c, strcmp(rig_arch(d), "memory") == 0);
-  CHECK(c, strcmp(rig_instruction_set(d), x->iset) == 0);
-  CHECK(c, rig_bus(d) == x->bus);
-  CHECK(c, rig_computes(d) && rig_runs_on_host(d));
-  CHECK(c, rig_alignment(d) == 64);
+  /* DOM-17 (and rig_device_instruction_set, rig_device_bus: docs/decisions.md) */
+  CHECK(c, strcmp(rig_device_name(d), x->name) == 0);
+  CHECK(c, rig_device_equal(d, d) && !rig_device_equal(d, x->t));
+  CHECK(c, strcmp(rig_device_arch(d), "memory") == 0);
+  CHECK(c, strcmp(rig_device_instruction_set(d), x->iset) == 0);
+  CHECK(c, rig_device_bus(d) == x->bus);
+  CHECK(c, rig_device_computes(d) && rig_device_runs_on_host(d));
+  CHECK(c, rig_device_alignment(d) == 64);
   uint64_t cb = 0;
-  CHECK(c, rig_cache_bytes(d, &cb) == x->cache_ok && (!x->cache_ok || cb == x->cache));
-  CHECK(c, rig_capability(d, "no-such-record") == NULL);
-  CHECK(c, rig_capability(x->t, "no-such-record") == NULL);
-  CHECK(c, rig_reaches(rig_host(), d) && rig_reaches(x->t, d) == x->t_reaches_d);
+  CHECK(c, rig_device_cache_bytes(d, &cb) == x->cache_ok && (!x->cache_ok || cb == x->cache));
+  CHECK(c, rig_device_capability(d, "no-such-record") == NULL);
+  CHECK(c, rig_device_capability(x->t, "no-such-record") == NULL);
+  CHECK(c, rig_device_reaches(rig_device_host(), d) && rig_device_reaches(x->t, d) == x->t_reaches_d);
   CHECK(c, rig_device_format(d, buf, sizeof buf) == strlen(x->name) &&
                strcmp(buf, x->name) == 0);
-  CHECK(c, rig_submitted(d) == x->submitted_d && rig_submitted(x->t) == x->submitted_t);
-  CHECK(c, rig_lost(d) == NULL && rig_lost(x->t) == NULL);
-  CHECK(c, rig_failure() == x->failure);
-  CHECK(c, rig_budget(d) == x->budget && rig_allocated(d) == x->allocated);
+  CHECK(c, rig_device_submitted(d) == x->submitted_d && rig_device_submitted(x->t) == x->submitted_t);
+  CHECK(c, rig_device_lost(d) == NULL && rig_device_lost(x->t) == NULL);
+  CHECK(c, rig_runtime_failure() == x->failure);
+  CHECK(c, rig_device_budget(d) == x->budget && rig_device_allocated(d) == x->allocated);
   rig_stats st;
   rig_device_stats(x->t, &st);
   CHECK(c, st.queue_waits == x->stats_t.queue_waits && st.host_waits == x->stats_t.host_waits &&
@@ -800,14 +800,14 @@ static void lockfree_calls(void *arg, rig_device *dev) {
   CHECK(c, rig_device_point(d, 1) == rig_point_make(rig_point_slot(x->pd), 1));
   CHECK(c, rig_device_retain(d) == d);
   rig_device_release(d);
-  CHECK(c, rig_host() != NULL);
+  CHECK(c, rig_device_host() != NULL);
 
   /* DOM-24, TL-23, TL-27: the last value read, RIG_OK, without asking. */
   uint64_t v = UINT64_MAX;
-  CHECK_OK(c, rig_signaled(d, &v));
+  CHECK_OK(c, rig_device_signaled(d, &v));
   CHECK(c, v == x->signaled_d);
   v = UINT64_MAX;
-  CHECK_OK(c, rig_signaled(x->t, &v));
+  CHECK_OK(c, rig_device_signaled(x->t, &v));
   CHECK(c, v == x->signaled_t);
 
   /* DOM-18 */
@@ -869,16 +869,16 @@ static void lockfree_calls(void *arg, rig_device *dev) {
   CHECK(c, rig_submission_retain(x->s) == x->s);
   rig_submission_release(x->s);
 
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   /* None of the calls above was refused as a call inside a lock. */
-  CHECK(c, strstr(rig_last_error()->message, "inside a lock") == NULL);
+  CHECK(c, strstr(rig_error_last()->message, "inside a lock") == NULL);
 }
 
 /* DOM-17..19, DOM-21..24, TL-23, TL-27: inside init, every lock-free call
  * answers as outside: properties, timelines, points, buffers, claims,
- * keys and existing values, runs. rig_signaled answers RIG_OK with the
+ * keys and existing values, runs. rig_device_signaled answers RIG_OK with the
  * last value read, without asking the driver: the slow device's fill has
- * run by the time init runs, and inside init neither rig_signaled nor
+ * run by the time init runs, and inside init neither rig_device_signaled nor
  * rig_point_reached reports it; outside, both do. */
 static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
   (void)state;
@@ -894,24 +894,24 @@ static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
   x->existing = counted_key(&in17_existing);
   x->existing_value = get_ok(x->existing, x->d);
 
-  snprintf(x->name, sizeof x->name, "%s", rig_name(x->d));
-  x->iset = rig_instruction_set(x->d);
-  x->bus = rig_bus(x->d);
-  x->failure = rig_failure();
-  x->cache_ok = rig_cache_bytes(x->d, &x->cache);
-  x->t_reaches_d = rig_reaches(x->t, x->d);
+  snprintf(x->name, sizeof x->name, "%s", rig_device_name(x->d));
+  x->iset = rig_device_instruction_set(x->d);
+  x->bus = rig_device_bus(x->d);
+  x->failure = rig_runtime_failure();
+  x->cache_ok = rig_device_cache_bytes(x->d, &x->cache);
+  x->t_reaches_d = rig_device_reaches(x->t, x->d);
   x->host_address = rig_buffer_host_address(x->b);
-  x->pd = rig_device_point(x->d, rig_submitted(x->d));
-  check_ok(rig_signaled(x->d, &x->signaled_d), "rig_signaled");
+  x->pd = rig_device_point(x->d, rig_device_submitted(x->d));
+  check_ok(rig_device_signaled(x->d, &x->signaled_d), "rig_device_signaled");
 
   check_ok(rig_buffer_submit_fill(x->tb, 0x3c, 1, &x->pt), "rig_buffer_submit_fill");
-  x->submitted_t = rig_submitted(x->t);
-  check_ok(rig_signaled(x->t, &x->signaled_t), "rig_signaled"); /* the last read */
+  x->submitted_t = rig_device_submitted(x->t);
+  check_ok(rig_device_signaled(x->t, &x->signaled_t), "rig_device_signaled"); /* the last read */
   rig_device_stats(x->t, &x->stats_t);
   sleep_ms(400); /* the fill runs meanwhile; nothing reads t's word */
-  x->submitted_d = rig_submitted(x->d);
-  x->budget = rig_budget(x->d);
-  x->allocated = rig_allocated(x->d);
+  x->submitted_d = rig_device_submitted(x->d);
+  x->budget = rig_device_budget(x->d);
+  x->allocated = rig_device_allocated(x->d);
 
   /* A known last error, which a refused call inside would overwrite. */
   rig_buffer *none = SENTINEL;
@@ -925,9 +925,9 @@ static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
 
   /* TL-23 observed: outside, the same call reads the device. */
   uint64_t now = 0;
-  check_ok(rig_signaled(x->t, &now), "rig_signaled");
+  check_ok(rig_device_signaled(x->t, &now), "rig_device_signaled");
   if (x->signaled_t < rig_point_value(x->pt) && now >= rig_point_value(x->pt))
-    print_message("TL-23: inside init rig_signaled answered %llu, the last value read; "
+    print_message("TL-23: inside init rig_device_signaled answered %llu, the last value read; "
                   "outside %llu\n",
                   (unsigned long long)x->signaled_t, (unsigned long long)now);
   else
@@ -940,7 +940,7 @@ static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
   assert_true(bytes_are(x->tb, 0x3c));
   /* The run taken outside, used inside only for its submission, submits. */
   rig_point p;
-  check_ok(rig_submit(x->r, &x->b, 1, NULL, 0, &p), "rig_submit");
+  check_ok(rig_run_submit(x->r, &x->b, 1, NULL, 0, &p), "rig_run_submit");
   assert_true(bytes_are(x->b, 0x01));
 
   rig_submission_release(x->s);
@@ -977,7 +977,7 @@ static void image_calls_inside(void *arg, rig_device *dev) {
   CHECK(c, rig_function_params(x->f) == x->params);
   CHECK(c, rig_function_threads(x->f) == x->threads);
   CHECK(c, rig_function_entry(x->f) == x->entry);
-  CHECK(c, strstr(rig_last_error()->message, "inside a lock") == NULL);
+  CHECK(c, strstr(rig_error_last()->message, "inside a lock") == NULL);
 }
 
 /* DOM-20: inside init, the image's and its functions' properties answer
@@ -995,7 +995,7 @@ static void dom_20_image_calls_inside_init(void **state) {
   x->params = rig_function_params(x->f);
   x->threads = rig_function_threads(x->f);
   x->entry = rig_function_entry(x->f);
-  assert_ptr_equal(x->dev, rig_host());
+  assert_ptr_equal(x->dev, rig_device_host());
   assert_string_equal(x->name, "add");
   assert_ptr_equal(x->image, x->im);
   assert_int_not_equal(x->entry, 0);
@@ -1023,8 +1023,8 @@ typedef struct answer {
 static void probe_create(answer *p) {
   rig_buffer *b = NULL;
   p->calls++;
-  p->st = rig_buffer_create(rig_host(), 16, &b);
-  snprintf(p->message, sizeof p->message, "%s", p->st ? rig_last_error()->message : "");
+  p->st = rig_buffer_create(rig_device_host(), 16, &b);
+  snprintf(p->message, sizeof p->message, "%s", p->st ? rig_error_last()->message : "");
   rig_buffer_release(b);
 }
 
@@ -1062,10 +1062,10 @@ static void dom_13_inside_a_lock_is_a_callback_under_a_lock(void **state) {
   check_ok(rig_submission_make(m, &part, 1, &s), "rig_submission_make");
   check_ok(rig_submission_keep(s, &in13_keep, probe_keep), "rig_submission_keep");
   check_ok(rig_submission_take(s, &r), "rig_submission_take");
-  check_ok(rig_submit(r, &b, 1, NULL, 0, &p), "rig_submit");
+  check_ok(rig_run_submit(r, &b, 1, NULL, 0, &p), "rig_run_submit");
   rig_submission_release(s);
-  check_ok(rig_free_cache(m), "rig_free_cache"); /* notes the work before */
-  check_ok(rig_free_cache(m), "rig_free_cache"); /* that work done: the value goes */
+  check_ok(rig_device_free_cache(m), "rig_device_free_cache"); /* notes the work before */
+  check_ok(rig_device_free_cache(m), "rig_device_free_cache"); /* that work done: the value goes */
   expect_inside(&in13_keep, true);
 
   check_ok(rig_buffer_write(b, probe_write, &in13_write), "rig_buffer_write");
@@ -1106,19 +1106,19 @@ static void outside_calls(outside *o) {
       rig_run *r = NULL;
       o->submit = rig_submission_take(s, &r);
       if (o->submit == RIG_OK)
-        o->submit = rig_submit(r, &b, 1, NULL, 0, &p);
+        o->submit = rig_run_submit(r, &b, 1, NULL, 0, &p);
       rig_submission_release(s);
     }
     rig_buffer_release(b);
   }
   o->local = rig_local_get(o->k, o->d, &o->val);
   rig_device *e = NULL;
-  o->open = rig_open("memory:dom25-other", &e);
+  o->open = rig_device_open("memory:dom25-other", &e);
   if (o->open == RIG_OK) {
-    o->close = rig_close(e);
+    o->close = rig_device_close(e);
     rig_device_release(e);
   }
-  o->budget = rig_set_budget(o->d, rig_budget(o->d));
+  o->budget = rig_device_set_budget(o->d, rig_device_budget(o->d));
 }
 
 static void outside_bytes(void *bytes, size_t n, void *ctx) {
@@ -1180,9 +1180,9 @@ static void dom_25_calls_from_callbacks_outside_locks(void **state) {
   check_ok(rig_buffer_submit_fill(x, 0x25, 1, &p), "rig_buffer_submit_fill");
   hook_calls = (outside){.d = d, .k = counted_key(&c2)};
   atomic_store(&hook_runs, 0);
-  rig_set_wait_hook(calling_hook, NULL);
+  rig_runtime_set_wait_hook(calling_hook, NULL);
   rig_status st = rig_point_wait(p);
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   check_ok(st, "rig_point_wait");
   assert_true(atomic_load(&hook_runs) >= 1);
   assert_int_equal(hook_calls.calls, 1);
@@ -1245,7 +1245,7 @@ static void dom_3_8_a_blocked_wait_holds_no_lock(void **state) {
   /* Another device: buffers, blocking fills and copies, a submission. */
   rig_device *m = open_ok("memory:dom3-other");
   rig_buffer *mb = filled(m, 4096, 0x3d);
-  rig_buffer *hb = filled(rig_host(), 4096, 0x00);
+  rig_buffer *hb = filled(rig_device_host(), 4096, 0x00);
   check_ok(rig_buffer_copy(mb, hb), "rig_buffer_copy");
   rig_part part = rig_part_fill(0, 0x3e, 1);
   rig_submission *s;
@@ -1253,10 +1253,10 @@ static void dom_3_8_a_blocked_wait_holds_no_lock(void **state) {
   rig_point pm;
   check_ok(rig_submission_make(m, &part, 1, &s), "rig_submission_make");
   check_ok(rig_submission_take(s, &r), "rig_submission_take");
-  check_ok(rig_submit(r, &mb, 1, NULL, 0, &pm), "rig_submit");
+  check_ok(rig_run_submit(r, &mb, 1, NULL, 0, &pm), "rig_run_submit");
   check_ok(rig_point_wait(pm), "rig_point_wait on another device");
-  check_ok(rig_set_budget(m, rig_budget(m)), "rig_set_budget");
-  check_ok(rig_free_cache(m), "rig_free_cache");
+  check_ok(rig_device_set_budget(m, rig_device_budget(m)), "rig_device_set_budget");
+  check_ok(rig_device_free_cache(m), "rig_device_free_cache");
   /* A third device opens and closes. */
   rig_device *e = open_ok("memory:dom3-extra");
   close_release(e);
@@ -1317,10 +1317,10 @@ static void dom_9_wait_hook_called_while_blocked(void **state) {
   static beat b;
   double start = now_s();
   b = (beat){.last = start};
-  rig_set_wait_hook(beat_hook, &b);
+  rig_runtime_set_wait_hook(beat_hook, &b);
   rig_status st = rig_point_wait(p);
   double end = now_s();
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   if (end - b.last > b.max_gap)
     b.max_gap = end - b.last;
   print_message("DOM-9: %d hook calls in a %.3f s wait; largest gap %.1f ms\n", b.calls,
@@ -1351,24 +1351,24 @@ static void dom_10_err_26_an_interrupted_wait_loses_nothing(void **state) {
   rig_buffer *x = create_ok(slow, 256);
   rig_point p;
   check_ok(rig_buffer_submit_fill(x, 0x6e, 1, &p), "rig_buffer_submit_fill");
-  uint64_t sub0 = rig_submitted(slow);
+  uint64_t sub0 = rig_device_submitted(slow);
   atomic_store(&interrupt_calls, 0);
-  rig_set_wait_hook(interrupt_on_second, NULL);
+  rig_runtime_set_wait_hook(interrupt_on_second, NULL);
   rig_status st = rig_point_wait(p);
-  rig_status last = rig_last_error()->status;
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_status last = rig_error_last()->status;
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   assert_int_equal(st, RIG_INTERRUPTED);
   assert_int_equal(last, RIG_INTERRUPTED);
   assert_true(atomic_load(&interrupt_calls) >= 2);
-  assert_null(rig_lost(slow));                        /* DOM-10: no device lost */
-  assert_int_equal(rig_submitted(slow), sub0);        /* no value assigned */
+  assert_null(rig_device_lost(slow));                        /* DOM-10: no device lost */
+  assert_int_equal(rig_device_submitted(slow), sub0);        /* no value assigned */
 
   check_ok(rig_point_wait(p), "rig_point_wait after the interrupt");
   assert_true(rig_point_reached(p));
   assert_true(bytes_are(x, 0x6e));
   check_ok(rig_buffer_fill(x, 0x6f, 1), "rig_buffer_fill");   /* ERR-26: usable */
   assert_true(bytes_are(x, 0x6f));
-  assert_null(rig_lost(slow));
+  assert_null(rig_device_lost(slow));
   rig_buffer_release(x);
   close_release(slow);
 }
@@ -1390,7 +1390,7 @@ static void *filler_main(void *arg) {
   rig_buffer *b = NULL;
   rig_status st = rig_buffer_create(f->d, 1 << 20, &b);
   if (st != RIG_OK) {
-    snprintf(f->err, sizeof f->err, "rig_buffer_create: %s", rig_last_error()->message);
+    snprintf(f->err, sizeof f->err, "rig_buffer_create: %s", rig_error_last()->message);
     atomic_store(&f->done, true);
     return NULL;
   }
@@ -1400,7 +1400,7 @@ static void *filler_main(void *arg) {
     rig_point p = 0;
     st = rig_buffer_submit_fill(b, byte, 1, &p);
     if (st != RIG_OK)
-      snprintf(f->err, sizeof f->err, "fill %d: %s", i, rig_last_error()->message);
+      snprintf(f->err, sizeof f->err, "fill %d: %s", i, rig_error_last()->message);
     else if (!rig_point_reached(p))
       snprintf(f->err, sizeof f->err, "fill %d: not reached when its submit returned", i);
     else if (raw[0] != byte || raw[(1 << 20) - 1] != byte)
@@ -1423,7 +1423,7 @@ static int cmp_point(const void *a, const void *b) {
 static void dom_1_6_synchronous_submits_complete_before_return(void **state) {
   (void)state;
   rig_device *m = open_ok("memory:dom1");
-  uint64_t sub0 = rig_submitted(m);
+  uint64_t sub0 = rig_device_submitted(m);
   struct filler f[4];
   pthread_t th[4];
   for (int i = 0; i < 4; i++) {
@@ -1443,7 +1443,7 @@ static void dom_1_6_synchronous_submits_complete_before_return(void **state) {
     assert_int_equal(f[i].err[0], 0);
     memcpy(&all[i * FILLS], f[i].points, sizeof f[i].points);
   }
-  assert_int_equal(rig_submitted(m), sub0 + 4 * FILLS);
+  assert_int_equal(rig_device_submitted(m), sub0 + 4 * FILLS);
   qsort(all, 4 * FILLS, sizeof all[0], cmp_point);
   for (int i = 0; i < 4 * FILLS; i++)
     assert_int_equal(rig_point_value(all[i]), sub0 + 1 + (uint64_t)i); /* one value each */
@@ -1500,12 +1500,12 @@ static void dom_6_7_waits_for_earlier_values_return_during_a_long_submit(void **
   bool checked = false;
   for (size_t size = (size_t)256 << 20; size <= (size_t)1 << 30 && !checked; size *= 2) {
     big_fill f = {.b = create_ok(m, size)};
-    uint64_t s_before = rig_submitted(m);
+    uint64_t s_before = rig_device_submitted(m);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, big_fill_main, &f), 0);
     /* The fill's value is assigned before its work runs, under the lock. */
     double end = now_s() + 30;
-    while (rig_submitted(m) == s_before && !atomic_load(&f.done) && now_s() < end)
+    while (rig_device_submitted(m) == s_before && !atomic_load(&f.done) && now_s() < end)
       ;
     double t = now_s();
     rig_status st = rig_point_wait(p0);
@@ -1533,7 +1533,7 @@ static void dom_6_7_waits_for_earlier_values_return_during_a_long_submit(void **
       print_message("DOM-7: the fill of %zu MiB ended before the wait was checked; "
                     "retrying larger\n", size >> 20);
     rig_buffer_release(f.b);
-    check_ok(rig_free_cache(m), "rig_free_cache");
+    check_ok(rig_device_free_cache(m), "rig_device_free_cache");
   }
   if (!checked)
     print_message("DOM-7: not checked: every fill ended before the wait\n");

@@ -109,7 +109,7 @@ static void unknown_twice_and_malformed_entries(void **state) {
   assert_non_null(strstr(err.message, "none: unknown key 'a' (it takes none"));
 }
 
-/* The io library's argument, which rig_open_io makes: its numbers are read
+/* The io library's argument, which rig_device_open_io makes: its numbers are read
  * as rig_edge_args_number reads them, so an overflow is refused, not
  * wrapped, and a flag no io library of this ABI knows is refused. */
 static void io_arguments(void **state) {

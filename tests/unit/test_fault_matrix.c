@@ -29,7 +29,7 @@
  * Every other use succeeds, and every buffer a read succeeds on holds the
  * bytes the pipeline's completed steps put there. The checks run three
  * times: after the loss, after T's close (its stop), after U's close. Once
- * every reference is released, each device's rig_allocated is 0 and the
+ * every reference is released, each device's rig_device_allocated is 0 and the
  * host's is back where it started (LOSS-18, STOP-2, OPEN-49).
  *
  * Every blocking call is bounded by the deadline that arm_deadline sets,
@@ -176,12 +176,12 @@ static void setup_run(run *r) {
              (unsigned long long)r->n);
   snprintf(r->uname, sizeof r->uname, "test:fm-u-%llu-%c,delay_us=%u", (unsigned long long)r->n,
            r->slow ? 's' : 'f', r->slow ? 300u : 0u);
-  r->dev[H] = rig_host();
+  r->dev[H] = rig_device_host();
   r->dev[M] = open_ok("memory:fm");
   r->dev[T] = open_ok(r->tname);
   r->dev[U] = open_ok(r->uname);
   for (int d = 0; d < NDEV; d++)
-    r->start[d] = rig_submitted(r->dev[d]);
+    r->start[d] = rig_device_submitted(r->dev[d]);
   r->m = calloc(NBUF, sizeof *r->m);
   assert_non_null(r->m);
   for (int i = 0; i < NBUF; i++) {
@@ -197,18 +197,18 @@ static void setup_run(run *r) {
   }
   check_ok(rig_buffer_borrow(r->dev[T], r->b[HB], &r->b[BT]), "borrow hb on T");
   check_ok(rig_buffer_borrow(r->dev[U], r->b[HC], &r->b[BU]), "borrow hc on U");
-  r->scratch = create_ok(rig_host(), S);
+  r->scratch = create_ok(rig_device_host(), S);
   r->mscratch = create_ok(r->dev[M], S);
   rig_part cp = rig_part_copy(0, 1), fp = rig_part_fill(0, 0xee, 1);
   check_ok(rig_submission_make(r->dev[M], &cp, 1, &r->mcopy), "make copy on M");
   check_ok(rig_submission_make(r->dev[M], &fp, 1, &r->mfill), "make fill on M");
-  assert_true(rig_submitted(r->dev[T]) == r->start[T]); /* setup took no value of T or U */
-  assert_true(rig_submitted(r->dev[U]) == r->start[U]);
-  r->start[H] = rig_submitted(r->dev[H]);
-  r->start[M] = rig_submitted(r->dev[M]);
+  assert_true(rig_device_submitted(r->dev[T]) == r->start[T]); /* setup took no value of T or U */
+  assert_true(rig_device_submitted(r->dev[U]) == r->start[U]);
+  r->start[H] = rig_device_submitted(r->dev[H]);
+  r->start[M] = rig_device_submitted(r->dev[M]);
 }
 
-static uint64_t taken(const run *r, enum dev d) { return rig_submitted(r->dev[d]) - r->start[d]; }
+static uint64_t taken(const run *r, enum dev d) { return rig_device_submitted(r->dev[d]) - r->start[d]; }
 
 /* Runs step i; returns its status. The model takes what the rules give it:
  * stamps for each value assigned (even to refused work, SUBMIT-22,
@@ -314,7 +314,7 @@ static void expect(const run *r, enum buf b, const char *use, rig_status st, boo
   if (st != want)
     fail_msg("N=%llu %s, phase %d: %s of %s returned %s, want %s (%s); L(T)=%llu L(U)=%llu%s",
              (unsigned long long)r->n, r->slow ? "slow" : "fast", r->phase, use, buf_name[b],
-             rig_status_name(st), rig_status_name(want), rig_last_error()->message,
+             rig_status_name(st), rig_status_name(want), rig_error_last()->message,
              (unsigned long long)r->lost_at_t, (unsigned long long)r->lost_at_u,
              r->u_lost ? " (U lost)" : "");
 }
@@ -375,7 +375,7 @@ static void check_buffer(run *r, enum buf b) {
     rig_point p;
     rig_buffer *bufs[2] = {x, r->mscratch};
     check_ok(rig_submission_take(r->mcopy, &run_), "take");
-    st = rig_submit(run_, bufs, 2, NULL, 0, &p);
+    st = rig_run_submit(run_, bufs, 2, NULL, 0, &p);
     expect(r, b, "submit reading", st, rl);
   }
   /* Every other use (LMEM-5, LMEM-6). */
@@ -406,7 +406,7 @@ static void check_buffer(run *r, enum buf b) {
     rig_run *run_;
     rig_point p;
     check_ok(rig_submission_take(r->mfill, &run_), "take");
-    st = rig_submit(run_, &x, 1, NULL, 0, &p);
+    st = rig_run_submit(run_, &x, 1, NULL, 0, &p);
     expect(r, b, "submit writing", st, wl);
     if (st == RIG_OK)
       memset(r->m[buf_alloc[b]].bytes, 0xee, S);
@@ -451,7 +451,7 @@ static void check_points(run *r, enum dev d, uint64_t cut, bool lost) {
     rig_run *run_;
     rig_point q;
     check_ok(rig_submission_take(r->mfill, &run_), "take");
-    assert_int_equal(rig_submit(run_, &r->mscratch, 1, &p, 1, &q), gone ? RIG_LOST : RIG_OK);
+    assert_int_equal(rig_run_submit(run_, &r->mscratch, 1, &p, 1, &q), gone ? RIG_LOST : RIG_OK);
   }
 }
 
@@ -471,18 +471,18 @@ static void teardown_run(run *r, uint64_t host_before) {
   rig_buffer_release(r->mscratch);
   rig_submission_release(r->mcopy);
   rig_submission_release(r->mfill);
-  check_ok(rig_close(r->dev[T]), "close T");
-  check_ok(rig_close(r->dev[U]), "close U");
-  check_ok(rig_close(r->dev[M]), "close M");
-  check_ok(rig_free_cache(rig_host()), "free_cache");
+  check_ok(rig_device_close(r->dev[T]), "close T");
+  check_ok(rig_device_close(r->dev[U]), "close U");
+  check_ok(rig_device_close(r->dev[M]), "close M");
+  check_ok(rig_device_free_cache(rig_device_host()), "free_cache");
   /* LOSS-18, STOP-2, OPEN-49: every byte comes back. */
   for (int d = M; d < NDEV; d++) {
-    if (rig_allocated(r->dev[d]) != 0)
-      fail_msg("N=%llu: %s holds %llu bytes", (unsigned long long)r->n, rig_name(r->dev[d]),
-               (unsigned long long)rig_allocated(r->dev[d]));
+    if (rig_device_allocated(r->dev[d]) != 0)
+      fail_msg("N=%llu: %s holds %llu bytes", (unsigned long long)r->n, rig_device_name(r->dev[d]),
+               (unsigned long long)rig_device_allocated(r->dev[d]));
     rig_device_release(r->dev[d]);
   }
-  assert_true(rig_allocated(rig_host()) == host_before);
+  assert_true(rig_device_allocated(rig_device_host()) == host_before);
   free(r->m);
 }
 
@@ -495,8 +495,8 @@ static uint64_t fault_free(uint64_t host_before) {
   for (size_t i = 0; i < NOPS; i++)
     check_ok(run_step(&r, i), "a step without a fault");
   uint64_t nmax = taken(&r, T);
-  assert_null(rig_lost(r.dev[T]));
-  assert_null(rig_lost(r.dev[U]));
+  assert_null(rig_device_lost(r.dev[T]));
+  assert_null(rig_device_lost(r.dev[U]));
   static uint8_t got[S];
   for (int b = 0; b < NBUF; b++) {
     check_ok(rig_buffer_get(r.b[b], 0, got, S), buf_name[b]);
@@ -527,10 +527,10 @@ static void with_fault(uint64_t n, bool slow, uint64_t host_before, unsigned *cu
   assert_true(taken(&r, T) == n);
   char want[256];
   snprintf(want, sizeof want, "injected fault at %llu", (unsigned long long)(r.start[T] + n));
-  assert_string_equal(rig_lost(r.dev[T]), want);
+  assert_string_equal(rig_device_lost(r.dev[T]), want);
   snprintf(want, sizeof want, "%s lost: injected fault at %llu", r.tname,
            (unsigned long long)(r.start[T] + n));
-  assert_string_equal(rig_last_error()->message, want);
+  assert_string_equal(rig_error_last()->message, want);
 
   /* T's cut (LOSS-15), and U: lost iff its queue waits for a value of T
    * past the cut (LOSS-6, LOSS-19). A wait for its last value finds it. */
@@ -546,17 +546,17 @@ static void with_fault(uint64_t n, bool slow, uint64_t host_before, unsigned *cu
   }
   if (doomed) {
     snprintf(want, sizeof want, "%s lost", r.tname);
-    assert_string_equal(rig_lost(r.dev[U]), want);           /* ERR-31 */
+    assert_string_equal(rig_device_lost(r.dev[U]), want);           /* ERR-31 */
     r.u_lost = true;
     r.lost_at_u = cut_of(&r, U);
     assert_true(r.lost_at_u < doomed);
     cuts[2]++;
   } else {
-    assert_null(rig_lost(r.dev[U]));
+    assert_null(rig_device_lost(r.dev[U]));
     r.lost_at_u = taken(&r, U);
   }
-  assert_null(rig_lost(r.dev[M]));                             /* LOSS-13 */
-  assert_null(rig_lost(rig_host()));
+  assert_null(rig_device_lost(r.dev[M]));                             /* LOSS-13 */
+  assert_null(rig_device_lost(rig_device_host()));
 
   /* Uses of T itself (LMEM-7). */
   rig_buffer *x = NULL;
@@ -573,18 +573,18 @@ static void with_fault(uint64_t n, bool slow, uint64_t host_before, unsigned *cu
   /* Phase 2: T closed: it has stopped, its unreached reads count as done
    * (LMEM-14); what it never wrote stays Lost (LMEM-12); its points and
    * reason stay (LOSS-10). */
-  check_ok(rig_close(r.dev[T]), "close T");
+  check_ok(rig_device_close(r.dev[T]), "close T");
   snprintf(want, sizeof want, "injected fault at %llu", (unsigned long long)(r.start[T] + n));
-  assert_string_equal(rig_lost(r.dev[T]), want);
+  assert_string_equal(rig_device_lost(r.dev[T]), want);
   r.t_stopped = true;
   r.phase = 2;
   check_all(&r);
   check_points(&r, T, r.lost_at_t, true);
   /* Phase 3: U closed too; closed, it is lost ("closed" unless lost
    * before) once its work is done (OPEN-45, OPEN-46). */
-  check_ok(rig_close(r.dev[U]), "close U");
+  check_ok(rig_device_close(r.dev[U]), "close U");
   if (!r.u_lost) {
-    assert_string_equal(rig_lost(r.dev[U]), "closed");
+    assert_string_equal(rig_device_lost(r.dev[U]), "closed");
     r.lost_at_u = taken(&r, U);
   }
   r.u_lost = r.u_stopped = true;
@@ -604,8 +604,8 @@ static int arm(void **state) {
  * the fault matrix. */
 static void fault_matrix_lose_t_at_every_value(void **state) {
   (void)state;
-  check_ok(rig_free_cache(rig_host()), "free_cache");
-  uint64_t host_before = rig_allocated(rig_host());
+  check_ok(rig_device_free_cache(rig_device_host()), "free_cache");
+  uint64_t host_before = rig_device_allocated(rig_device_host());
   double t0 = now_s();
   uint64_t nmax = fault_free(host_before);
   assert_true(nmax >= 10);
@@ -645,29 +645,29 @@ static void err_35_no_heap_for_the_reason(void **state) {
   arm_deadline(30.0);
   uint64_t s = probe_start("fm-probe-35");
   rig_device *d = open_ok("test:e35,fault_nth=1");
-  assert_true(rig_submitted(d) == s);
+  assert_true(rig_device_submitted(d) == s);
   uint32_t slot = slot_of(d);
   rig_buffer *b = create_ok(d, 64);
   assert_int_equal(rig_buffer_fill(b, 1, 1), RIG_LOST);
   rig_buffer_release(b);
   rig_point p = rig_device_point(d, s + 1);
   char why[64];
-  snprintf(why, sizeof why, "%s", rig_lost(d));
+  snprintf(why, sizeof why, "%s", rig_device_lost(d));
   atomic_store(&strdup_fails_for, why);
-  check_ok(rig_close(d), "close"); /* it leaves its slot: the record is made */
+  check_ok(rig_device_close(d), "close"); /* it leaves its slot: the record is made */
   atomic_store(&strdup_fails_for, NULL);
   rig_device *n = open_ok("memory:e35-next");
   assert_int_equal(slot_of(n), slot);
   assert_false(rig_point_reached(p));
   assert_int_equal(rig_point_wait(p), RIG_LOST);
-  assert_string_equal(rig_last_error()->message, "test:e35,fault_nth=1 lost: out of memory");
-  assert_string_equal(rig_lost(d), why);
+  assert_string_equal(rig_error_last()->message, "test:e35,fault_nth=1 lost: out of memory");
+  assert_string_equal(rig_device_lost(d), why);
   close_release(n);
   rig_device_release(d);
 }
 
 int main(void) {
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(fault_matrix_lose_t_at_every_value, arm),
       cmocka_unit_test_setup(err_35_no_heap_for_the_reason, arm),

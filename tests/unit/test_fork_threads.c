@@ -113,7 +113,7 @@ static rig_status host_launch(rig_submission *s, rig_buffer *b, int64_t n, uint3
   if ((st = rig_run_bytes(r, 0, 0, &p, sizeof p)) || (st = rig_run_groups(r, 0, (uint64_t)n / 64 + 1, 1, 1)) ||
       (st = rig_run_threads(r, 0, 64, 1, 1)))
     return st;
-  return rig_submit(r, &b, 1, NULL, 0, &pt);
+  return rig_run_submit(r, &b, 1, NULL, 0, &pt);
 }
 
 /* A launch of fill.spv over b's first n words on the Vulkan device. */
@@ -125,7 +125,7 @@ static rig_status vk_launch(rig_submission *s, rig_buffer *b, uint32_t n) {
       (st = rig_run_int32(r, 0, 8, 7)) || (st = rig_run_int32(r, 0, 12, 1)) ||
       (st = rig_run_int32(r, 0, 16, (int32_t)n)))
     return st;
-  return rig_submit(r, &b, 1, NULL, 0, &pt);
+  return rig_run_submit(r, &b, 1, NULL, 0, &pt);
 }
 
 /* One round on device i: create, fill, copy from the shared host memory,
@@ -155,7 +155,7 @@ static void round_on(worker *w, unsigned i) {
   if (rig_buffer_create(d, n, &b) == RIG_OK) {
     rig_point p;
     note(rig_buffer_submit_copy(a, b, &p));
-    if (d == rig_host())
+    if (d == rig_device_host())
       note(host_launch(next(&w->rng) % 2 ? S.host_sub : w->host_sub, b, n, 0x5a));
     else if (w->vk_sub && i == S.ndev - 1 && S.vk_fill)
       note(vk_launch(w->vk_sub, b, n / 4));
@@ -170,26 +170,26 @@ static void round_on(worker *w, unsigned i) {
 static void now_and_then(worker *w, uint64_t k) {
   switch (next(&w->rng) % 16) {
   case 0:
-    note(rig_free_cache(S.dev[next(&w->rng) % S.ndev]));
+    note(rig_device_free_cache(S.dev[next(&w->rng) % S.ndev]));
     break;
   case 1: {
     char name[48];
     snprintf(name, sizeof name, "memory:fork-worker-%u-%llu", w->id, (unsigned long long)k);
     rig_device *m = NULL;
-    if (rig_open(name, &m) == RIG_OK) {
+    if (rig_device_open(name, &m) == RIG_OK) {
       rig_buffer *b = NULL;
       if (rig_buffer_create(m, 128, &b) == RIG_OK) {
         note(rig_buffer_fill(b, 1, 1));
         rig_buffer_release(b);
       }
-      note(rig_close(m));
+      note(rig_device_close(m));
       rig_device_release(m);
     }
     break;
   }
   case 2: {
     rig_image *im = NULL;
-    if (rig_image_load(rig_host(), S.fill_object, S.fill_size, &im) == RIG_OK) {
+    if (rig_image_load(rig_device_host(), S.fill_object, S.fill_size, &im) == RIG_OK) {
       rig_function *f = NULL;
       note(rig_image_resolve(im, "fill_bytes", &f));
       rig_image_release(im);
@@ -226,7 +226,7 @@ static void pause_workers(bool on) {
   while (on && atomic_load(&S.paused) < WORKERS)
     sleep_ms(1);
   for (unsigned i = 0; on && i < S.ndev; i++)
-    (void)rig_point_wait(rig_device_point(S.dev[i], rig_submitted(S.dev[i])));
+    (void)rig_point_wait(rig_device_point(S.dev[i], rig_device_submitted(S.dev[i])));
 #else
   (void)on;
 #endif
@@ -252,7 +252,7 @@ static void *work(void *arg) {
 /* The child: the host, the parent's io device and a memory device of its
  * own, each must work; exit 0. */
 static void child(void) {
-  rig_device *h = rig_host();
+  rig_device *h = rig_device_host();
   rig_buffer *a = NULL, *b = NULL, *v = NULL;
   uint8_t got[256];
   CHECK(10, rig_buffer_create(h, SHARED_BYTES, &a) == RIG_OK);
@@ -276,9 +276,9 @@ static void child(void) {
   CHECK(21, rig_image_resolve(im, "fill_bytes", &f) == RIG_OK && f);
   rig_image_release(im);
   rig_buffer_release(a);
-  CHECK(22, rig_free_cache(h) == RIG_OK);                        /* every thread's magazine */
+  CHECK(22, rig_device_free_cache(h) == RIG_OK);                        /* every thread's magazine */
   /* The parent's io device, live in the child. */
-  CHECK(30, rig_lost(S.io) == NULL);
+  CHECK(30, rig_device_lost(S.io) == NULL);
   rig_buffer *io = NULL;
   CHECK(31, rig_buffer_create(S.io, 256, &io) == RIG_OK);
   CHECK(32, rig_buffer_put(io, 0, got, sizeof got) == RIG_OK);
@@ -289,13 +289,13 @@ static void child(void) {
   snprintf(name, sizeof name, "memory:fork-child-%d", (int)getpid());
   rig_device *m = NULL;
   rig_buffer *mb = NULL;
-  CHECK(40, rig_open(name, &m) == RIG_OK && rig_lost(m) == NULL);
+  CHECK(40, rig_device_open(name, &m) == RIG_OK && rig_device_lost(m) == NULL);
   CHECK(41, rig_buffer_create(m, 256, &mb) == RIG_OK);
   CHECK(42, rig_buffer_fill(mb, 0x44, 1) == RIG_OK);
   CHECK(43, rig_buffer_copy(mb, b) == RIG_OK);
   CHECK(44, rig_buffer_get(b, 0, got, sizeof got) == RIG_OK && got[100] == 0x44);
   rig_buffer_release(mb);
-  CHECK(45, rig_close(m) == RIG_OK);
+  CHECK(45, rig_device_close(m) == RIG_OK);
   rig_device_release(m);
   rig_submission_release(s);
   rig_buffer_release(v);
@@ -345,16 +345,16 @@ static void *file_bytes(const char *path, size_t *n) {
 }
 
 static void open_devices(void) {
-  S.dev[S.ndev++] = rig_host();
+  S.dev[S.ndev++] = rig_device_host();
   S.dev[S.ndev++] = open_ok("memory:fork-threads");
   snprintf(S.io_path, sizeof S.io_path, "/tmp/rig-fork-threads-%d", (int)getpid());
   rig_io_opener o = {.library = "io", .target = S.io_path, .flags = RIG_IO_CREATE,
                      .size = 1u << 22};
-  check_ok(rig_open_io(&o, &S.io), "open io");
+  check_ok(rig_device_open_io(&o, &S.io), "open io");
   S.dev[S.ndev++] = S.io;
   S.dev[S.ndev++] = open_ok("test:fork-threads,delay_us=20");
   rig_device *vk = NULL;
-  if (rig_open("vulkan:0", &vk) == RIG_OK) {
+  if (rig_device_open("vulkan:0", &vk) == RIG_OK) {
     S.dev[S.ndev++] = vk;
     char path[512];
     const char *dir = getenv("RIG_KERNELS");
@@ -365,7 +365,7 @@ static void open_devices(void) {
       check_ok(rig_image_resolve(S.vk_image, "fill", &S.vk_fill), "resolve fill");
     free(spv);
   } else
-    print_message("no Vulkan device here (%s): its part is skipped\n", rig_last_error()->message);
+    print_message("no Vulkan device here (%s): its part is skipped\n", rig_error_last()->message);
 }
 
 static unsigned forks_wanted(void) {
@@ -380,18 +380,18 @@ static void no_child_of_fork_finds_a_lock_held(void **state) {
   S.fill_object = kernel_object("fill_bytes", &S.fill_size);
   S.host_image = kernel_load("fill_bytes");
   check_ok(rig_image_resolve(S.host_image, "fill_bytes", &S.host_fill), "resolve");
-  S.shared = create_ok(rig_host(), SHARED_BYTES);
+  S.shared = create_ok(rig_device_host(), SHARED_BYTES);
   check_ok(rig_buffer_fill(S.shared, 0x77, 1), "fill shared");
   worker w[WORKERS];
   pthread_t t[WORKERS];
   rig_ref sref = rig_ref_write(0, offsetof(struct fill_bytes, dst));
   rig_part spart = rig_part_launch(S.host_fill, &sref, 1, sizeof(struct fill_bytes));
-  check_ok(rig_submission_make(rig_host(), &spart, 1, &S.host_sub), "shared submission");
+  check_ok(rig_submission_make(rig_device_host(), &spart, 1, &S.host_sub), "shared submission");
   for (unsigned i = 0; i < WORKERS; i++) {
     w[i] = (worker){.id = i + 1, .rng = 0x9e3779b97f4a7c15ull * (i + 1)};
     rig_ref ref = rig_ref_write(0, offsetof(struct fill_bytes, dst));
     rig_part part = rig_part_launch(S.host_fill, &ref, 1, sizeof(struct fill_bytes));
-    check_ok(rig_submission_make(rig_host(), &part, 1, &w[i].host_sub), "host submission");
+    check_ok(rig_submission_make(rig_device_host(), &part, 1, &w[i].host_sub), "host submission");
     if (S.vk_fill) {
       rig_ref vref = rig_ref_write(0, 0);
       rig_part vpart = rig_part_launch(S.vk_fill, &vref, 1, 24);

@@ -28,7 +28,7 @@ static int stop_now(void *ctx) {
 static int setup(void **state) {
   (void)state;
   arm_deadline(60);
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   return 0;
 }
 
@@ -65,9 +65,9 @@ static void expect_bytes(rig_buffer *b, size_t n, unsigned char v) {
  * point finds the hang once hang_ms passed and loses it; the close then
  * only runs its stop. */
 static void end_held(rig_device *d, rig_point held) {
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   assert_int_equal(rig_point_wait(held), RIG_LOST);
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -85,7 +85,7 @@ static void order_13_write_waits_for_a_pending_read(void **state) {
   ok(rig_buffer_submit_copy(b, c, &held)); /* reads b; never runs */
   assert_false(rig_point_reached(held));
 
-  rig_set_wait_hook(stop_now, NULL);
+  rig_runtime_set_wait_hook(stop_now, NULL);
   calls r = {0}, w = {0};
   ok(rig_buffer_read(b, note, &r));                                  /* ORDER-12 */
   assert_int_equal(r.n, 1);
@@ -125,10 +125,10 @@ static void order_2_device_order_across_queues(void **state) {
   ok(rig_submission_make(d, &fill, 1, &sf));
   ok(rig_submission_make(d, &copy, 1, &sc));
   ok(rig_submission_take(sf, &rf));
-  ok(rig_submit(rf, &x, 1, &ps, 1, &pv));      /* v: waits for ps in the queue */
+  ok(rig_run_submit(rf, &x, 1, &ps, 1, &pv));      /* v: waits for ps in the queue */
   ok(rig_submission_take(sc, &rc));
   rig_buffer *xz[2] = {x, z};
-  ok(rig_submit(rc, xz, 2, NULL, 0, &pw));     /* v + 1: device order only */
+  ok(rig_run_submit(rc, xz, 2, NULL, 0, &pw));     /* v + 1: device order only */
   assert_int_equal(rig_point_value(pw), rig_point_value(pv) + 1);
   ok(rig_point_wait(pw));
   assert_true(rig_point_reached(pv));
@@ -152,7 +152,7 @@ static void reclaim_8_reused_memory_owes_nothing_to_its_past(void **state) {
   (void)state;
   enum { N = 65536 }; /* the host keeps buffers of 64 KiB and more (RECLAIM-47) */
   rig_device *e = open_ok("test:reclaim8,fault_nth=1");
-  rig_buffer *h = create_ok(rig_host(), N), *hb = NULL;
+  rig_buffer *h = create_ok(rig_device_host(), N), *hb = NULL;
   void *at = rig_buffer_host_address(h);
   ok(rig_buffer_borrow(e, h, &hb));
   rig_point p = 1;
@@ -160,15 +160,15 @@ static void reclaim_8_reused_memory_owes_nothing_to_its_past(void **state) {
   unsigned char t[16];
   assert_int_equal(rig_buffer_get(h, 0, t, sizeof t), RIG_LOST);     /* LMEM-12 */
   rig_buffer_release(hb);
-  ok(rig_close(e));                      /* its stop: e's points are dropped */
+  ok(rig_device_close(e));                      /* its stop: e's points are dropped */
   rig_buffer_release(h);
 
-  h = create_ok(rig_host(), N);          /* the cached memory, back */
+  h = create_ok(rig_device_host(), N);          /* the cached memory, back */
   assert_ptr_equal(rig_buffer_host_address(h), at);
   assert_true(rig_buffer_reached(h, RIG_READ_WRITE));                 /* RECLAIM-8 */
-  rig_set_wait_hook(stop_now, NULL);
+  rig_runtime_set_wait_hook(stop_now, NULL);
   ok(rig_buffer_wait(h, RIG_READ_WRITE));
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   rig_point w = 1, u = 1;
   rig_buffer_stamps(h, e, &w, &u);                                    /* RECLAIM-7 */
   assert_int_equal(w, RIG_POINT_NONE);

@@ -36,24 +36,24 @@ static void open_37_an_io_device_and_its_properties(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 4096), *again = NULL;
   char name[400];
   snprintf(name, sizeof name, "io:%s", io_path);
-  assert_string_equal(rig_name(d), name);
-  assert_true(rig_is_io(d));
-  assert_false(rig_computes(d));
-  assert_string_equal(rig_arch(d), "");                   /* PROP-21 */
-  assert_null(rig_bus(d));                                /* PROP-24 */
-  assert_int_equal(rig_alignment(d), 1);                  /* PROP-28 */
+  assert_string_equal(rig_device_name(d), name);
+  assert_true(rig_device_is_io(d));
+  assert_false(rig_device_computes(d));
+  assert_string_equal(rig_device_arch(d), "");                   /* PROP-21 */
+  assert_null(rig_device_bus(d));                                /* PROP-24 */
+  assert_int_equal(rig_device_alignment(d), 1);                  /* PROP-28 */
   uint64_t cache;
-  assert_false(rig_cache_bytes(d, &cache));               /* PROP-37 */
+  assert_false(rig_device_cache_bytes(d, &cache));               /* PROP-37 */
   rig_device *m = open_ok("memory:io-reach");
-  assert_false(rig_reaches(d, rig_host()));               /* MACH-19 */
-  assert_false(rig_reaches(rig_host(), d));
-  assert_false(rig_reaches(d, m));
-  assert_false(rig_reaches(m, d));
+  assert_false(rig_device_reaches(d, rig_device_host()));               /* MACH-19 */
+  assert_false(rig_device_reaches(rig_device_host(), d));
+  assert_false(rig_device_reaches(d, m));
+  assert_false(rig_device_reaches(m, d));
   struct statvfs v;
   assert_int_equal(statvfs(io_dir, &v), 0);
   uint64_t free_now = (uint64_t)v.f_bavail * v.f_frsize;  /* RECLAIM-67 */
   uint64_t slack = 64u << 20;                             /* others write to /tmp too */
-  assert_true(rig_budget(d) + slack >= free_now && rig_budget(d) <= free_now + slack);
+  assert_true(rig_device_budget(d) + slack >= free_now && rig_device_budget(d) <= free_now + slack);
   ok(open_io(0, 0, &again));                              /* OPEN-30: the same device */
   assert_ptr_equal(again, d);
   rig_device_release(again);
@@ -61,8 +61,8 @@ static void open_37_an_io_device_and_its_properties(void **state) {
   rig_buffer *b = NULL;
   ok(rig_buffer_create(d, 16, &b));
   ok(rig_buffer_put(b, 0, "ends", 4));
-  ok(rig_close(d));                                       /* OPEN-56: it ends at once */
-  assert_non_null(rig_lost(d));
+  ok(rig_device_close(d));                                       /* OPEN-56: it ends at once */
+  assert_non_null(rig_device_lost(d));
   rig_buffer *c = NULL;
   assert_int_equal(rig_buffer_create(d, 16, &c), RIG_LOST);
   assert_null(c);
@@ -70,28 +70,28 @@ static void open_37_an_io_device_and_its_properties(void **state) {
   rig_device_release(d);
 }
 
-/* IO-1: io libraries open only through rig_open_io, and it opens nothing
+/* IO-1: io libraries open only through rig_device_open_io, and it opens nothing
  * else; a file that does not open is RIG_UNAVAILABLE with its errno text. */
 static void io_1_openers_refuse_each_others_libraries(void **state) {
   rig_device *d = NULL;
   char name[400];
   snprintf(name, sizeof name, "io:%s", io_path);
-  assert_int_equal(rig_open(name, &d), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "rig_open_io"));
+  assert_int_equal(rig_device_open(name, &d), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "rig_device_open_io"));
   rig_io_opener mem = {.library = "memory", .target = "x"};
-  assert_int_equal(rig_open_io(&mem, &d), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "not an io library"));
+  assert_int_equal(rig_device_open_io(&mem, &d), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "not an io library"));
   rig_io_opener none = {.library = "io", .target = "/nonexistent-rig-dir/f"};
-  assert_int_equal(rig_open_io(&none, &d), RIG_UNAVAILABLE);
-  assert_non_null(strstr(rig_last_error()->message, "No such file"));
-  assert_int_equal(rig_open_io(NULL, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_io(&none, &d), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "No such file"));
+  assert_int_equal(rig_device_open_io(NULL, &d), RIG_INVALID);
   rig_io_opener empty = {.library = "io", .target = ""};
-  assert_int_equal(rig_open_io(&empty, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_io(&empty, &d), RIG_INVALID);
   rig_io_opener bad = {.library = "../io", .target = io_path};
-  assert_int_equal(rig_open_io(&bad, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_io(&bad, &d), RIG_INVALID);
   rig_io_opener both = {.library = "io", .target = io_path,
                         .flags = RIG_IO_CREATE | RIG_IO_READ_ONLY};
-  assert_int_equal(rig_open_io(&both, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_io(&both, &d), RIG_INVALID);
   assert_null(d);
 }
 
@@ -102,7 +102,7 @@ static void io_2_of_io_reads_and_writes_the_file(void **state) {
   file_put(1000, 5000, 3);
   rig_buffer *b;
   ok(rig_buffer_of_io(d, 1000, 5000, &b));
-  assert_int_equal(rig_allocated(d), 0);                  /* charged nothing */
+  assert_int_equal(rig_device_allocated(d), 0);                  /* charged nothing */
   unsigned char got[5000];
   ok(rig_buffer_get(b, 0, got, sizeof got));
   assert_true(is_pattern(got, sizeof got, 3));
@@ -113,7 +113,7 @@ static void io_2_of_io_reads_and_writes_the_file(void **state) {
   assert_null(rig_buffer_host_address(b));                /* the host does not address it */
   void *p;
   assert_int_equal(rig_buffer_export(b, &p), RIG_INVALID);
-  assert_int_equal(rig_buffer_of_io(rig_host(), 0, 1, &b), RIG_INVALID);
+  assert_int_equal(rig_buffer_of_io(rig_device_host(), 0, 1, &b), RIG_INVALID);
   rig_buffer_release(b);
   close_release(d);
 }
@@ -126,13 +126,13 @@ static void reclaim_12_io_memory_bypasses_the_cache(void **state) {
   rig_buffer *b, *c;
   ok(rig_buffer_create(d, 1u << 20, &b));
   ok(rig_buffer_create(m, 1u << 20, &c));
-  assert_int_equal(rig_allocated(d), 1u << 20);
+  assert_int_equal(rig_device_allocated(d), 1u << 20);
   rig_buffer_release(b);
   rig_buffer_release(c);
   ok(rig_buffer_create(d, 16, &b)); /* moves collected memory (RECLAIM-16) */
   ok(rig_buffer_create(m, 16, &c));
-  assert_int_equal(rig_allocated(d), 16);                 /* the 1 MiB went back */
-  assert_true(rig_allocated(m) > 1u << 20);               /* cached */
+  assert_int_equal(rig_device_allocated(d), 16);                 /* the 1 MiB went back */
+  assert_true(rig_device_allocated(m) > 1u << 20);               /* cached */
   rig_buffer_release(b);
   rig_buffer_release(c);
   close_release(m);
@@ -143,13 +143,13 @@ static void reclaim_12_io_memory_bypasses_the_cache(void **state) {
  * at once, naming the device and the bytes. */
 static void reclaim_51_io_allocation_over_the_budget(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 0);
-  ok(rig_set_budget(d, 1u << 20));
+  ok(rig_device_set_budget(d, 1u << 20));
   rig_buffer *b = NULL;
   assert_int_equal(rig_buffer_create(d, (1u << 20) + 1, &b), RIG_OUT_OF_MEMORY);
-  assert_ptr_equal(rig_last_error()->device, d);
-  assert_int_equal(rig_last_error()->bytes, (1u << 20) + 1);
+  assert_ptr_equal(rig_error_last()->device, d);
+  assert_int_equal(rig_error_last()->bytes, (1u << 20) + 1);
   assert_null(b);
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   close_release(d);
 }
 
@@ -160,7 +160,7 @@ static void io_3_copies_between_io_and_every_memory(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 0);
   rig_device *m = open_ok("memory:io-copy");
   rig_device *g = open_ok("test:io-copy,delay_us=20");
-  rig_device *on[3] = {rig_host(), m, g};
+  rig_device *on[3] = {rig_device_host(), m, g};
   size_t n = (20u << 20) + 12345; /* three chunks of staging, the last short */
   for (int k = 0; k < 3; k++) {
     rig_buffer *f, *x, *y;
@@ -170,7 +170,7 @@ static void io_3_copies_between_io_and_every_memory(void **state) {
     if (rig_buffer_host_address(x))
       host_pattern(x, 11 + k);
     else {
-      rig_buffer *h = create_ok(rig_host(), n);
+      rig_buffer *h = create_ok(rig_device_host(), n);
       host_pattern(h, 11 + k);
       ok(rig_buffer_copy(h, x));
       rig_buffer_release(h);
@@ -186,7 +186,7 @@ static void io_3_copies_between_io_and_every_memory(void **state) {
   rig_buffer *a, *b;
   ok(rig_buffer_create(d, n, &a));
   ok(rig_buffer_create(d, n, &b));
-  rig_buffer *h = create_ok(rig_host(), n);
+  rig_buffer *h = create_ok(rig_device_host(), n);
   host_pattern(h, 77);
   ok(rig_buffer_copy(h, a));
   ok(rig_buffer_copy(a, b));                              /* io to io */
@@ -236,14 +236,14 @@ static void err_26_read_only_file(void **state) {
   close_release(d);
   file_put(0, 8192, 5);
   d = open_io_ok(RIG_IO_READ_ONLY, 0);
-  assert_int_equal(rig_budget(d), 0);
+  assert_int_equal(rig_device_budget(d), 0);
   rig_buffer *b = NULL;
   assert_int_equal(rig_buffer_create(d, 16, &b), RIG_OUT_OF_MEMORY); /* budget 0 */
   ok(rig_buffer_of_io(d, 0, 8192, &b));
   unsigned char one = 1;
   assert_int_equal(rig_buffer_put(b, 0, &one, 1), RIG_IO);
-  assert_non_null(strstr(rig_last_error()->message, "Bad file descriptor"));
-  assert_null(rig_lost(d));                               /* ERR-26 */
+  assert_non_null(strstr(rig_error_last()->message, "Bad file descriptor"));
+  assert_null(rig_device_lost(d));                               /* ERR-26 */
   assert_true(buffer_is_pattern(b, 5));                   /* still serves */
   rig_buffer_release(b);
   close_release(d);
@@ -260,9 +260,9 @@ static void err_26_truncated_under_rig(void **state) {
   assert_int_equal(truncate(io_path, 8192), 0);
   unsigned char *p = malloc(1u << 16);
   assert_int_equal(rig_buffer_get(b, 0, p, 1u << 16), RIG_IO);
-  assert_non_null(strstr(rig_last_error()->message, "Input/output error"));
-  assert_null(rig_lost(d));
-  rig_buffer *h = create_ok(rig_host(), 1u << 16);
+  assert_non_null(strstr(rig_error_last()->message, "Input/output error"));
+  assert_null(rig_device_lost(d));
+  rig_buffer *h = create_ok(rig_device_host(), 1u << 16);
   assert_int_equal(rig_buffer_copy(b, h), RIG_IO);
   assert_true(buffer_is_pattern(head, 1));
   free(p);
@@ -284,19 +284,19 @@ static void err_26_full_file_system(void **state) {
   snprintf(file, sizeof file, "%s/f", mnt);
   rig_io_opener o = {.library = "io", .target = file, .flags = RIG_IO_CREATE};
   rig_device *d;
-  ok(rig_open_io(&o, &d));
-  assert_true(rig_budget(d) <= 1u << 20);                 /* the file system's room */
+  ok(rig_device_open_io(&o, &d));
+  assert_true(rig_device_budget(d) <= 1u << 20);                 /* the file system's room */
   rig_buffer *b = NULL, *big = NULL;
-  ok(rig_set_budget(d, 1u << 30));                        /* past the disk: the disk says no */
+  ok(rig_device_set_budget(d, 1u << 30));                        /* past the disk: the disk says no */
   assert_int_equal(rig_buffer_create(d, 4u << 20, &big), RIG_IO);
-  assert_non_null(strstr(rig_last_error()->message, "No space left on device"));
-  assert_null(rig_lost(d));
+  assert_non_null(strstr(rig_error_last()->message, "No space left on device"));
+  assert_null(rig_device_lost(d));
   ok(rig_buffer_of_io(d, 0, 4u << 20, &big));             /* sparse: fails at the write */
-  rig_buffer *h = create_ok(rig_host(), 4u << 20);
+  rig_buffer *h = create_ok(rig_device_host(), 4u << 20);
   host_pattern(h, 2);
   assert_int_equal(rig_buffer_copy(h, big), RIG_IO);
-  assert_non_null(strstr(rig_last_error()->message, "No space left on device"));
-  assert_null(rig_lost(d));
+  assert_non_null(strstr(rig_error_last()->message, "No space left on device"));
+  assert_null(rig_device_lost(d));
   ok(rig_buffer_create(d, 4096, &b));                     /* what fits still works */
   rig_buffer_release(big);
   rig_buffer_release(h);
@@ -320,20 +320,20 @@ static void err_26_file_size_limit(void **state) {
     if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || open_io(RIG_IO_CREATE, 0, &d) != RIG_OK)
       _exit(10);
     if (rig_buffer_create(d, 4u << 20, &big) != RIG_IO ||
-        !strstr(rig_last_error()->message, "File too large") || rig_lost(d))
+        !strstr(rig_error_last()->message, "File too large") || rig_device_lost(d))
       _exit(11);
     if (rig_buffer_of_io(d, 0, 4u << 20, &big) != RIG_OK ||
-        rig_buffer_create(rig_host(), 4u << 20, &h) != RIG_OK)
+        rig_buffer_create(rig_device_host(), 4u << 20, &h) != RIG_OK)
       _exit(12);
-    if (rig_buffer_copy(h, big) != RIG_IO || !strstr(rig_last_error()->message, "File too large") ||
-        rig_lost(d))
+    if (rig_buffer_copy(h, big) != RIG_IO || !strstr(rig_error_last()->message, "File too large") ||
+        rig_device_lost(d))
       _exit(13);
     if (rig_buffer_create(d, 4096, &small) != RIG_OK || rig_buffer_fill(small, 7, 1) != RIG_OK)
       _exit(14);
     rig_buffer_release(small);
     rig_buffer_release(big);
     rig_buffer_release(h);
-    _exit(rig_close(d) == RIG_OK ? 0 : 15);
+    _exit(rig_device_close(d) == RIG_OK ? 0 : 15);
   }
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -341,7 +341,7 @@ static void err_26_file_size_limit(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-/* IO-8: durability: a device opened RIG_IO_DURABLE, and rig_io_sync. */
+/* IO-8: durability: a device opened RIG_IO_DURABLE, and rig_device_io_sync. */
 static void io_8_sync(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE | RIG_IO_DURABLE, 4096);
   rig_buffer *b;
@@ -349,8 +349,8 @@ static void io_8_sync(void **state) {
   unsigned char x[4096];
   memset(x, 0x3c, sizeof x);
   ok(rig_buffer_put(b, 0, x, sizeof x));
-  ok(rig_io_sync(d));
-  assert_int_equal(rig_io_sync(rig_host()), RIG_INVALID);
+  ok(rig_device_io_sync(d));
+  assert_int_equal(rig_device_io_sync(rig_device_host()), RIG_INVALID);
   rig_buffer_release(b);
   close_release(d);
 }
@@ -399,11 +399,11 @@ static void stop_23_child_keeps_a_live_io_device(void **state) {
   pid_t pid = fork();
   if (pid == 0) {
     unsigned char got[4096];
-    int bad = rig_lost(d) != NULL;
+    int bad = rig_device_lost(d) != NULL;
     bad |= rig_buffer_get(b, 0, got, sizeof got) != RIG_OK || !is_pattern(got, 4096, 4);
     memset(got, 0x42, sizeof got);
     bad |= rig_buffer_put(b, 0, got, sizeof got) != RIG_OK;
-    bad |= rig_lost(m) == NULL || strcmp(rig_lost(m), "forked") != 0;
+    bad |= rig_device_lost(m) == NULL || strcmp(rig_device_lost(m), "forked") != 0;
     _exit(bad);
   }
   int status;
@@ -418,9 +418,9 @@ static void stop_23_child_keeps_a_live_io_device(void **state) {
 }
 
 /* STOP-24: an io device whose stop had not returned at the fork (owed:
- * lost by rig_fail, not closed) stays lost in the child, which runs no stop
+ * lost by rig_runtime_fail, not closed) stays lost in the child, which runs no stop
  * of it and frees none of its memory. The test forks twice, so that
- * rig_fail spares the test's process. */
+ * rig_runtime_fail spares the test's process. */
 static void stop_24_owed_io_stop_stays_the_parents(void **state) {
   pid_t outer = fork();
   if (outer == 0) {
@@ -430,15 +430,15 @@ static void stop_24_owed_io_stop_stays_the_parents(void **state) {
     rig_buffer *b;
     if (rig_buffer_create(d, 8192, &b) != RIG_OK)
       _exit(11);
-    rig_fail("failing for the test");
-    if (!rig_lost(d))
+    rig_runtime_fail("failing for the test");
+    if (!rig_device_lost(d))
       _exit(12);
     pid_t inner = fork();
     if (inner == 0) {
-      if (rig_lost(d) == NULL)
+      if (rig_device_lost(d) == NULL)
         _exit(16);
       rig_buffer_release(b);
-      if (rig_close(d) != RIG_OK)                         /* runs no stop */
+      if (rig_device_close(d) != RIG_OK)                         /* runs no stop */
         _exit(17);
       struct stat st;                                     /* frees nothing: */
       if (stat(io_path, &st) != 0 || st.st_blocks * 512 < 8192) /* no hole punched */
@@ -451,7 +451,7 @@ static void stop_24_owed_io_stop_stays_the_parents(void **state) {
     if (WEXITSTATUS(status))
       _exit(WEXITSTATUS(status));
     rig_buffer_release(b);                                /* the parent's own stop */
-    if (rig_close(d) != RIG_OK || rig_allocated(d) != 0)
+    if (rig_device_close(d) != RIG_OK || rig_device_allocated(d) != 0)
       _exit(15);
     struct stat st;
     if (stat(io_path, &st) != 0 || st.st_blocks * 512 >= 8192) /* its range went back */

@@ -73,7 +73,7 @@ static int file_syncs(void) {
  * the disk for them before rig reports it done: the open that makes the
  * file (the file, and its name in the folder), put, a copy from host
  * memory and from io memory, fill, the pages of a borrow when they go
- * back, and rig_io_sync. A device without it syncs only at rig_io_sync. */
+ * back, and rig_device_io_sync. A device without it syncs only at rig_device_io_sync. */
 static void io_8_every_durable_path_syncs(void **state) {
   const size_t n = 64u << 10;
   folder_fsyncs = 0;
@@ -81,7 +81,7 @@ static void io_8_every_durable_path_syncs(void **state) {
   assert_true(folder_fsyncs >= 1);                        /* the new name */
   assert_true(file_syncs() >= 1);                         /* its size */
   rig_device *m = open_ok("memory:io-durable");
-  rig_buffer *a, *b, *h = create_ok(rig_host(), n), *on, *x;
+  rig_buffer *a, *b, *h = create_ok(rig_device_host(), n), *on, *x;
   ok(rig_buffer_of_io(d, 0, n, &a));
   ok(rig_buffer_of_io(d, n, n, &b));
   host_pattern(h, 4);
@@ -99,7 +99,7 @@ static void io_8_every_durable_path_syncs(void **state) {
   ok(rig_buffer_create(m, 16, &x));                       /* the move gives the pages back */
   assert_true(file_syncs() >= 1);                         /* the borrow's pages */
   rig_buffer_release(x);
-  ok(rig_io_sync(d));
+  ok(rig_device_io_sync(d));
   assert_true(file_syncs() >= 1);
   rig_buffer_release(a);
   rig_buffer_release(b);
@@ -111,7 +111,7 @@ static void io_8_every_durable_path_syncs(void **state) {
   ok(rig_buffer_put(a, 0, "abcd", 4));
   ok(rig_buffer_copy(h, a));
   assert_int_equal(file_syncs(), 0);
-  ok(rig_io_sync(d));
+  ok(rig_device_io_sync(d));
   assert_int_equal(file_syncs(), 1);
   rig_buffer_release(a);
   rig_buffer_release(h);
@@ -121,24 +121,24 @@ static void io_8_every_durable_path_syncs(void **state) {
 
 /* ---- IO-13 -------------------------------------------------------------- */
 
-/* IO-13: a second rig_open_io of an open file asks its READ_ONLY and
+/* IO-13: a second rig_device_open_io of an open file asks its READ_ONLY and
  * DURABLE again, or it is RIG_INVALID naming both; CREATE asks nothing of
  * a file that is there. Once closed, the file opens with other flags; a
  * flag the library does not know is RIG_INVALID, never dropped. */
 static void io_13_a_second_open_asks_the_same_flags(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 4096), *again = NULL;
   assert_int_equal(open_io(RIG_IO_READ_ONLY, 0, &again), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "open read-write"));
-  assert_non_null(strstr(rig_last_error()->message, "asks it read-only"));
+  assert_non_null(strstr(rig_error_last()->message, "open read-write"));
+  assert_non_null(strstr(rig_error_last()->message, "asks it read-only"));
   assert_int_equal(open_io(RIG_IO_DURABLE, 0, &again), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "durable"));
+  assert_non_null(strstr(rig_error_last()->message, "durable"));
   assert_null(again);
   ok(open_io(RIG_IO_CREATE, 4096, &again));               /* the same device */
   assert_ptr_equal(again, d);
   rig_device_release(again);
   close_release(d);
   assert_int_equal(open_io(1u << 7, 0, &again), RIG_INVALID); /* no flag it would drop */
-  assert_non_null(strstr(rig_last_error()->message, "unknown flags 0x80"));
+  assert_non_null(strstr(rig_error_last()->message, "unknown flags 0x80"));
   d = open_io_ok(RIG_IO_READ_ONLY, 0);                    /* closed: a new open */
   assert_int_equal(open_io(0, 0, &again), RIG_INVALID);
   rig_buffer *b;
@@ -166,16 +166,16 @@ static void io_9_a_write_the_disk_refuses_changes_nothing(void **state) {
   const size_t half = 512u << 10;
   rig_device *d = open_io_ok(RIG_IO_CREATE, half);
   file_put(0, half, 5);
-  rig_buffer *b, *h = create_ok(rig_host(), 3 * half);
+  rig_buffer *b, *h = create_ok(rig_device_host(), 3 * half);
   ok(rig_buffer_of_io(d, 0, 3 * half, &b));
   host_pattern(h, 9);
   assert_int_equal(rig_buffer_copy(h, b), RIG_IO);
-  assert_non_null(strstr(rig_last_error()->message, "No space left on device"));
+  assert_non_null(strstr(rig_error_last()->message, "No space left on device"));
   assert_int_equal(file_size(), half);                   /* not grown */
   assert_true(file_is_pattern(0, half, 5));               /* not a byte written */
   assert_int_equal(rig_buffer_put(b, 0, rig_buffer_host_address(h), 3 * half), RIG_IO);
   assert_true(file_is_pattern(0, half, 5));
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   ok(rig_buffer_put(b, 0, rig_buffer_host_address(h), 4096)); /* what fits works */
   rig_buffer_release(b);
   rig_buffer_release(h);
@@ -205,17 +205,17 @@ static int size_limit(void) {
   char path2[320];
   snprintf(path2, sizeof path2, "%s/g", io_dir);
   rig_io_opener o = {.library = "io", .target = path2, .flags = RIG_IO_CREATE, .size = 16 * mib};
-  if (rig_open_io(&o, &other) != RIG_UNAVAILABLE || !strstr(rig_last_error()->message,
+  if (rig_device_open_io(&o, &other) != RIG_UNAVAILABLE || !strstr(rig_error_last()->message,
                                                             "File too large"))
     return 3;
   if (access(path2, F_OK) == 0)
     return 4;                                             /* no file left */
   if (rig_buffer_create(d, 16 * mib, &big) != RIG_IO)
     return 5;
-  if (rig_buffer_of_io(d, 0, 16 * mib, &b) || rig_buffer_create(rig_host(), 16 * mib, &h))
+  if (rig_buffer_of_io(d, 0, 16 * mib, &b) || rig_buffer_create(rig_device_host(), 16 * mib, &h))
     return 6;
   host_pattern(h, 7);
-  if (rig_buffer_copy(h, b) != RIG_IO || !strstr(rig_last_error()->message, "File too large"))
+  if (rig_buffer_copy(h, b) != RIG_IO || !strstr(rig_error_last()->message, "File too large"))
     return 7;
   if (file_size() != (long long)half || !file_is_pattern(0, half, 5))
     return 8;                                             /* not a byte written */
@@ -227,7 +227,7 @@ static int size_limit(void) {
     return 10;                                            /* the first chunk, no more */
   rig_buffer_release(b);
   rig_buffer_release(h);
-  return rig_lost(d) || rig_close(d) ? 11 : 0;
+  return rig_device_lost(d) || rig_device_close(d) ? 11 : 0;
 }
 
 static void io_9_a_write_past_the_size_limit_changes_nothing(void **state) {

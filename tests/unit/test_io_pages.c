@@ -31,17 +31,17 @@
 static int past_the_end(void) {
   rig_device *d, *m;
   rig_buffer *f, *inside, *on = NULL;
-  if (open_io(RIG_IO_CREATE, 8192, &d) || rig_open("memory:io-past", &m))
+  if (open_io(RIG_IO_CREATE, 8192, &d) || rig_device_open("memory:io-past", &m))
     return 1;
   if (rig_buffer_of_io(d, 4096, 8192, &f) || rig_buffer_of_io(d, 0, 8192, &inside))
     return 2;
   rig_status st = rig_buffer_borrow(m, f, &on);
   if (st == RIG_OK)
     (void)rig_buffer_fill(on, 0x5a, 1); /* before the fix: SIGBUS here */
-  if (st != RIG_IO || !strstr(rig_last_error()->message, "Input/output error") ||
-      !strstr(rig_last_error()->message, "ends at 8192"))
+  if (st != RIG_IO || !strstr(rig_error_last()->message, "Input/output error") ||
+      !strstr(rig_error_last()->message, "ends at 8192"))
     return 3;
-  if (rig_buffer_borrow(rig_host(), f, &on) != RIG_IO || rig_lost(d))
+  if (rig_buffer_borrow(rig_device_host(), f, &on) != RIG_IO || rig_device_lost(d))
     return 4;
   if (rig_buffer_borrow(m, inside, &on) || rig_buffer_fill(on, 0x5a, 1))
     return 5;
@@ -56,7 +56,7 @@ static int past_the_end(void) {
   rig_buffer_release(on);
   rig_buffer_release(f);
   rig_buffer_release(inside);
-  return rig_close(m) || rig_close(d) ? 9 : 0;
+  return rig_device_close(m) || rig_device_close(d) ? 9 : 0;
 }
 
 static void io_10_pages_past_the_end(void **state) { in_child(past_the_end); }
@@ -70,7 +70,7 @@ static int cut_under_a_borrow(void) {
   rig_device *d, *m;
   rig_buffer *f, *on, *x;
   const size_t n = 16 * 4096;
-  if (open_io(RIG_IO_CREATE, n, &d) || rig_open("memory:io-cut", &m))
+  if (open_io(RIG_IO_CREATE, n, &d) || rig_device_open("memory:io-cut", &m))
     return 1;
   file_put(0, n, 3);
   if (rig_buffer_of_io(d, 0, n, &f) || rig_buffer_borrow(m, f, &on) ||
@@ -92,12 +92,12 @@ static int cut_under_a_borrow(void) {
   unsigned char got[16];
   if (rig_buffer_get(f, 0, got, sizeof got) != RIG_LOST) /* the next call: lost */
     return 7;
-  if (!rig_lost(d) || !strstr(rig_lost(d), "byte 8192"))
+  if (!rig_device_lost(d) || !strstr(rig_device_lost(d), "byte 8192"))
     return 8;
-  if (rig_io_sync(d) != RIG_LOST || rig_buffer_copy(on, x) != RIG_LOST ||
+  if (rig_device_io_sync(d) != RIG_LOST || rig_buffer_copy(on, x) != RIG_LOST ||
       rig_buffer_fill(on, 1, 1) != RIG_LOST)
     return 9;
-  if (rig_lost(m))
+  if (rig_device_lost(m))
     return 10;                              /* the memory device serves on */
   rig_buffer_release(on);
   rig_buffer_release(f);
@@ -105,7 +105,7 @@ static int cut_under_a_borrow(void) {
   if (rig_buffer_create(m, 16, &x) != RIG_OK) /* the move gives the pages back */
     return 11;
   rig_buffer_release(x);
-  return rig_close(m) || rig_close(d) ? 12 : 0;
+  return rig_device_close(m) || rig_device_close(d) ? 12 : 0;
 }
 
 static void io_11_file_cut_under_a_borrow(void **state) { in_child(cut_under_a_borrow); }
@@ -116,7 +116,7 @@ static void io_11_file_cut_under_a_borrow(void **state) { in_child(cut_under_a_b
 static int cut_then_release(void) {
   rig_device *d, *m;
   rig_buffer *f, *on, *x;
-  if (open_io(RIG_IO_CREATE, 4 * 4096, &d) || rig_open("memory:io-cut2", &m))
+  if (open_io(RIG_IO_CREATE, 4 * 4096, &d) || rig_device_open("memory:io-cut2", &m))
     return 1;
   if (rig_buffer_of_io(d, 0, 4 * 4096, &f) || rig_buffer_borrow(m, f, &on))
     return 2;
@@ -127,11 +127,11 @@ static int cut_then_release(void) {
   rig_buffer_release(on);
   if (rig_buffer_create(m, 16, &x) != RIG_OK)
     return 5;
-  if (!rig_lost(d) || !strstr(rig_lost(d), "byte 4096"))
+  if (!rig_device_lost(d) || !strstr(rig_device_lost(d), "byte 4096"))
     return 6;
   rig_buffer_release(x);
   rig_buffer_release(f);
-  return rig_close(m) || rig_close(d) ? 7 : 0;
+  return rig_device_close(m) || rig_device_close(d) ? 7 : 0;
 }
 
 static void io_11_lost_pages_given_back(void **state) { in_child(cut_then_release); }
@@ -145,16 +145,16 @@ static int other_sigbus(void) {
   rig_device *d, *m;
   rig_buffer *f, *on;
   signal(SIGBUS, count_sigbus);
-  if (open_io(RIG_IO_CREATE, 4096, &d) || rig_open("memory:io-chain", &m))
+  if (open_io(RIG_IO_CREATE, 4096, &d) || rig_device_open("memory:io-chain", &m))
     return 1;
   if (rig_buffer_of_io(d, 0, 4096, &f) || rig_buffer_borrow(m, f, &on)) /* installs rig's */
     return 2;
   raise(SIGBUS);
-  if (theirs != 1 || rig_lost(d))
+  if (theirs != 1 || rig_device_lost(d))
     return 3;
   rig_buffer_release(on);
   rig_buffer_release(f);
-  return rig_close(m) || rig_close(d) ? 4 : 0;
+  return rig_device_close(m) || rig_device_close(d) ? 4 : 0;
 }
 
 static void io_11_other_sigbus_goes_to_the_programs_handler(void **state) {
@@ -170,15 +170,15 @@ static int read_only_pages(void) {
   if (open_io(RIG_IO_CREATE, 8192, &d))
     return 1;
   file_put(0, 8192, 6);
-  if (rig_close(d) || (rig_device_release(d), 0) || open_io(RIG_IO_READ_ONLY, 0, &d))
+  if (rig_device_close(d) || (rig_device_release(d), 0) || open_io(RIG_IO_READ_ONLY, 0, &d))
     return 2;
-  if (rig_open("memory:io-ro", &m) || rig_buffer_of_io(d, 0, 8192, &f) ||
-      rig_buffer_borrow(m, f, &on) || rig_buffer_borrow(rig_host(), f, &host_on) ||
+  if (rig_device_open("memory:io-ro", &m) || rig_buffer_of_io(d, 0, 8192, &f) ||
+      rig_buffer_borrow(m, f, &on) || rig_buffer_borrow(rig_device_host(), f, &host_on) ||
       rig_buffer_create(m, 8192, &x))
     return 3;
   if (rig_buffer_access(on) != RIG_READ || rig_buffer_access(host_on) != RIG_READ)
     return 4;
-  if (rig_buffer_fill(on, 1, 1) != RIG_INVALID || !strstr(rig_last_error()->message, "reads"))
+  if (rig_buffer_fill(on, 1, 1) != RIG_INVALID || !strstr(rig_error_last()->message, "reads"))
     return 5;                               /* before the fix: SIGSEGV here */
   rig_point p;
   if (rig_buffer_copy(x, on) != RIG_INVALID || rig_buffer_put(on, 0, "x", 1) != RIG_INVALID ||
@@ -189,13 +189,13 @@ static int read_only_pages(void) {
     return 7;                               /* no view widens it */
   if (rig_buffer_copy(on, x) || !is_pattern(rig_buffer_host_address(x), 8192, 6))
     return 8;                               /* reads work */
-  if (rig_lost(d) || rig_lost(m))
+  if (rig_device_lost(d) || rig_device_lost(m))
     return 9;
   rig_buffer_release(on);
   rig_buffer_release(host_on);
   rig_buffer_release(f);
   rig_buffer_release(x);
-  return rig_close(m) || rig_close(d) ? 10 : 0;
+  return rig_device_close(m) || rig_device_close(d) ? 10 : 0;
 }
 
 static void io_12_read_only_pages_admit_only_reads(void **state) { in_child(read_only_pages); }

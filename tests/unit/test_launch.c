@@ -44,15 +44,15 @@ static void obj_3_6_the_add_example(void **state) {
   rig_function *add = resolve(image, "add");
   assert_string_equal(rig_function_name(add), "add");
   assert_ptr_equal(rig_function_image(add), image);
-  assert_ptr_equal(rig_image_device(image), rig_host());
+  assert_ptr_equal(rig_image_device(image), rig_device_host());
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)}; /* OBJ-4 */
   rig_part launch = rig_part_launch(add, refs, 3, 32);
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
   rig_image_release(image); /* the submission holds the code (RUN-8) */
   for (int64_t n = 1000; n <= 4096; n += 3096) {
-    rig_buffer *x = create_ok(rig_host(), n * 4), *y = create_ok(rig_host(), n * 4),
-               *z = create_ok(rig_host(), n * 4);
+    rig_buffer *x = create_ok(rig_device_host(), n * 4), *y = create_ok(rig_device_host(), n * 4),
+               *z = create_ok(rig_device_host(), n * 4);
     float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
           *zs = rig_buffer_host_address(z);
     for (int64_t i = 0; i < n; i++) {
@@ -69,7 +69,7 @@ static void obj_3_6_the_add_example(void **state) {
     ok(rig_run_int64(run, k, 24, n));
     rig_buffer *bufs[3] = {x, y, z};
     rig_point p;
-    ok(rig_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
+    ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
     assert_true(rig_point_reached(p));                       /* LAUNCH-3: done at return */
     for (int64_t i = 0; i < n; i++)
       assert_true(zs[i] == 1.5f * (float)i);
@@ -98,8 +98,8 @@ static void host_2_3_load_and_resolve(void **state) {
   assert_null(none);
   free(bytes);
   bytes = kernel_object("bad_writable", &n);
-  assert_int_equal(rig_image_load(rig_host(), bytes, n, &none), RIG_UNAVAILABLE);
-  assert_non_null(strstr(rig_last_error()->message, "LINK-4"));   /* the text's Error */
+  assert_int_equal(rig_image_load(rig_device_host(), bytes, n, &none), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "LINK-4"));   /* the text's Error */
   assert_null(none);
   free(bytes);
   close_release(m);
@@ -115,9 +115,9 @@ static void host_3_an_indirect_function_is_refused(void **state) {
   size_t n;
   void *bytes = kernel_object("bad_ifunc", &n);
   rig_image *im = NULL;
-  assert_int_equal(rig_image_load(rig_host(), bytes, n, &im), RIG_UNAVAILABLE);
-  assert_non_null(strstr(rig_last_error()->message, "symbol add: an indirect function"));
-  assert_non_null(strstr(rig_last_error()->message, "LINK-7"));
+  assert_int_equal(rig_image_load(rig_device_host(), bytes, n, &im), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "symbol add: an indirect function"));
+  assert_non_null(strstr(rig_error_last()->message, "LINK-7"));
   assert_null(im);
   free(bytes);
 }
@@ -129,8 +129,8 @@ static void sym_1_a_launch_calls_the_c_library(void **state) {
   rig_ref refs[2] = {rig_ref_read(0, 0), rig_ref_write(1, 8)};
   rig_part launch = rig_part_launch(f, refs, 2, 24);
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
-  rig_buffer *x = create_ok(rig_host(), 256 * 4), *y = create_ok(rig_host(), 256 * 4);
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_buffer *x = create_ok(rig_device_host(), 256 * 4), *y = create_ok(rig_device_host(), 256 * 4);
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y);
   for (int i = 0; i < 256; i++)
     xs[i] = (float)i / 64;
@@ -141,7 +141,7 @@ static void sym_1_a_launch_calls_the_c_library(void **state) {
   ok(rig_run_int64(run, 0, 16, 256));
   rig_buffer *bufs[2] = {x, y};
   rig_point p;
-  ok(rig_submit(run, bufs, 2, NULL, 0, &p));
+  ok(rig_run_submit(run, bufs, 2, NULL, 0, &p));
   for (int i = 0; i < 256; i++) {
     float want = sinf(xs[i]) + expf(xs[i]);
     assert_true(ys[i] > want - 1e-4f && ys[i] < want + 1e-4f);
@@ -164,7 +164,7 @@ static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t
                           int64_t *count, int64_t *bad, int64_t *calls) {
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
   rig_run *run;
   ok(rig_submission_take(s, &run));
   ok(rig_run_groups(run, 0, g[0], g[1], g[2]));
@@ -172,7 +172,7 @@ static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t
   struct ids p = {count, (int64_t)(t[0] * t[1] * t[2]), bad, calls};
   ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
   rig_point pt;
-  ok(rig_submit(run, NULL, 0, NULL, 0, &pt));
+  ok(rig_run_submit(run, NULL, 0, NULL, 0, &pt));
   rig_submission_release(s);
   return (int64_t)(g[0] * g[1] * g[2] * t[0] * t[1] * t[2]);
 }
@@ -188,9 +188,9 @@ static void launch_5_refs_hold_the_address_of_what_they_name(void **state) {
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(add, refs, 3, 32);
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
-  rig_buffer *x = create_ok(rig_host(), N * 4), *y = create_ok(rig_host(), N * 4),
-             *z = create_ok(rig_host(), N * 4), *v[3];
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_buffer *x = create_ok(rig_device_host(), N * 4), *y = create_ok(rig_device_host(), N * 4),
+             *z = create_ok(rig_device_host(), N * 4), *v[3];
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
         *zs = rig_buffer_host_address(z);
   for (int i = 0; i < N; i++) {
@@ -209,7 +209,7 @@ static void launch_5_refs_hold_the_address_of_what_they_name(void **state) {
   ok(rig_run_threads(run, k, M / 4, 1, 1));
   ok(rig_run_int64(run, k, 24, M));
   rig_point p;
-  ok(rig_submit(run, v, 3, NULL, 0, &p));
+  ok(rig_run_submit(run, v, 3, NULL, 0, &p));
   for (int i = 0; i < N; i++) {
     float want = i >= 192 && i < 192 + M ? (float)(i - 128) + 1000.f * (float)(i - 64) : -1.f;
     if (zs[i] != want)
@@ -257,7 +257,7 @@ static void launch_12_14_refused_launches_never_run(void **state) {
   rig_function *f = resolve(im, "ids");
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
   int64_t count[8] = {0}, bad = 0, calls = 0;
   struct ids p = {count, 1, &bad, &calls};
   const uint64_t cases[][7] = {
@@ -275,7 +275,7 @@ static void launch_12_14_refused_launches_never_run(void **state) {
     ok(rig_run_shared(run, 0, (uint32_t)cases[c][6]));
     ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
     rig_point pt = 0;
-    assert_int_equal(rig_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID);
+    assert_int_equal(rig_run_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID);
     assert_int_equal(calls, 0);                              /* never ran */
   }
   rig_run *run;
@@ -285,7 +285,7 @@ static void launch_12_14_refused_launches_never_run(void **state) {
   uint32_t k;
   assert_int_equal(rig_submission_block(s, 1, &k), RIG_INVALID);
   rig_point pt;
-  assert_int_equal(rig_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID); /* grid never set */
+  assert_int_equal(rig_run_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID); /* grid never set */
   rig_submission_release(s);
   rig_image_release(im);
 }
@@ -310,7 +310,7 @@ static void launch_1_10_the_pool(void **state) {
   rig_function *f = resolve(im, "pool");
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
   int64_t active = 0, peak = 0, calls = 0, segv[4096] = {0};
   uint64_t thread[4096] = {0};
   int64_t caller_ran = 0;
@@ -322,7 +322,7 @@ static void launch_1_10_the_pool(void **state) {
   ok(rig_run_threads(run, 0, 1, 1, 1));
   ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
   rig_point pt;
-  ok(rig_submit(run, NULL, 0, NULL, 0, &pt));
+  ok(rig_run_submit(run, NULL, 0, NULL, 0, &pt));
   unsigned cores = rig_host_cores();
   assert_true(cores >= 1);
   assert_true(peak >= 1 && peak <= (int64_t)cores);          /* LAUNCH-10 */
@@ -366,7 +366,7 @@ static void launch_2_the_pool_is_shared(void **state) {
   rig_function *f = resolve(im, "pool");
   rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
   int64_t active = 0, peak = 0, calls = 0, segv[4096] = {0};
   uint64_t thread[4096] = {0};
   struct pool p = {&active, &peak, 200000, thread, segv, &calls, 0, NULL};
@@ -376,7 +376,7 @@ static void launch_2_the_pool_is_shared(void **state) {
   ok(rig_run_threads(run, 0, 1, 1, 1));
   ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
   rig_point pt;
-  ok(rig_submit(run, NULL, 0, NULL, 0, &pt));
+  ok(rig_run_submit(run, NULL, 0, NULL, 0, &pt));
   /* One pool: the threads of both together are at most the cores (the
    * caller and rig_host_cores() - 1 workers); a second pool would add its
    * own workers. */
@@ -405,14 +405,14 @@ static void sym_2_entry_refs(void **state) {
   rig_ref refs[2] = {rig_ref_entry(seven, 0), rig_ref_write(0, 8)};
   rig_part launch = rig_part_launch(caller, refs, 2, 16);
   rig_submission *s;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));
-  rig_buffer *z = create_ok(rig_host(), 64 * 4);
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_buffer *z = create_ok(rig_device_host(), 64 * 4);
   rig_run *run;
   ok(rig_submission_take(s, &run));
   ok(rig_run_groups(run, 0, 8, 1, 1));
   ok(rig_run_threads(run, 0, 8, 1, 1));
   rig_point pt;
-  ok(rig_submit(run, &z, 1, NULL, 0, &pt));
+  ok(rig_run_submit(run, &z, 1, NULL, 0, &pt));
   float *zs = rig_buffer_host_address(z);
   for (int i = 0; i < 64; i++)
     assert_true(zs[i] == 7.0f + (float)i);
@@ -429,15 +429,15 @@ static void valid_launch_parts_at_make(void **state) {
   rig_submission *s = NULL;
   rig_ref off[1] = {rig_ref_read(0, 4)};                     /* not on 8 bytes */
   rig_part p = rig_part_launch(add, off, 1, 32);
-  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  assert_int_equal(rig_submission_make(rig_device_host(), &p, 1, &s), RIG_INVALID);
   rig_ref past[1] = {rig_ref_read(0, 32)};                   /* past the block */
   p = rig_part_launch(add, past, 1, 32);
-  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  assert_int_equal(rig_submission_make(rig_device_host(), &p, 1, &s), RIG_INVALID);
   rig_ref sparse[1] = {rig_ref_read(1, 0)};                  /* slot 0 unnamed (VALID-8) */
   p = rig_part_launch(add, sparse, 1, 32);
-  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  assert_int_equal(rig_submission_make(rig_device_host(), &p, 1, &s), RIG_INVALID);
   p = rig_part_launch(NULL, NULL, 0, 0);
-  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID);
+  assert_int_equal(rig_submission_make(rig_device_host(), &p, 1, &s), RIG_INVALID);
   assert_null(s);
   rig_image_release(im);
 }
@@ -450,8 +450,8 @@ static void valid_3_4_7_fixed_memory(void **state) {
   rig_image *im = kernel_load("add");
   rig_function *add = resolve(im, "add");
   int n = 256;
-  rig_buffer *x = create_ok(rig_host(), n * 4), *y = create_ok(rig_host(), n * 4),
-             *z = create_ok(rig_host(), n * 4), *xr;
+  rig_buffer *x = create_ok(rig_device_host(), n * 4), *y = create_ok(rig_device_host(), n * 4),
+             *z = create_ok(rig_device_host(), n * 4), *xr;
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
         *zs = rig_buffer_host_address(z);
   for (int i = 0; i < n; i++) {
@@ -463,11 +463,11 @@ static void valid_3_4_7_fixed_memory(void **state) {
                           rig_ref_write(1, 16)};
   rig_part p = rig_part_launch(add, bad_write, 3, 32);
   rig_submission *s = NULL;
-  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s), RIG_INVALID); /* VALID-7 */
+  assert_int_equal(rig_submission_make(rig_device_host(), &p, 1, &s), RIG_INVALID); /* VALID-7 */
   assert_null(s);
   rig_ref refs[3] = {rig_ref_fixed(xr, RIG_READ, 0), rig_ref_read(0, 8), rig_ref_write(1, 16)};
   p = rig_part_launch(add, refs, 3, 32);
-  ok(rig_submission_make(rig_host(), &p, 1, &s));
+  ok(rig_submission_make(rig_device_host(), &p, 1, &s));
   assert_int_equal(rig_submission_slots(s), 2);             /* x has no slot */
   rig_image_release(im);                                    /* VALID-3: s holds it */
   rig_buffer_release(xr);                                   /* s holds the fixed buffer */
@@ -478,19 +478,19 @@ static void valid_3_4_7_fixed_memory(void **state) {
   ok(rig_run_int64(run, 0, 24, n));
   rig_buffer *bufs[2] = {y, z};
   rig_point pt;
-  ok(rig_submit(run, bufs, 2, NULL, 0, &pt));
+  ok(rig_run_submit(run, bufs, 2, NULL, 0, &pt));
   for (int i = 0; i < n; i++)
     assert_true(zs[i] == 2.0f * (float)i + 1.0f);
   ok(rig_buffer_free(x));                                   /* the fixed memory dies */
   ok(rig_submission_take(s, &run));
   ok(rig_run_groups(run, 0, 4, 1, 1));
   ok(rig_run_threads(run, 0, 64, 1, 1));
-  assert_int_equal(rig_submit(run, bufs, 2, NULL, 0, &pt), RIG_INVALID); /* VALID-4 */
+  assert_int_equal(rig_run_submit(run, bufs, 2, NULL, 0, &pt), RIG_INVALID); /* VALID-4 */
   rig_submission_release(s);
   rig_submission *s2 = NULL;
   rig_ref dead[1] = {rig_ref_fixed(x, RIG_READ, 0)};
   p = rig_part_launch(add, dead, 1, 32);
-  assert_int_equal(rig_submission_make(rig_host(), &p, 1, &s2), RIG_INVALID); /* VALID-4 */
+  assert_int_equal(rig_submission_make(rig_device_host(), &p, 1, &s2), RIG_INVALID); /* VALID-4 */
   assert_null(s2);
   rig_buffer_release(x);
   rig_buffer_release(y);
@@ -507,16 +507,16 @@ static void valid_1_10_submission_limits(void **state) {
   for (int i = 0; i < 2100; i++)
     parts[i] = rig_part_launch(f, NULL, 0, 1u << 20);       /* 2100 x (16 + 2^20) > 2^31 */
   rig_submission *s = NULL;
-  assert_int_equal(rig_submission_make(rig_host(), parts, 2100, &s), RIG_INVALID);
+  assert_int_equal(rig_submission_make(rig_device_host(), parts, 2100, &s), RIG_INVALID);
   assert_null(s);
-  ok(rig_submission_make(rig_host(), parts, 2000, &s));       /* 2000 x (16 + 2^20) fits */
+  ok(rig_submission_make(rig_device_host(), parts, 2000, &s));       /* 2000 x (16 + 2^20) fits */
   rig_submission_release(s);
   char path[256];
   const char *t = getenv("TMPDIR");
   snprintf(path, sizeof path, "%s/rig-launch-io-%d", t && *t ? t : "/tmp", (int)getpid());
   rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE, .size = 64};
   rig_device *io;
-  ok(rig_open_io(&o, &io));
+  ok(rig_device_open_io(&o, &io));
   s = NULL;
   assert_int_equal(rig_submission_make(io, parts, 1, &s), RIG_INVALID); /* VALID-1 */
   assert_null(s);
@@ -541,23 +541,23 @@ static void host_4_the_hosts_queue_runs_only_launches(void **state) {
   rig_function *add = resolve(im, "add");
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(add, refs, 3, 32);
-  uint64_t allocated = rig_allocated(rig_host()), submitted = rig_submitted(rig_host());
+  uint64_t allocated = rig_device_allocated(rig_device_host()), submitted = rig_device_submitted(rig_device_host());
   for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
     rig_submission *s = untouched;
-    assert_int_equal(rig_submission_make(rig_host(), &others[i], 1, &s), RIG_INVALID);
+    assert_int_equal(rig_submission_make(rig_device_host(), &others[i], 1, &s), RIG_INVALID);
     assert_ptr_equal(s, untouched);                              /* ERR-1 */
-    assert_int_equal(rig_last_error()->status, RIG_INVALID);
-    assert_non_null(strstr(rig_last_error()->message, "no queue for part 0"));
-    assert_non_null(strstr(rig_last_error()->message, "only launches"));
+    assert_int_equal(rig_error_last()->status, RIG_INVALID);
+    assert_non_null(strstr(rig_error_last()->message, "no queue for part 0"));
+    assert_non_null(strstr(rig_error_last()->message, "only launches"));
     rig_part mixed[2] = {launch, others[i]};                     /* after a launch */
-    assert_int_equal(rig_submission_make(rig_host(), mixed, 2, &s), RIG_INVALID);
+    assert_int_equal(rig_submission_make(rig_device_host(), mixed, 2, &s), RIG_INVALID);
     assert_ptr_equal(s, untouched);
-    assert_non_null(strstr(rig_last_error()->message, "no queue for part 1"));
+    assert_non_null(strstr(rig_error_last()->message, "no queue for part 1"));
   }
-  assert_int_equal(rig_allocated(rig_host()), allocated);
-  assert_int_equal(rig_submitted(rig_host()), submitted);
+  assert_int_equal(rig_device_allocated(rig_device_host()), allocated);
+  assert_int_equal(rig_device_submitted(rig_device_host()), submitted);
   rig_submission *s = NULL;
-  ok(rig_submission_make(rig_host(), &launch, 1, &s));           /* a launch: accepted */
+  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));           /* a launch: accepted */
   assert_non_null(s);
   assert_int_equal(rig_submission_slots(s), 3);
   uint32_t k = 7;
@@ -572,7 +572,7 @@ static void host_4_the_hosts_queue_runs_only_launches(void **state) {
   rig_submission_release(s);
   close_release(m);
   /* TL-3: the host's copies and fills through the Buffer module. */
-  rig_buffer *a = create_ok(rig_host(), 64), *b = create_ok(rig_host(), 64);
+  rig_buffer *a = create_ok(rig_device_host(), 64), *b = create_ok(rig_device_host(), 64);
   rig_point p;
   ok(rig_buffer_submit_fill(a, 0x5c, 1, &p));
   assert_true(rig_point_reached(p));
@@ -589,15 +589,15 @@ static void host_4_the_hosts_queue_runs_only_launches(void **state) {
 
 /* The code counts in the host's budget while the image lives (Image.load). */
 static void image_code_counts_in_the_budget(void **state) {
-  uint64_t before = rig_allocated(rig_host());
+  uint64_t before = rig_device_allocated(rig_device_host());
   rig_image *im = kernel_load("launch_ids");
-  assert_true(rig_allocated(rig_host()) > before);
+  assert_true(rig_device_allocated(rig_device_host()) > before);
   rig_image_release(im);
-  rig_buffer *b = create_ok(rig_host(), 16); /* moves kept values (RECLAIM-17) */
+  rig_buffer *b = create_ok(rig_device_host(), 16); /* moves kept values (RECLAIM-17) */
   rig_buffer_release(b);
-  b = create_ok(rig_host(), 16);
+  b = create_ok(rig_device_host(), 16);
   rig_buffer_release(b);
-  assert_true(rig_allocated(rig_host()) <= before + 64);
+  assert_true(rig_device_allocated(rig_device_host()) <= before + 64);
 }
 
 /* Runs this test program again as `test-launch what`, a fresh process

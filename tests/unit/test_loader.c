@@ -19,8 +19,8 @@
 
 static void expect_open(const char *name, rig_status want, const char *needle) {
   rig_device *d = (rig_device *)0x1;
-  rig_status st = rig_open(name, &d);
-  const char *msg = rig_last_error()->message;
+  rig_status st = rig_device_open(name, &d);
+  const char *msg = rig_error_last()->message;
   if (st != want || !strstr(msg, needle))
     print_error("%s: %s: %s\n", name, rig_status_name(st), msg);
   assert_int_equal(st, want);
@@ -57,9 +57,9 @@ static void open_2_name_with_slash_or_dots(void **state) {
   expect_open("..:x", RIG_INVALID, "'/' or '..'");
   expect_open(":x", RIG_INVALID, "bad driver name");
   rig_device *d;
-  assert_int_equal(rig_open(NULL, &d), RIG_INVALID);
-  assert_int_equal(rig_open("memory:x", NULL), RIG_INVALID);
-  assert_int_equal(rig_open("", &d), RIG_INVALID);
+  assert_int_equal(rig_device_open(NULL, &d), RIG_INVALID);
+  assert_int_equal(rig_device_open("memory:x", NULL), RIG_INVALID);
+  assert_int_equal(rig_device_open("", &d), RIG_INVALID);
 }
 
 /* How often a plugin's stop ran (OPEN-29). */
@@ -104,21 +104,21 @@ static void open_35_29_facts_break_a_rule(void **state) {
 /* OPEN-32: make's Error why comes back unchanged. */
 static void open_32_make_error_unchanged(void **state) {
   rig_device *d;
-  assert_int_equal(rig_open("openerr:7", &d), RIG_UNAVAILABLE);
-  assert_string_equal(rig_last_error()->message, "openerr: no device 7");
+  assert_int_equal(rig_device_open("openerr:7", &d), RIG_UNAVAILABLE);
+  assert_string_equal(rig_error_last()->message, "openerr: no device 7");
 }
 
 /* A plugin that loads and opens: its device has the facts it stated. */
 static void open_31_good_plugin_opens(void **state) {
   rig_device *d, *e;
-  assert_int_equal(rig_open("good:1", &d), RIG_OK);
-  assert_string_equal(rig_name(d), "good:1");
-  assert_int_equal(rig_alignment(d), 64);
-  assert_int_equal(rig_budget(d), 1 << 20);
-  assert_int_equal(rig_open("good:1", &e), RIG_OK); /* OPEN-30 */
+  assert_int_equal(rig_device_open("good:1", &d), RIG_OK);
+  assert_string_equal(rig_device_name(d), "good:1");
+  assert_int_equal(rig_device_alignment(d), 64);
+  assert_int_equal(rig_device_budget(d), 1 << 20);
+  assert_int_equal(rig_device_open("good:1", &e), RIG_OK); /* OPEN-30 */
   assert_ptr_equal(d, e);
   rig_device_release(e);
-  assert_int_equal(rig_close(d), RIG_OK);
+  assert_int_equal(rig_device_close(d), RIG_OK);
   assert_int_equal(stops_of("good"), 1);
   rig_device_release(d);
 }
@@ -158,7 +158,7 @@ static int static_open(const char *args, void **out, rig_edge_error *err) {
   *out = &handle;
   if (strcmp(args, "reenter") == 0) {
     rig_device *d;
-    reentrant_status = rig_open_driver("static:reenter", &static_driver, "reenter", &d);
+    reentrant_status = rig_device_open_driver("static:reenter", &static_driver, "reenter", &d);
   }
   if (strcmp(args, "slow") == 0) { /* blocks until the test opens the gate */
     pthread_mutex_lock(&gate_lock);
@@ -174,26 +174,26 @@ static int static_open(const char *args, void **out, rig_edge_error *err) {
 /* OPEN-36: an open of a name from inside its own open is misuse. */
 static void open_36_reentrant_open_is_invalid(void **state) {
   rig_device *d;
-  assert_int_equal(rig_open_driver("static:reenter", &static_driver, "reenter", &d), RIG_OK);
+  assert_int_equal(rig_device_open_driver("static:reenter", &static_driver, "reenter", &d), RIG_OK);
   assert_int_equal(reentrant_status, RIG_INVALID);
-  assert_int_equal(rig_close(d), RIG_OK);
+  assert_int_equal(rig_device_close(d), RIG_OK);
   rig_device_release(d);
 }
 
 /* OPEN-34: a name open under another driver is misuse. */
 static void open_34_name_of_another_driver(void **state) {
   rig_device *m, *d = NULL;
-  assert_int_equal(rig_memory_device("shared-name", &m), RIG_OK);
-  assert_int_equal(rig_open_driver("memory:shared-name", &static_driver, "", &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_memory("shared-name", &m), RIG_OK);
+  assert_int_equal(rig_device_open_driver("memory:shared-name", &static_driver, "", &d), RIG_INVALID);
   assert_null(d);
-  assert_int_equal(rig_close(m), RIG_OK);
+  assert_int_equal(rig_device_close(m), RIG_OK);
   rig_device_release(m);
 }
 
 static void *open_slow(void *arg) {
   rig_device *d;
-  *(rig_status *)arg = rig_open_driver("static:slow", &static_driver, "slow", &d);
-  rig_close(d);
+  *(rig_status *)arg = rig_device_open_driver("static:slow", &static_driver, "slow", &d);
+  rig_device_close(d);
   rig_device_release(d);
   return NULL;
 }
@@ -208,7 +208,7 @@ static void dom_4_opens_of_other_names_go_on(void **state) {
     pthread_cond_wait(&gate_cond, &gate_lock);
   pthread_mutex_unlock(&gate_lock);
   rig_device *m; /* the slow opener is still inside its open */
-  assert_int_equal(rig_memory_device("meanwhile", &m), RIG_OK);
+  assert_int_equal(rig_device_open_memory("meanwhile", &m), RIG_OK);
   assert_int_equal(gate_open, 0);
   pthread_mutex_lock(&gate_lock);
   gate_open = 1;
@@ -216,7 +216,7 @@ static void dom_4_opens_of_other_names_go_on(void **state) {
   pthread_mutex_unlock(&gate_lock);
   pthread_join(t, NULL);
   assert_int_equal(slow, RIG_OK);
-  assert_int_equal(rig_close(m), RIG_OK);
+  assert_int_equal(rig_device_close(m), RIG_OK);
   rig_device_release(m);
 }
 
@@ -225,12 +225,12 @@ static void open_2_static_table_checked(void **state) {
   rig_edge_driver t = static_driver;
   t.abi_major = 3;
   rig_device *d;
-  assert_int_equal(rig_open_driver("static:t", &t, "", &d), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "ABI 3"));
+  assert_int_equal(rig_device_open_driver("static:t", &t, "", &d), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "ABI 3"));
   t = static_driver;
   t.size = 16;
-  assert_int_equal(rig_open_driver("static:t", &t, "", &d), RIG_INVALID);
-  assert_int_equal(rig_open_driver("static:t", NULL, "", &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_driver("static:t", &t, "", &d), RIG_INVALID);
+  assert_int_equal(rig_device_open_driver("static:t", NULL, "", &d), RIG_INVALID);
 }
 
 /* Every driver reads its arguments with librig-edge's strict parser: a key
@@ -249,18 +249,18 @@ static void driver_arguments_are_strict(void **state) {
   expect_open("test:args,budget=1,budget=2", RIG_INVALID, "budget: given twice");
   expect_open("test:args,colour=blue", RIG_INVALID, "unknown key 'colour'");
   rig_device *d;
-  assert_int_equal(rig_open("test:args,delay_us=0,queues=2,waits=0", &d), RIG_OK);
-  assert_int_equal(rig_close(d), RIG_OK);
+  assert_int_equal(rig_device_open("test:args,delay_us=0,queues=2,waits=0", &d), RIG_OK);
+  assert_int_equal(rig_device_close(d), RIG_OK);
   rig_device_release(d);
 }
 
-/* rig_open_io refuses a flag rig_io_flag does not name, naming its bits,
+/* rig_device_open_io refuses a flag rig_io_flag does not name, naming its bits,
  * where it passed it to the library, which ignored it. */
 static void open_io_refuses_unknown_flags(void **state) {
   rig_io_opener o = {"io", "/nonexistent/rig-flags", RIG_IO_READ_ONLY | (1u << 5), 0};
   rig_device *d = (rig_device *)0x1;
-  assert_int_equal(rig_open_io(&o, &d), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "unknown flags 0x20"));
+  assert_int_equal(rig_device_open_io(&o, &d), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "unknown flags 0x20"));
   assert_ptr_equal(d, (rig_device *)0x1);
 }
 

@@ -21,7 +21,7 @@
 #include "util.h"
 
 static void done(rig_device *d) {
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -36,12 +36,12 @@ static void hang_1_2_3_6_7_a_wait_finds_the_hang(void **state) {
   rig_point p;
   ok(rig_buffer_submit_fill(b, 2, 1, &p)); /* the second never finishes */
   sleep_ms(500);
-  assert_null(rig_lost(d));               /* HANG-7: nothing waited */
+  assert_null(rig_device_lost(d));               /* HANG-7: nothing waited */
   double t0 = now_s();
   assert_int_equal(rig_point_wait(p), RIG_LOST);
   double took = now_s() - t0;
   print_message("hang found after %.0f ms of waiting (bound 300 ms)\n", took * 1e3);
-  assert_string_equal(rig_lost(d), "no progress for 300 ms");
+  assert_string_equal(rig_device_lost(d), "no progress for 300 ms");
   assert_true(took < 30.0); /* found at all: nothing waits forever */
   rig_buffer_release(b);
   done(d);
@@ -60,7 +60,7 @@ static void hang_4_5_progress_and_idleness_restart_the_clock(void **state) {
   sleep_ms(500);                                           /* idle */
   ok(rig_buffer_submit_fill(b, 9, 1, &p));
   ok(rig_point_wait(p));                                   /* HANG-5 */
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   rig_buffer_release(b);
   done(d);
 }
@@ -86,13 +86,13 @@ static void loss_6_19_a_loss_spreads_along_queue_waits(void **state) {
   assert_int_equal(rig_buffer_fill(ya, 2, 1), RIG_LOST); /* a is lost: pa dropped */
   assert_int_equal(rig_point_wait(pb), RIG_LOST);
   char want[256];
-  snprintf(want, sizeof want, "%s lost", rig_name(a));
-  assert_string_equal(rig_lost(b), want);                  /* ERR-31 */
-  snprintf(want, sizeof want, "%s lost: %s lost", rig_name(b), rig_name(a));
-  assert_string_equal(rig_last_error()->message, want);     /* ERR-36 */
+  snprintf(want, sizeof want, "%s lost", rig_device_name(a));
+  assert_string_equal(rig_device_lost(b), want);                  /* ERR-31 */
+  snprintf(want, sizeof want, "%s lost: %s lost", rig_device_name(b), rig_device_name(a));
+  assert_string_equal(rig_error_last()->message, want);     /* ERR-36 */
   ok(rig_buffer_submit_fill(z, 3, 1, &pz));                /* LOSS-13 */
   ok(rig_point_wait(pz));
-  assert_null(rig_lost(other));
+  assert_null(rig_device_lost(other));
   rig_buffer_release(xa);
   rig_buffer_release(ya);
   rig_buffer_release(yb);
@@ -113,7 +113,7 @@ static void loss_1_10_12_17_a_fault_and_what_it_leaves(void **state) {
   rig_device *peer = open_ok("test:lr-peer");
   rig_buffer *mine, *host, *borrowed, *theirs;
   check_ok(rig_buffer_create(d, 64, &mine), "create");
-  check_ok(rig_buffer_create(rig_host(), 65536, &host), "create host");
+  check_ok(rig_buffer_create(rig_device_host(), 65536, &host), "create host");
   check_ok(rig_buffer_borrow(d, host, &borrowed), "borrow");
   check_ok(rig_buffer_create(peer, 64, &theirs), "create peer");
   rig_part part = rig_part_copy(0, 1);
@@ -123,34 +123,34 @@ static void loss_1_10_12_17_a_fault_and_what_it_leaves(void **state) {
   check_ok(rig_submission_make(d, &part, 1, &s), "make");
   check_ok(rig_submission_take(s, &run), "take");
   rig_buffer *bufs[2] = {mine, theirs};
-  check_ok(rig_submit(run, bufs, 2, NULL, 0, &written), "d writes theirs"); /* slow */
+  check_ok(rig_run_submit(run, bufs, 2, NULL, 0, &written), "d writes theirs"); /* slow */
   check_ok(rig_buffer_submit_fill(mine, 1, 1, &p), "fill");
   assert_int_equal(rig_buffer_submit_fill(mine, 2, 1, &p), RIG_LOST);       /* LOSS-1 */
-  const char *why = rig_lost(d);
+  const char *why = rig_device_lost(d);
   assert_non_null(why);
-  assert_string_equal(rig_arch(d), "test");                                 /* LOSS-12 */
-  assert_int_equal(rig_alignment(d), 256);
+  assert_string_equal(rig_device_arch(d), "test");                                 /* LOSS-12 */
+  assert_int_equal(rig_device_alignment(d), 256);
   rig_buffer *x = NULL;
   assert_int_equal(rig_buffer_create(d, 64, &x), RIG_LOST);                 /* LMEM-7 */
   uint8_t byte;
   assert_int_equal(rig_buffer_get(mine, 0, &byte, 1), RIG_LOST);            /* LMEM-8 */
   assert_int_equal(rig_buffer_get(borrowed, 0, &byte, 1), RIG_LOST);        /* LMEM-9 */
   assert_int_equal(rig_buffer_get(theirs, 0, &byte, 1), RIG_LOST);          /* LMEM-2, 10 */
-  assert_ptr_equal(rig_last_error()->device, d);                            /* ERR-27 */
+  assert_ptr_equal(rig_error_last()->device, d);                            /* ERR-27 */
   uint64_t seen = 0;
   for (int i = 0; i < 100 && seen < rig_point_value(written); i++) {
     sleep_ms(10);
-    check_ok(rig_signaled(d, &seen), "signaled");                          /* TL-21 */
+    check_ok(rig_device_signaled(d, &seen), "signaled");                          /* TL-21 */
   }
   assert_false(rig_point_reached(written));                                /* LOSS-17 */
-  assert_string_equal(rig_lost(d), why);                                    /* LOSS-10 */
-  assert_null(rig_lost(NULL));                                              /* ERR-38 */
+  assert_string_equal(rig_device_lost(d), why);                                    /* LOSS-10 */
+  assert_null(rig_device_lost(NULL));                                              /* ERR-38 */
   rig_submission_release(s);
   rig_buffer_release(borrowed);
   rig_buffer_release(mine);
-  check_ok(rig_close(d), "close");
-  check_ok(rig_free_cache(d), "free_cache");
-  assert_int_equal(rig_allocated(d), 0); /* LOSS-18: dropped values only held memory */
+  check_ok(rig_device_close(d), "close");
+  check_ok(rig_device_free_cache(d), "free_cache");
+  assert_int_equal(rig_device_allocated(d), 0); /* LOSS-18: dropped values only held memory */
   rig_device_release(d);
   rig_buffer_release(theirs);
   rig_buffer_release(host);
@@ -165,7 +165,7 @@ static void loss_3_a_failed_commit(void **state) {
   check_ok(rig_buffer_create(d, 64, &b), "create");
   check_ok(rig_buffer_submit_fill(b, 1, 1, &p), "fill");
   assert_int_equal(rig_point_wait(p), RIG_LOST); /* the wait commits (TL-9) */
-  assert_string_equal(rig_lost(d), "commit refused");
+  assert_string_equal(rig_device_lost(d), "commit refused");
   rig_buffer_release(b);
   close_release(d);
 }
@@ -180,15 +180,15 @@ static void stop_8_11_the_owed_stop(void **state) {
   check_ok(rig_buffer_fill(b, 1, 1), "fill");
   assert_int_equal(rig_buffer_fill(b, 2, 1), RIG_LOST);
   rig_buffer_release(b);
-  uint64_t held = rig_allocated(d);
+  uint64_t held = rig_device_allocated(d);
   assert_true(held >= 4096);
-  check_ok(rig_free_cache(d), "free_cache");                 /* STOP-10 */
+  check_ok(rig_device_free_cache(d), "free_cache");                 /* STOP-10 */
   rig_buffer *use = NULL;
   assert_int_equal(rig_buffer_create(d, 64, &use), RIG_LOST); /* a use runs no stop */
-  assert_int_equal(rig_allocated(d), held);                  /* STOP-11, STOP-2 */
-  check_ok(rig_close(d), "close");                           /* STOP-9 */
-  check_ok(rig_free_cache(d), "free_cache");
-  assert_int_equal(rig_allocated(d), 0);
+  assert_int_equal(rig_device_allocated(d), held);                  /* STOP-11, STOP-2 */
+  check_ok(rig_device_close(d), "close");                           /* STOP-9 */
+  check_ok(rig_device_free_cache(d), "free_cache");
+  assert_int_equal(rig_device_allocated(d), 0);
   rig_device_release(d);
 }
 
@@ -203,13 +203,13 @@ static void stop_1_5_7_never_reporting_keeps_memory(void **state) {
   check_ok(rig_buffer_submit_fill(b, 1, 1, &p), "fill"); /* never finishes */
   assert_int_equal(rig_buffer_submit_fill(b, 2, 1, &p), RIG_LOST); /* the loss */
   rig_buffer_release(b);
-  check_ok(rig_close(d), "close");       /* its stop returns, nothing reported */
-  check_ok(rig_free_cache(d), "free_cache");
-  assert_true(rig_allocated(d) >= 4096);
+  check_ok(rig_device_close(d), "close");       /* its stop returns, nothing reported */
+  check_ok(rig_device_free_cache(d), "free_cache");
+  assert_true(rig_device_allocated(d) >= 4096);
   rig_device *again = NULL;
-  check_ok(rig_open("test:lr-silent-2", &again), "open another");
-  check_ok(rig_free_cache(again), "a move"); /* STOP-7: still not stopped */
-  assert_true(rig_allocated(d) >= 4096);
+  check_ok(rig_device_open("test:lr-silent-2", &again), "open another");
+  check_ok(rig_device_free_cache(again), "a move"); /* STOP-7: still not stopped */
+  assert_true(rig_device_allocated(d) >= 4096);
   close_release(again);
   rig_device_release(d);
 }
@@ -223,10 +223,10 @@ static void err_22_23_29_an_allocation_failed_half_way(void **state) {
   rig_buffer *a, *b = NULL;
   check_ok(rig_buffer_create(d, 64, &a), "first allocation");
   assert_int_equal(rig_buffer_create(d, 1 << 20, &b), RIG_OUT_OF_MEMORY); /* ERR-26 */
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   assert_int_equal(rig_buffer_create(d, 64, &b), RIG_LOST);               /* ERR-23 */
   assert_null(b);
-  assert_string_equal(rig_lost(d), "RIG_EDGE_HALF(\"page table half written\")"); /* ERR-29 */
+  assert_string_equal(rig_device_lost(d), "RIG_EDGE_HALF(\"page table half written\")"); /* ERR-29 */
   rig_buffer_release(a);
   close_release(d);
 }
@@ -245,12 +245,12 @@ static int arm(void **state) {
   return 0;
 }
 
-/* Polls until d reports value v (rig_signaled reads a lost device's word
+/* Polls until d reports value v (rig_device_signaled reads a lost device's word
  * too), for at most 10 s. */
 static bool reported(rig_device *d, uint64_t v) {
   uint64_t seen = 0;
   for (double end = now_s() + 10.0; now_s() < end; sleep_ms(5))
-    if (rig_signaled(d, &seen), seen >= v)
+    if (rig_device_signaled(d, &seen), seen >= v)
       return true;
   return false;
 }
@@ -275,18 +275,18 @@ static void loss_4_a_mapping_failed_half_way(void **state) {
   const char *half = "RIG_EDGE_HALF(\"mapping half made\")";
   char want[256];
   rig_device *d = open_ok("test:l4-borrow,half_map=1");
-  rig_buffer *h = create_ok(rig_host(), PAGE_BUF), *b = NULL;
+  rig_buffer *h = create_ok(rig_device_host(), PAGE_BUF), *b = NULL;
   assert_int_equal(rig_buffer_borrow(d, h, &b), RIG_LOST);
   assert_null(b);
-  assert_string_equal(rig_lost(d), half);
-  snprintf(want, sizeof want, "%s lost: %s", rig_name(d), half);
-  assert_string_equal(rig_last_error()->message, want);
+  assert_string_equal(rig_device_lost(d), half);
+  snprintf(want, sizeof want, "%s lost: %s", rig_device_name(d), half);
+  assert_string_equal(rig_error_last()->message, want);
   /* Staging: a GPU the host does not address maps it for a put. */
   rig_device *g = open_ok("test:l4-staging,host=0,half_map=1");
   rig_buffer *x = create_ok(g, 64);
   uint8_t bytes[64] = {1, 2, 3};
   assert_int_equal(rig_buffer_put(x, 0, bytes, sizeof bytes), RIG_LOST);
-  assert_string_equal(rig_lost(g), half);
+  assert_string_equal(rig_device_lost(g), half);
   ok(rig_buffer_put(h, 0, bytes, sizeof bytes));             /* LOSS-13 */
   uint8_t back[64];
   ok(rig_buffer_get(h, 0, back, sizeof back));
@@ -307,16 +307,16 @@ static void loss_7_a_close_loses_the_device(void **state) {
   rig_point p;
   ok(rig_buffer_submit_fill(x, 0x42, 1, &p));
   ok(rig_buffer_submit_copy(x, y, &p));                 /* other's queue waits for d */
-  ok(rig_close(d));
-  assert_string_equal(rig_lost(d), "closed");
+  ok(rig_device_close(d));
+  assert_string_equal(rig_device_lost(d), "closed");
   assert_int_equal(rig_buffer_fill(x, 1, 1), RIG_LOST);
   char want[128];
-  snprintf(want, sizeof want, "%s lost: closed", rig_name(d));
-  assert_string_equal(rig_last_error()->message, want);
+  snprintf(want, sizeof want, "%s lost: closed", rig_device_name(d));
+  assert_string_equal(rig_error_last()->message, want);
   uint8_t got[256];
   ok(rig_buffer_get(y, 0, got, sizeof got));
   assert_true(all_bytes(got, sizeof got, 0x42));
-  assert_null(rig_lost(other));
+  assert_null(rig_device_lost(other));
   rig_buffer_release(x);
   rig_buffer_release(y);
   rig_device_release(d);
@@ -337,23 +337,23 @@ static void loss_14_a_fault_of_a_shared_resource(void **state) {
   ok(rig_buffer_fill(xb, 1, 1));
   assert_int_equal(rig_buffer_fill(xa, 2, 1), RIG_LOST);
   char want[128];
-  snprintf(want, sizeof want, "injected fault at %llu", (unsigned long long)rig_submitted(a));
-  assert_string_equal(rig_lost(a), want);
-  assert_null(rig_lost(b)); /* rig does not spread it */
+  snprintf(want, sizeof want, "injected fault at %llu", (unsigned long long)rig_device_submitted(a));
+  assert_string_equal(rig_device_lost(a), want);
+  assert_null(rig_device_lost(b)); /* rig does not spread it */
   uint8_t byte = 0;
   ok(rig_buffer_get(xb, 0, &byte, 1));
   assert_int_equal(byte, 1);
   assert_int_equal(rig_buffer_fill(xb, 3, 1), RIG_LOST); /* b's own driver fails */
   char shared[160];
   snprintf(shared, sizeof shared, "shared fault: %s", want);
-  assert_string_equal(rig_lost(b), shared);
+  assert_string_equal(rig_device_lost(b), shared);
   /* A device of the group opened later is lost at its first allocation. */
   rig_device *b2 = open_ok("test:l14-b2,shared=5");
   rig_buffer *x = NULL;
   assert_int_equal(rig_buffer_create(b2, 64, &x), RIG_LOST);
-  assert_string_equal(rig_lost(b2), shared);
+  assert_string_equal(rig_device_lost(b2), shared);
   ok(rig_buffer_fill(xc, 4, 1));
-  assert_null(rig_lost(c));
+  assert_null(rig_device_lost(c));
   rig_buffer_release(xa);
   rig_buffer_release(xb);
   rig_buffer_release(xc);
@@ -380,7 +380,7 @@ static void loss_16_which_work_ran_is_undetectable(void **state) {
     snprintf(name, sizeof name, "test:l16-%d,delay_us=200000,fault_nth=2,fault_halts=%d", halts,
              halts);
     d[halts] = open_ok(name);
-    h[halts] = create_ok(rig_host(), PAGE_BUF);
+    h[halts] = create_ok(rig_device_host(), PAGE_BUF);
     ok(rig_buffer_put(h[halts], 0, zero, PAGE_BUF));
     ok(rig_buffer_borrow(d[halts], h[halts], &bt[halts]));
     y[halts] = create_ok(d[halts], 64);
@@ -401,7 +401,7 @@ static void loss_16_which_work_ran_is_undetectable(void **state) {
       assert_int_equal(rig_buffer_wait(h[i], RIG_READ), RIG_LOST);
       assert_int_equal(rig_buffer_wait(h[i], RIG_READ_WRITE), RIG_LOST);
       if (!stopped)
-        ok(rig_close(d[i])); /* its stop: the work it took has ended */
+        ok(rig_device_close(d[i])); /* its stop: the work it took has ended */
     }
   /* The memory: the halted device never ran the fill, the other ran it. */
   if (!ran[1])
@@ -424,7 +424,7 @@ static void loss_16_which_work_ran_is_undetectable(void **state) {
 static void lmem_15_an_export_is_unchecked(void **state) {
   (void)state;
   rig_device *d = open_ok("test:lm15,delay_us=200000,fault_nth=2");
-  rig_buffer *h = create_ok(rig_host(), PAGE_BUF), *bt, *y = create_ok(d, 64);
+  rig_buffer *h = create_ok(rig_device_host(), PAGE_BUF), *bt, *y = create_ok(d, 64);
   static uint8_t zero[PAGE_BUF];
   ok(rig_buffer_put(h, 0, zero, PAGE_BUF));
   uint8_t *bytes = NULL;
@@ -467,7 +467,7 @@ typedef struct held {
 } held;
 
 static held lost_with_a_mapping(const char *name) {
-  held x = {open_ok(name), create_ok(rig_host(), PAGE_BUF), RIG_POINT_NONE};
+  held x = {open_ok(name), create_ok(rig_device_host(), PAGE_BUF), RIG_POINT_NONE};
   rig_buffer *bt, *y = create_ok(x.d, 4096);
   ok(rig_buffer_borrow(x.d, x.h, &bt));
   rig_stats st;
@@ -477,7 +477,7 @@ static held lost_with_a_mapping(const char *name) {
   rig_buffer_release(bt);
   assert_int_equal(rig_buffer_fill(y, 2, 1), RIG_LOST);
   rig_buffer_release(y);
-  ok(rig_free_cache(x.d)); /* a move: the mapping waits for the fill */
+  ok(rig_device_free_cache(x.d)); /* a move: the mapping waits for the fill */
   rig_device_stats(x.d, &st);
   assert_int_equal(st.borrow_mappings, 1);
   return x;
@@ -495,10 +495,10 @@ static uint64_t mappings(const rig_device *d) {
 static void stop_3_mappings_return_at_the_stop(void **state) {
   (void)state;
   held x = lost_with_a_mapping("test:s3,commit_k=1000,fault_halts=1,fault_nth=2");
-  assert_true(rig_allocated(x.d) > 0); /* STOP-2 */
-  ok(rig_close(x.d));
+  assert_true(rig_device_allocated(x.d) > 0); /* STOP-2 */
+  ok(rig_device_close(x.d));
   assert_int_equal(mappings(x.d), 0);
-  assert_int_equal(rig_allocated(x.d), 0);
+  assert_int_equal(rig_device_allocated(x.d), 0);
   uint8_t byte;
   assert_int_equal(rig_buffer_get(x.h, 0, &byte, 1), RIG_LOST); /* LMEM-12: for good */
   rig_buffer_release(x.h);
@@ -516,28 +516,28 @@ static void stop_4_mappings_return_at_the_first_move_after_the_stop(void **state
     snprintf(name, sizeof name, "test:s4-%d,commit_k=1000,fault_halts=1,fault_nth=2,report_ms=150",
              trigger);
     held x = lost_with_a_mapping(name);
-    ok(rig_close(x.d));
+    ok(rig_device_close(x.d));
     assert_int_equal(mappings(x.d), 1); /* not stopped yet */
-    assert_true(rig_allocated(x.d) > 0);
+    assert_true(rig_device_allocated(x.d) > 0);
     assert_true(reported(x.d, rig_point_value(x.p)));
     assert_int_equal(mappings(x.d), 1); /* stopped, and no call has moved memory since */
     rig_buffer *b = NULL, *h2 = NULL;
     rig_device *m = NULL;
     switch (trigger) {
     case 0:
-      ok(rig_free_cache(x.d));
+      ok(rig_device_free_cache(x.d));
       break;
     case 1:
       assert_int_equal(rig_buffer_create(x.d, 64, &b), RIG_LOST);
       break;
     case 2:
-      h2 = create_ok(rig_host(), PAGE_BUF);
+      h2 = create_ok(rig_device_host(), PAGE_BUF);
       assert_int_equal(rig_buffer_borrow(x.d, h2, &b), RIG_LOST);
       rig_buffer_release(h2);
       break;
     case 3: /* an allocation its budget refuses reclaims (RECLAIM-53) */
       m = open_ok("memory:s4-budget");
-      ok(rig_set_budget(m, 4096));
+      ok(rig_device_set_budget(m, 4096));
       h2 = create_ok(m, 4096);
       assert_int_equal(rig_buffer_create(m, 4096, &b), RIG_OUT_OF_MEMORY);
       rig_buffer_release(h2);
@@ -546,7 +546,7 @@ static void stop_4_mappings_return_at_the_first_move_after_the_stop(void **state
     }
     if (mappings(x.d) != 0)
       fail_msg("trigger %d left the mapping", trigger);
-    assert_int_equal(rig_allocated(x.d), 0);
+    assert_int_equal(rig_device_allocated(x.d), 0);
     rig_buffer_release(x.h);
     rig_device_release(x.d);
   }
@@ -561,7 +561,7 @@ static void stop_4_mappings_return_at_the_first_move_after_the_stop(void **state
 static void stop_12_taken_work_runs_on_until_the_stop(void **state) {
   (void)state;
   rig_device *d = open_ok("test:s12,delay_us=300000,fault_nth=2");
-  rig_buffer *h = create_ok(rig_host(), PAGE_BUF), *bt, *y = create_ok(d, 64);
+  rig_buffer *h = create_ok(rig_device_host(), PAGE_BUF), *bt, *y = create_ok(d, 64);
   ok(rig_buffer_borrow(d, h, &bt));
   rig_point p;
   ok(rig_buffer_submit_fill(bt, 0x11, 1, &p));
@@ -572,7 +572,7 @@ static void stop_12_taken_work_runs_on_until_the_stop(void **state) {
   static uint8_t zero[PAGE_BUF], got[PAGE_BUF];
   rig_buffer *fresh[4];
   for (int i = 0; i < 4; i++) {
-    fresh[i] = create_ok(rig_host(), PAGE_BUF);
+    fresh[i] = create_ok(rig_device_host(), PAGE_BUF);
     ok(rig_buffer_put(fresh[i], 0, zero, PAGE_BUF));
   }
   assert_true(reported(d, rig_point_value(p))); /* the fill ran on (LOSS-16) */
@@ -585,8 +585,8 @@ static void stop_12_taken_work_runs_on_until_the_stop(void **state) {
   }
   rig_buffer_release(y);
   done(d);
-  ok(rig_free_cache(rig_host()));
-  assert_int_equal(rig_allocated(d), 0);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(rig_device_allocated(d), 0);
 }
 
 /* ---- ERR-2, ERR-3, ERR-5..8, ERR-25 ----------------------------------------------------- */
@@ -601,8 +601,8 @@ static void stop_12_taken_work_runs_on_until_the_stop(void **state) {
  * the interrupted one, and every byte comes back at the end. */
 static void err_5_7_an_interrupted_staged_get(void **state) {
   (void)state;
-  ok(rig_free_cache(rig_host()));
-  uint64_t host0 = rig_allocated(rig_host());
+  ok(rig_device_free_cache(rig_device_host()));
+  uint64_t host0 = rig_device_allocated(rig_device_host());
   rig_device *g = open_ok("test:e7,host=0,delay_us=200000");
   enum { N = 4096 };
   rig_buffer *x = create_ok(g, N), *y = create_ok(g, N);
@@ -617,7 +617,7 @@ static void err_5_7_an_interrupted_staged_get(void **state) {
     print_message("err-7: the copy was done before the wait\n");
   else
     assert_int_equal(st, RIG_INTERRUPTED);                          /* ERR-5 */
-  assert_null(rig_lost(g));                                         /* ERR-7 */
+  assert_null(rig_device_lost(g));                                         /* ERR-7 */
   ok(rig_buffer_put(y, 0, b, N));                                   /* ERR-3 */
   ok(rig_buffer_get(y, 0, got, N));                                 /* ERR-2 */
   assert_memory_equal(got, b, N);
@@ -626,9 +626,9 @@ static void err_5_7_an_interrupted_staged_get(void **state) {
   rig_buffer_release(x);
   rig_buffer_release(y);
   done(g);
-  ok(rig_free_cache(rig_host()));
-  assert_int_equal(rig_allocated(g), 0);                            /* ERR-6 */
-  assert_true(rig_allocated(rig_host()) == host0);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(rig_device_allocated(g), 0);                            /* ERR-6 */
+  assert_true(rig_device_allocated(rig_device_host()) == host0);
 }
 
 /* ERR-8: in C nothing interrupts a driver's stop: it runs with signals
@@ -642,10 +642,10 @@ static void err_8_no_interruption_ends_a_stop(void **state) {
   assert_int_equal(rig_buffer_fill(x, 1, 1), RIG_LOST);
   rig_buffer_release(x);
   atomic_store(&interrupting, 1);
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   atomic_store(&interrupting, 0);
-  ok(rig_free_cache(d));
-  assert_int_equal(rig_allocated(d), 0);
+  ok(rig_device_free_cache(d));
+  assert_int_equal(rig_device_allocated(d), 0);
   rig_device_release(d);
 }
 
@@ -671,14 +671,14 @@ static void err_25_an_interrupted_allocation(void **state) {
     assert_int_equal(st, RIG_INTERRUPTED);
     assert_null(y);
   }
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   y = create_ok(d, 65536);
   rig_buffer_release(y);
   done(d);
 }
 
 int main(void) {
-  rig_set_wait_hook(hook, NULL);
+  rig_runtime_set_wait_hook(hook, NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(hang_1_2_3_6_7_a_wait_finds_the_hang, arm),
       cmocka_unit_test_setup(hang_4_5_progress_and_idleness_restart_the_clock, arm),

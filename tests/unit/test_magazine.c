@@ -59,9 +59,9 @@ static void reclaim_22_53_free_cache_drains_other_threads(void **state) {
   assert_int_equal(pthread_create(&t, NULL, parks_buffers, NULL), 0);
   pthread_barrier_wait(&s.at);
   /* Collected memory still counts in the budget until it goes back. */
-  assert_int_equal(rig_allocated(s.d), (uint64_t)HELD * SIZE);
-  ok(rig_free_cache(s.d));
-  assert_int_equal(rig_allocated(s.d), 0);
+  assert_int_equal(rig_device_allocated(s.d), (uint64_t)HELD * SIZE);
+  ok(rig_device_free_cache(s.d));
+  assert_int_equal(rig_device_allocated(s.d), 0);
   pthread_barrier_wait(&s.at);
   pthread_join(t, NULL);
   pthread_barrier_destroy(&s.at);
@@ -112,10 +112,10 @@ static void reclaim_7_magazines_race_drains(void **state) {
    * 20 s passed, on a loaded machine). */
   double until = now_s() + 20;
   for (int i = 0; i < 2000 || (atomic_load(&s.creates) < 30000 && now_s() < until); i++) {
-    ok(rig_free_cache(s.d));
+    ok(rig_device_free_cache(s.d));
     if (i % 100 == 0) {
-      ok(rig_set_budget(s.d, 1u << 30));
-      ok(rig_set_budget(s.d, INT64_MAX));
+      ok(rig_device_set_budget(s.d, 1u << 30));
+      ok(rig_device_set_budget(s.d, INT64_MAX));
     }
   }
   atomic_store(&s.stop, true);
@@ -124,8 +124,8 @@ static void reclaim_7_magazines_race_drains(void **state) {
   assert_int_equal(atomic_load(&s.handed_twice), 0);
   assert_int_equal(atomic_load(&s.failures), 0);
   assert_true(atomic_load(&s.creates) > 0);
-  ok(rig_free_cache(s.d));
-  assert_int_equal(rig_allocated(s.d), 0);
+  ok(rig_device_free_cache(s.d));
+  assert_int_equal(rig_device_allocated(s.d), 0);
   close_release(s.d);
 }
 

@@ -37,20 +37,20 @@
 
 static rig_device *open_dev(const char *name) {
   rig_device *d;
-  ok(rig_open(name, &d));
+  ok(rig_device_open(name, &d));
   return d;
 }
 
 static rig_device *memory(const char *name, uint64_t budget) {
   rig_device *d;
-  ok(rig_memory_device(name, &d));
+  ok(rig_device_open_memory(name, &d));
   if (budget)
-    ok(rig_set_budget(d, budget));
+    ok(rig_device_set_budget(d, budget));
   return d;
 }
 
 static void done(rig_device *d) {
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -83,7 +83,7 @@ static rig_device *held_device(const char *name) {
   ok(rig_buffer_submit_fill(b, 0, 4, &p));
   ok(rig_point_wait(p));
   rig_buffer_release(b);
-  ok(rig_free_cache(d));
+  ok(rig_device_free_cache(d));
   return d;
 }
 
@@ -97,7 +97,7 @@ static rig_point submit_fill(rig_buffer *b, bool unordered) {
   rig_point p;
   ok(rig_submission_make(rig_buffer_device(b), &part, 1, &s));
   ok(rig_submission_take(s, &run));
-  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   rig_submission_release(s);
   return p;
 }
@@ -105,7 +105,7 @@ static rig_point submit_fill(rig_buffer *b, bool unordered) {
 /* The value d has reported, which commits nothing. */
 static uint64_t reported(rig_device *d) {
   uint64_t v;
-  ok(rig_signaled(d, &v));
+  ok(rig_device_signaled(d, &v));
   return v;
 }
 
@@ -122,45 +122,45 @@ static void reclaim_1_6_31_37_41_life_7_memory_comes_back_by_itself(void **state
   rig_buffer *b = mk(m, 4096), *v, *c, *again;
   const void *b_at = at(b);
   ok(rig_buffer_view(b, 0, 64, RIG_READ, &v));
-  uint64_t base = rig_allocated(m);
+  uint64_t base = rig_device_allocated(m);
   rig_buffer_release(b);                      /* not the last release: v holds it */
   c = mk(m, 4096);
   assert_ptr_not_equal(at(c), b_at);          /* RECLAIM-31, 41: still live */
-  assert_int_equal(rig_allocated(m), base + 4096);
+  assert_int_equal(rig_device_allocated(m), base + 4096);
   rig_buffer_release(v);                      /* the last: stage 2, then the cache */
   again = mk(m, 4096);                        /* RECLAIM-1, 6, 37, LIFE-7 */
   assert_ptr_equal(at(again), b_at);
-  assert_int_equal(rig_allocated(m), base + 4096);
+  assert_int_equal(rig_device_allocated(m), base + 4096);
   ok(rig_buffer_free(c));                     /* early: dead at once, and its memory */
   assert_true(rig_buffer_dead(c));            /* goes past the cache to the driver */
   move_on(m);                                 /* while c is still held (RECLAIM-4) */
-  assert_int_equal(rig_allocated(m), base);
+  assert_int_equal(rig_device_allocated(m), base);
   rig_buffer_release(c);
   move_on(m);
-  assert_int_equal(rig_allocated(m), base);
+  assert_int_equal(rig_device_allocated(m), base);
   rig_buffer_release(again);
   done(m);
 
   /* The host keeps buffers of 64 KiB or more in its cache (RECLAIM-47). */
-  ok(rig_free_cache(rig_host()));
-  rig_buffer *h = mk(rig_host(), MiB), *h2;
+  ok(rig_device_free_cache(rig_device_host()));
+  rig_buffer *h = mk(rig_device_host(), MiB), *h2;
   const void *h_at = at(h);
-  uint64_t host = rig_allocated(rig_host());
+  uint64_t host = rig_device_allocated(rig_device_host());
   rig_buffer_retain(h);
   rig_buffer_release(h);                      /* one reference of two */
-  h2 = mk(rig_host(), MiB);
+  h2 = mk(rig_device_host(), MiB);
   assert_ptr_not_equal(at(h2), h_at);         /* RECLAIM-31 */
   rig_buffer_release(h2);
   rig_buffer_release(h);                      /* the last release */
-  ok(rig_free_cache(rig_host()));
-  assert_true(rig_allocated(rig_host()) < host);
-  h = mk(rig_host(), MiB);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_true(rig_device_allocated(rig_device_host()) < host);
+  h = mk(rig_device_host(), MiB);
   h_at = at(h);
   rig_buffer_release(h);
-  h2 = mk(rig_host(), MiB);                   /* RECLAIM-1, 6: from the host's cache */
+  h2 = mk(rig_device_host(), MiB);                   /* RECLAIM-1, 6: from the host's cache */
   assert_ptr_equal(at(h2), h_at);
   rig_buffer_release(h2);
-  ok(rig_free_cache(rig_host()));
+  ok(rig_device_free_cache(rig_device_host()));
 }
 
 /* RECLAIM-3, RECLAIM-5, RECLAIM-23, LIFE-4: a buffer released right after a
@@ -186,33 +186,33 @@ static bool reused_early(const void *was, const rig_buffer *now, rig_device *d, 
 static void reclaim_3_5_23_life_4_released_memory_waits_for_its_work(void **state) {
   rig_device *d = held_device("test:mem-3,commit_k=8,delay_us=200000");
   const size_t n = 64 * KiB;
-  uint64_t base = rig_allocated(d);
+  uint64_t base = rig_device_allocated(d);
   rig_buffer *b = mk(d, n), *c, *e, *f;
   const void *b_at = at(b), *c_at;
   rig_point p = submit_fill(b, false);        /* held: d runs it once committed */
   rig_buffer_release(b);                      /* at once after the submit */
   c = mk(d, n);                               /* moves d's memory: b's waits */
   if (!reused_early(b_at, c, d, p))
-    assert_int_equal(rig_allocated(d), base + 2 * n);
+    assert_int_equal(rig_device_allocated(d), base + 2 * n);
   ok(rig_point_wait(p));                      /* commits; d reports p */
   assert_true(reported(d) >= rig_point_value(p));
   c_at = at(c);
   rig_buffer_release(c);
   e = mk(d, n);                               /* LIFE-4: b's or c's memory, reused */
   assert_true(at(e) == b_at || at(e) == c_at);
-  ok(rig_free_cache(d));                      /* gives any other back */
-  assert_int_equal(rig_allocated(d), base + n);
+  ok(rig_device_free_cache(d));                      /* gives any other back */
+  assert_int_equal(rig_device_allocated(d), base + n);
 
   const void *e_at = at(e);                   /* RECLAIM-5: an unordered use */
   rig_point q = submit_fill(e, true);
   rig_buffer_release(e);
   f = mk(d, n);
   if (!reused_early(e_at, f, d, q))
-    assert_int_equal(rig_allocated(d), base + 2 * n);
+    assert_int_equal(rig_device_allocated(d), base + 2 * n);
   ok(rig_point_wait(q));
   rig_buffer_release(f);
-  ok(rig_free_cache(d));
-  assert_int_equal(rig_allocated(d), base);
+  ok(rig_device_free_cache(d));
+  assert_int_equal(rig_device_allocated(d), base);
   done(d);
 }
 
@@ -221,20 +221,20 @@ static void reclaim_3_5_23_life_4_released_memory_waits_for_its_work(void **stat
  * waits for it; a later free_cache gives it back. */
 static void reclaim_73_74_free_cache_moves_then_gives_back_after_the_work(void **state) {
   rig_device *d = held_device("test:mem-74,commit_k=8,delay_us=100000");
-  uint64_t base = rig_allocated(d);
+  uint64_t base = rig_device_allocated(d);
   rig_buffer_release(mk(d, 4096));            /* collected, with no work */
-  assert_int_equal(rig_allocated(d), base + 4096);
-  ok(rig_free_cache(d));                      /* RECLAIM-73: moved, then back */
-  assert_int_equal(rig_allocated(d), base);
+  assert_int_equal(rig_device_allocated(d), base + 4096);
+  ok(rig_device_free_cache(d));                      /* RECLAIM-73: moved, then back */
+  assert_int_equal(rig_device_allocated(d), base);
   rig_buffer *b = mk(d, 4096);
   rig_point p = submit_fill(b, false);        /* held */
   rig_buffer_release(b);
-  ok(rig_free_cache(d));                      /* RECLAIM-74: its work is not done */
-  if (rig_allocated(d) != base + 4096)        /* given back only once reported */
+  ok(rig_device_free_cache(d));                      /* RECLAIM-74: its work is not done */
+  if (rig_device_allocated(d) != base + 4096)        /* given back only once reported */
     assert_true(reported(d) >= rig_point_value(p));
   ok(rig_point_wait(p));
-  ok(rig_free_cache(d));
-  assert_int_equal(rig_allocated(d), base);
+  ok(rig_device_free_cache(d));
+  assert_int_equal(rig_device_allocated(d), base);
   done(d);
 }
 
@@ -246,24 +246,24 @@ static void reclaim_9_life_6_cache_goes_back_to_the_driver(void **state) {
   rig_device *m = memory("mem-9", MiB);
   rig_buffer_release(mk(m, 256 * KiB));
   rig_buffer *small = mk(m, 64);              /* moves: the 256 KiB is cached */
-  assert_int_equal(rig_allocated(m), 256 * KiB + 64);
-  ok(rig_free_cache(m));                      /* free_cache */
-  assert_int_equal(rig_allocated(m), 64);
+  assert_int_equal(rig_device_allocated(m), 256 * KiB + 64);
+  ok(rig_device_free_cache(m));                      /* free_cache */
+  assert_int_equal(rig_device_allocated(m), 64);
 
   rig_buffer *x = mk(m, 256 * KiB), *y = mk(m, 256 * KiB);
   rig_buffer_release(x);
   rig_buffer_release(y);
-  ok(rig_set_budget(m, 300 * KiB));           /* a lower budget: one goes */
-  assert_int_equal(rig_allocated(m), 64 + 256 * KiB);
-  assert_true(rig_allocated(m) <= 300 * KiB);
+  ok(rig_device_set_budget(m, 300 * KiB));           /* a lower budget: one goes */
+  assert_int_equal(rig_device_allocated(m), 64 + 256 * KiB);
+  assert_true(rig_device_allocated(m) <= 300 * KiB);
 
-  ok(rig_set_budget(m, MiB));
+  ok(rig_device_set_budget(m, MiB));
   rig_buffer *big = mk(m, 768 * KiB);         /* needs the cached 256 KiB's room */
-  assert_int_equal(rig_allocated(m), 64 + 768 * KiB);
+  assert_int_equal(rig_device_allocated(m), 64 + 768 * KiB);
   rig_buffer_release(big);
   rig_buffer_release(small);
-  ok(rig_free_cache(m));
-  assert_int_equal(rig_allocated(m), 0);
+  ok(rig_device_free_cache(m));
+  assert_int_equal(rig_device_allocated(m), 0);
   done(m);
 }
 
@@ -274,17 +274,17 @@ static void life_7_8_cache_within_budget_driver_over_it(void **state) {
   rig_device *m = memory("mem-life-8", MiB);
   rig_buffer *a = mk(m, 512 * KiB), *b = mk(m, 512 * KiB);
   const void *b_at = at(b);
-  ok(rig_set_budget(m, 768 * KiB));           /* over: live buffers stay (RECLAIM-70) */
-  assert_int_equal(rig_allocated(m), MiB);
+  ok(rig_device_set_budget(m, 768 * KiB));           /* over: live buffers stay (RECLAIM-70) */
+  assert_int_equal(rig_device_allocated(m), MiB);
   rig_buffer_release(a);
   rig_buffer *s1 = mk(m, 64);                 /* moves: over budget, a to the driver */
-  assert_int_equal(rig_allocated(m), 512 * KiB + 64);
+  assert_int_equal(rig_device_allocated(m), 512 * KiB + 64);
   rig_buffer_release(b);
   rig_buffer *s2 = mk(m, 128);                /* moves: within budget, b to the cache */
-  assert_int_equal(rig_allocated(m), 512 * KiB + 64 + 128);
+  assert_int_equal(rig_device_allocated(m), 512 * KiB + 64 + 128);
   rig_buffer *c = mk(m, 512 * KiB);           /* takes b's memory */
   assert_ptr_equal(at(c), b_at);
-  assert_int_equal(rig_allocated(m), 512 * KiB + 64 + 128);
+  assert_int_equal(rig_device_allocated(m), 512 * KiB + 64 + 128);
   rig_buffer_release(c);
   rig_buffer_release(s1);
   rig_buffer_release(s2);
@@ -296,31 +296,31 @@ static void life_7_8_cache_within_budget_driver_over_it(void **state) {
  * copy's work is done. Staging counts in the host's budget. */
 static void reclaim_10_72_staging_returns_to_the_host(void **state) {
   rig_device *g = held_device("test:mem-10,host=0,commit_k=8,delay_us=100000");
-  ok(rig_free_cache(rig_host()));
-  rig_buffer *h = mk(rig_host(), 8192), *x = mk(g, 8192);
+  ok(rig_device_free_cache(rig_device_host()));
+  rig_buffer *h = mk(rig_device_host(), 8192), *x = mk(g, 8192);
   unsigned char bytes[8192], back[8192];
   for (size_t i = 0; i < sizeof bytes; i++)
     bytes[i] = (unsigned char)(i * 7 + 3);
   ok(rig_buffer_put(h, 0, bytes, sizeof bytes));
-  ok(rig_free_cache(g));
-  uint64_t host = rig_allocated(rig_host());
+  ok(rig_device_free_cache(g));
+  uint64_t host = rig_device_allocated(rig_device_host());
   ok(rig_buffer_copy(h, x));                  /* through 8 KiB of staging */
-  assert_int_equal(rig_allocated(rig_host()), host + 8192);
-  ok(rig_free_cache(g));                      /* RECLAIM-72 */
-  assert_int_equal(rig_allocated(rig_host()), host);
+  assert_int_equal(rig_device_allocated(rig_device_host()), host + 8192);
+  ok(rig_device_free_cache(g));                      /* RECLAIM-72 */
+  assert_int_equal(rig_device_allocated(rig_device_host()), host);
   ok(rig_buffer_copy(h, x));
-  assert_int_equal(rig_allocated(rig_host()), host + 8192);
-  ok(rig_set_budget(g, rig_budget(g)));       /* RECLAIM-10 */
-  assert_int_equal(rig_allocated(rig_host()), host);
+  assert_int_equal(rig_device_allocated(rig_device_host()), host + 8192);
+  ok(rig_device_set_budget(g, rig_device_budget(g)));       /* RECLAIM-10 */
+  assert_int_equal(rig_device_allocated(rig_device_host()), host);
 
   rig_point p;
   ok(rig_buffer_submit_copy(h, x, &p));       /* its staging is held until p */
-  ok(rig_free_cache(g));
-  if (rig_allocated(rig_host()) != host + 8192) /* back only once g reported p */
+  ok(rig_device_free_cache(g));
+  if (rig_device_allocated(rig_device_host()) != host + 8192) /* back only once g reported p */
     assert_true(reported(g) >= rig_point_value(p));
   ok(rig_point_wait(p));
-  ok(rig_free_cache(g));
-  assert_int_equal(rig_allocated(rig_host()), host);
+  ok(rig_device_free_cache(g));
+  assert_int_equal(rig_device_allocated(rig_device_host()), host);
   ok(rig_buffer_copy(x, h));                  /* back out, through staging */
   ok(rig_buffer_get(h, 0, back, sizeof back));
   assert_memory_equal(back, bytes, sizeof bytes);
@@ -341,38 +341,38 @@ static void reclaim_10_72_staging_returns_to_the_host(void **state) {
 static void reclaim_13_19_21_75_a_closed_devices_memory_returns(void **state) {
   rig_device *d = open_dev("test:mem-13,host=0");
   rig_device *e = memory("mem-13", 0);
-  rig_buffer *live = mk(d, 4096), *h = mk(rig_host(), 4096);
+  rig_buffer *live = mk(d, 4096), *h = mk(rig_device_host(), 4096);
   rig_buffer_release(mk(d, 8192));
   rig_buffer_release(mk(e, 8192));
   move_on(d);
   move_on(e);
-  assert_int_equal(rig_allocated(d), 4096 + 8192);
-  assert_int_equal(rig_allocated(e), 8192);
-  ok(rig_free_cache(d));                      /* RECLAIM-19: d's cache only */
-  assert_int_equal(rig_allocated(d), 4096);
-  assert_int_equal(rig_allocated(e), 8192);
+  assert_int_equal(rig_device_allocated(d), 4096 + 8192);
+  assert_int_equal(rig_device_allocated(e), 8192);
+  ok(rig_device_free_cache(d));                      /* RECLAIM-19: d's cache only */
+  assert_int_equal(rig_device_allocated(d), 4096);
+  assert_int_equal(rig_device_allocated(e), 8192);
 
   rig_buffer_release(mk(d, 8192));            /* cached again */
   move_on(d);
-  assert_int_equal(rig_allocated(d), 4096 + 8192);
+  assert_int_equal(rig_device_allocated(d), 4096 + 8192);
   ok(rig_buffer_copy(h, live));               /* d stages through host memory */
-  uint64_t host = rig_allocated(rig_host());
-  ok(rig_close(d));                           /* RECLAIM-13: its stop returns ... */
-  assert_int_equal(rig_allocated(d), 4096);   /* ... the cache, not what is live */
-  assert_int_equal(rig_allocated(rig_host()), host - 4096); /* ... and the staging */
-  assert_int_equal(rig_allocated(e), 8192);   /* RECLAIM-19: that device only */
+  uint64_t host = rig_device_allocated(rig_device_host());
+  ok(rig_device_close(d));                           /* RECLAIM-13: its stop returns ... */
+  assert_int_equal(rig_device_allocated(d), 4096);   /* ... the cache, not what is live */
+  assert_int_equal(rig_device_allocated(rig_device_host()), host - 4096); /* ... and the staging */
+  assert_int_equal(rig_device_allocated(e), 8192);   /* RECLAIM-19: that device only */
   rig_buffer_release(live);
-  ok(rig_free_cache(d));                      /* RECLAIM-75 */
-  assert_int_equal(rig_allocated(d), 0);
+  ok(rig_device_free_cache(d));                      /* RECLAIM-75 */
+  assert_int_equal(rig_device_allocated(d), 0);
   rig_device_release(d);
 
   rig_device *d2 = open_dev("test:mem-21");
   live = mk(d2, 4096);
-  ok(rig_close(d2));
-  assert_int_equal(rig_allocated(d2), 4096);
+  ok(rig_device_close(d2));
+  assert_int_equal(rig_device_allocated(d2), 4096);
   rig_buffer_release(live);
   move_on(e);                                 /* RECLAIM-21: a move of e moves d2's */
-  assert_int_equal(rig_allocated(d2), 0);
+  assert_int_equal(rig_device_allocated(d2), 0);
   rig_device_release(d2);
   rig_buffer_release(h);
   done(e);
@@ -386,25 +386,25 @@ static void reclaim_13_19_21_75_a_closed_devices_memory_returns(void **state) {
 static void reclaim_18_moves_happen_before_lost(void **state) {
   rig_device *d = open_dev("test:mem-18,fault_nth=1");
   rig_buffer *b = mk(d, 64 * KiB), *c = mk(d, 4096), *x = NULL;
-  ok(rig_set_budget(d, 0));
+  ok(rig_device_set_budget(d, 0));
   rig_point p;
   assert_int_equal(rig_buffer_submit_fill(c, 0, 1, &p), RIG_LOST);
-  assert_non_null(rig_lost(d));
+  assert_non_null(rig_device_lost(d));
   rig_buffer_release(b);                      /* collected, not moved */
-  assert_int_equal(rig_allocated(d), 64 * KiB + 4096);
+  assert_int_equal(rig_device_allocated(d), 64 * KiB + 4096);
   assert_int_equal(rig_buffer_create(d, 64, &x), RIG_LOST);
   assert_null(x);
-  assert_int_equal(rig_allocated(d), 64 * KiB + 4096); /* held until d stops (STOP-2) */
+  assert_int_equal(rig_device_allocated(d), 64 * KiB + 4096); /* held until d stops (STOP-2) */
 
-  ok(rig_free_cache(rig_host()));
-  uint64_t before = rig_allocated(rig_host());
-  rig_buffer *small = mk(rig_host(), 1000);   /* under 64 KiB: the host keeps none */
-  uint64_t charge = rig_allocated(rig_host()) - before;
-  rig_buffer *h = mk(rig_host(), 4096);
+  ok(rig_device_free_cache(rig_device_host()));
+  uint64_t before = rig_device_allocated(rig_device_host());
+  rig_buffer *small = mk(rig_device_host(), 1000);   /* under 64 KiB: the host keeps none */
+  uint64_t charge = rig_device_allocated(rig_device_host()) - before;
+  rig_buffer *h = mk(rig_device_host(), 4096);
   rig_buffer_release(small);                  /* collected, not moved */
-  uint64_t held = rig_allocated(rig_host());
+  uint64_t held = rig_device_allocated(rig_device_host());
   assert_int_equal(rig_buffer_copy(h, c), RIG_LOST);
-  assert_int_equal(rig_allocated(rig_host()), held - charge); /* the copy moved it */
+  assert_int_equal(rig_device_allocated(rig_device_host()), held - charge); /* the copy moved it */
   rig_buffer_release(h);
   rig_buffer_release(c);
   done(d);
@@ -449,7 +449,7 @@ static void reclaim_22_memory_returns_while_a_thread_blocks(void **state) {
   memset(&waiter, 0, sizeof waiter);
   ok(rig_buffer_submit_fill(work, 0, 1, &waiter.p));
   waiter.mine = mk(m, 4096);
-  rig_set_wait_hook(waiter_hook, NULL);
+  rig_runtime_set_wait_hook(waiter_hook, NULL);
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, waiter_main, NULL), 0);
   for (int i = 0; i < 10000 && !atomic_load(&waiter.blocked) && !atomic_load(&waiter.finished);
@@ -457,19 +457,19 @@ static void reclaim_22_memory_returns_while_a_thread_blocks(void **state) {
     usleep(1000);
   bool blocked = atomic_load(&waiter.blocked) && !atomic_load(&waiter.finished);
   rig_buffer *c = mk(m, 4096);                /* the waiter's release comes back here */
-  assert_int_equal(rig_allocated(m), 4096);
+  assert_int_equal(rig_device_allocated(m), 4096);
   rig_buffer_release(c);                      /* released while the waiter blocks */
   c = mk(m, 4096);
-  assert_int_equal(rig_allocated(m), 4096);
+  assert_int_equal(rig_device_allocated(m), 4096);
   rig_buffer_release(c);
-  ok(rig_free_cache(m));
-  assert_int_equal(rig_allocated(m), 0);
+  ok(rig_device_free_cache(m));
+  assert_int_equal(rig_device_allocated(m), 0);
   if (!blocked || atomic_load(&waiter.finished))
     print_message("the waiter did not stay blocked: checked without it\n");
   atomic_store(&waiter.stop, 1);
   assert_int_equal(pthread_join(t, NULL), 0);
   assert_true(waiter.status == RIG_OK || waiter.status == RIG_INTERRUPTED);
-  rig_set_wait_hook(NULL, NULL);
+  rig_runtime_set_wait_hook(NULL, NULL);
   rig_buffer_release(work);
   done(slow);
   done(m);
@@ -494,19 +494,19 @@ static void reclaim_30_grecl_1_2_8_live_buffers_are_never_freed(void **state) {
     int n = 0;
     rig_status st = RIG_OK;
     collector_calls = 0;
-    rig_set_collector(count_collector, NULL);
+    rig_runtime_set_collector(count_collector, NULL);
     while (n < 64 && (st = rig_buffer_create(m, 64 * KiB, &live[n])) == RIG_OK)
       n++;
-    rig_set_collector(NULL, NULL);
+    rig_runtime_set_collector(NULL, NULL);
     assert_int_equal(st, RIG_OUT_OF_MEMORY);                  /* GRECL-2 */
     assert_int_equal(n, budgets[k] / (64 * KiB));
-    assert_int_equal(rig_last_error()->bytes, 64 * KiB);
-    assert_ptr_equal(rig_last_error()->device, m);
+    assert_int_equal(rig_error_last()->bytes, 64 * KiB);
+    assert_ptr_equal(rig_error_last()->device, m);
     assert_true(collector_calls >= 1);                        /* GRECL-8: rounds ran */
-    ok(rig_free_cache(m));                                    /* GRECL-1, RECLAIM-30 */
-    ok(rig_set_budget(m, budgets[k] / 2));
-    ok(rig_set_budget(m, budgets[k]));
-    assert_int_equal(rig_allocated(m), budgets[k]);
+    ok(rig_device_free_cache(m));                                    /* GRECL-1, RECLAIM-30 */
+    ok(rig_device_set_budget(m, budgets[k] / 2));
+    ok(rig_device_set_budget(m, budgets[k]));
+    assert_int_equal(rig_device_allocated(m), budgets[k]);
     for (int i = 0; i < n; i++)
       assert_false(rig_buffer_dead(live[i]));
     assert_int_equal(rig_buffer_create(m, 64 * KiB, &b), RIG_OUT_OF_MEMORY);
@@ -524,13 +524,13 @@ static void reclaim_30_grecl_1_2_8_live_buffers_are_never_freed(void **state) {
 static void reclaim_42_room_is_budget_minus_allocated(void **state) {
   rig_device *m = memory("mem-42", MiB);
   rig_buffer *a = mk(m, 1000), *b = NULL;
-  size_t room = (size_t)(rig_budget(m) - rig_allocated(m));
+  size_t room = (size_t)(rig_device_budget(m) - rig_device_allocated(m));
   assert_int_equal(room, MiB - 1000);
   assert_int_equal(rig_buffer_create(m, room + 1, &b), RIG_OUT_OF_MEMORY);
-  assert_int_equal(rig_last_error()->bytes, room + 1);
+  assert_int_equal(rig_error_last()->bytes, room + 1);
   assert_null(b);
   b = mk(m, room);
-  assert_int_equal(rig_allocated(m), rig_budget(m));
+  assert_int_equal(rig_device_allocated(m), rig_device_budget(m));
   rig_buffer_release(b);
   rig_buffer_release(a);
   done(m);
@@ -541,15 +541,15 @@ static void reclaim_42_room_is_budget_minus_allocated(void **state) {
  * with the host's physical memory (docs/decisions.md). */
 static void reclaim_66_67_start_budgets(void **state) {
   rig_device *t = open_dev("test:mem-66,budget=12345678");
-  assert_int_equal(rig_budget(t), 12345678);
+  assert_int_equal(rig_device_budget(t), 12345678);
   done(t);
   t = open_dev("test:mem-66-default");
-  assert_int_equal(rig_budget(t), UINT64_C(1) << 30);
+  assert_int_equal(rig_device_budget(t), UINT64_C(1) << 30);
   done(t);
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   assert_true(pages > 0 && page > 0);
   rig_device *m = memory("mem-67", 0);
-  assert_int_equal(rig_budget(m), (uint64_t)pages * (uint64_t)page);
+  assert_int_equal(rig_device_budget(m), (uint64_t)pages * (uint64_t)page);
   done(m);
 }
 
@@ -574,18 +574,18 @@ static int untouched_check(void) {
   long page = sysconf(_SC_PAGESIZE), before, created, written;
   if (resident_pages() < 0)
     return 77;
-  if (rig_free_cache(rig_host()) != RIG_OK) /* so that it does not come from the cache */
+  if (rig_device_free_cache(rig_device_host()) != RIG_OK) /* so that it does not come from the cache */
     return 1;
   const size_t n = 64 * MiB;
   rig_buffer *b = NULL;
   before = resident_pages();
-  if (rig_buffer_create(rig_host(), n, &b) != RIG_OK)
+  if (rig_buffer_create(rig_device_host(), n, &b) != RIG_OK)
     return 1;
   created = resident_pages();
   rig_status st = rig_buffer_fill(b, 0x11, 1);
   written = resident_pages();
   rig_buffer_release(b);
-  rig_free_cache(rig_host());
+  rig_device_free_cache(rig_device_host());
   if ((size_t)(created - before) * (size_t)page >= n / 4) {
     fprintf(stderr, "creating %zu bytes made %ld pages resident\n", n, created - before);
     return 1;
@@ -647,33 +647,33 @@ static void hacc_4_6_7_8_memory_the_host_does_not_address(void **state) {
   assert_int_equal(calls, 0);
   assert_null(bytes);
 
-  uint64_t s = rig_submitted(g), hs = rig_submitted(rig_host());
+  uint64_t s = rig_device_submitted(g), hs = rig_device_submitted(rig_device_host());
   ok(rig_buffer_fill(x, 0x5a, 1));                           /* HACC-8 */
-  assert_int_equal(rig_submitted(g), s + 1);
-  ok(rig_free_cache(g));
-  uint64_t host = rig_allocated(rig_host());
+  assert_int_equal(rig_device_submitted(g), s + 1);
+  ok(rig_device_free_cache(g));
+  uint64_t host = rig_device_allocated(rig_device_host());
   for (size_t i = 0; i < sizeof src; i++)
     src[i] = (unsigned char)(i * 13 + 1);
   ok(rig_buffer_put(x, 100, src, sizeof src));               /* HACC-6 */
-  assert_int_equal(rig_submitted(g), s + 2);
-  assert_int_equal(rig_allocated(rig_host()), host + 4096);  /* a page of staging */
+  assert_int_equal(rig_device_submitted(g), s + 2);
+  assert_int_equal(rig_device_allocated(rig_device_host()), host + 4096);  /* a page of staging */
   ok(rig_buffer_get(x, 0, back, sizeof back));
-  assert_int_equal(rig_submitted(g), s + 3);
-  assert_int_equal(rig_submitted(rig_host()), hs);
+  assert_int_equal(rig_device_submitted(g), s + 3);
+  assert_int_equal(rig_device_submitted(rig_device_host()), hs);
   for (size_t i = 0; i < sizeof back; i++)
     assert_int_equal(back[i], i >= 100 && i < 1100 ? src[i - 100] : 0x5a);
   ok(rig_buffer_get(x, 150, back, 10));                      /* a range of it */
   assert_memory_equal(back, src + 50, 10);
-  ok(rig_free_cache(g));
-  assert_int_equal(rig_allocated(rig_host()), host);
+  ok(rig_device_free_cache(g));
+  assert_int_equal(rig_device_allocated(rig_device_host()), host);
   ok(rig_buffer_fill(x, 0x77, 1));                           /* no staging */
-  assert_int_equal(rig_allocated(rig_host()), host);
+  assert_int_equal(rig_device_allocated(rig_device_host()), host);
 
   ok(rig_buffer_fill(mb, 0x3c, 1));
-  uint64_t ms = rig_submitted(m);
+  uint64_t ms = rig_device_submitted(m);
   ok(rig_buffer_copy(mb, x));                                /* HACC-7 */
-  assert_int_equal(rig_allocated(rig_host()), host + 4096);
-  assert_int_equal(rig_submitted(m), ms);     /* the memory device ran no copy */
+  assert_int_equal(rig_device_allocated(rig_device_host()), host + 4096);
+  assert_int_equal(rig_device_submitted(m), ms);     /* the memory device ran no copy */
   ok(rig_buffer_get(x, 0, back, sizeof back));
   for (size_t i = 0; i < sizeof back; i++)
     assert_int_equal(back[i], 0x3c);
@@ -715,9 +715,9 @@ static void reclaim_39_no_allocator_setting_changes(void **state) {
   assert_int_equal(rig_buffer_create(m, 64 * KiB, &c), RIG_OUT_OF_MEMORY);
   for (int i = 0; i < 4; i++)
     rig_buffer_release(b[i]);
-  rig_buffer_release(mk(rig_host(), 8 * MiB));
-  ok(rig_free_cache(rig_host()));
-  ok(rig_free_cache(m));
+  rig_buffer_release(mk(rig_device_host(), 8 * MiB));
+  ok(rig_device_free_cache(rig_device_host()));
+  ok(rig_device_free_cache(m));
   done(m);
   assert_int_equal(atomic_load(&mallopt_calls), 0);
 }

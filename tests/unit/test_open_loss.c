@@ -62,7 +62,7 @@ static int arm(void **state) {
 /* Whether p's device is d (PROP-4), dropping the reference it gives. */
 static bool point_names(rig_point p, const rig_device *d) {
   rig_device *got = rig_point_device(p);
-  bool same = got != NULL && rig_equal(got, d);
+  bool same = got != NULL && rig_device_equal(got, d);
   if (got)
     rig_device_release(got);
   return same;
@@ -237,7 +237,7 @@ static const rig_edge_driver ctl_driver = {
 
 static rig_device *open_ctl(const char *name, const char *args) {
   rig_device *d = NULL;
-  check_ok(rig_open_driver(name, &ctl_driver, args, &d), name);
+  check_ok(rig_device_open_driver(name, &ctl_driver, args, &d), name);
   assert_non_null(d);
   return d;
 }
@@ -256,7 +256,7 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
   enum { ID = 3 };
   atomic_store(&stops[ID], 0);
   rig_device *d = open_ctl("ctl:o3", "id=3,fault=2");
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   rig_buffer *b = create_ok(d, 64);
   rig_point p1, p2 = RIG_POINT_NONE;
   check_ok(rig_buffer_submit_fill(b, 1, 4, &p1), "fill 1");
@@ -265,7 +265,7 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
   char want[128];
   snprintf(want, sizeof want, "ctl:o3 lost: injected fault at %llu",
            (unsigned long long)(s + 2));
-  assert_string_equal(rig_last_error()->message, want);
+  assert_string_equal(rig_error_last()->message, want);
   p2 = rig_device_point(d, s + 2);
   assert_int_equal(atomic_load(&stops[ID]), 0); /* not at the failing submit */
 
@@ -275,7 +275,7 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
   assert_true(rig_point_reached(p1));
   check_ok(rig_point_wait(p1), "wait 1");
   uint64_t v;
-  check_ok(rig_signaled(d, &v), "rig_signaled");
+  check_ok(rig_device_signaled(d, &v), "rig_device_signaled");
   rig_buffer *c = NULL;
   assert_int_equal(rig_buffer_create(d, 64, &c), RIG_LOST);
   assert_int_equal(rig_buffer_fill(b, 3, 4), RIG_LOST);
@@ -285,7 +285,7 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
   assert_true(point_names(p1, d));
   assert_true(point_names(p2, d));
   rig_buffer_release(b);
-  check_ok(rig_free_cache(d), "rig_free_cache"); /* moves memory; runs no stop */
+  check_ok(rig_device_free_cache(d), "rig_device_free_cache"); /* moves memory; runs no stop */
   assert_true(point_names(p1, d));
   /* An open of another name, on the same driver, runs no stop of d's. */
   rig_device *other = open_ctl("ctl:o3-other", "id=4");
@@ -296,13 +296,13 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
   /* OPEN-3: the open of its name runs the owed stop first, once. */
   rig_device *n = open_ctl("ctl:o3", "id=3");
   assert_int_equal(atomic_load(&stops[ID]), 1);
-  assert_false(rig_equal(n, d));                /* PROP-11, LOSS-11 */
-  assert_null(rig_lost(n));
-  assert_string_equal(rig_name(n), "ctl:o3");
+  assert_false(rig_device_equal(n, d));                /* PROP-11, LOSS-11 */
+  assert_null(rig_device_lost(n));
+  assert_string_equal(rig_device_name(n), "ctl:o3");
   /* OPEN-25: the lost device gave its slot up; the new device takes the
    * slot freed last, and starts past every value given there (OPEN-17). */
   assert_int_equal(slot_of(n), slot_of(d));
-  assert_true(rig_submitted(n) >= s + 2);
+  assert_true(rig_device_submitted(n) >= s + 2);
   rig_buffer *nb = create_ok(n, 64);
   rig_point q;
   check_ok(rig_buffer_submit_fill(nb, 5, 4, &q), "fill on the new device");
@@ -314,15 +314,15 @@ static void open_3_12_25_owed_stop_runs_at_reopen(void **state) {
   assert_true(rig_point_reached(p1));
   assert_false(rig_point_reached(p2));
   assert_int_equal(rig_point_wait(p2), RIG_LOST);
-  assert_string_equal(rig_last_error()->message, want);
+  assert_string_equal(rig_error_last()->message, want);
   /* PROP-3: the old handle keeps its name and reason. */
-  assert_string_equal(rig_name(d), "ctl:o3");
-  assert_non_null(rig_lost(d));
-  assert_string_equal(want + strlen("ctl:o3 lost: "), rig_lost(d));
+  assert_string_equal(rig_device_name(d), "ctl:o3");
+  assert_non_null(rig_device_lost(d));
+  assert_string_equal(want + strlen("ctl:o3 lost: "), rig_device_lost(d));
   rig_buffer_release(nb);
   close_release(n);
   assert_int_equal(atomic_load(&stops[ID]), 2); /* n's own stop, once */
-  check_ok(rig_close(d), "rig_close of the old device"); /* owes nothing now */
+  check_ok(rig_device_close(d), "rig_device_close of the old device"); /* owes nothing now */
   assert_int_equal(atomic_load(&stops[ID]), 2);
   rig_device_release(d);
 }
@@ -347,7 +347,7 @@ static void open_26_dropped_points_after_slot_reuse(void **state) {
   snprintf(name, sizeof name, "test:o26,fault_at=%llu,commit_k=1000000",
            (unsigned long long)(s + 2));
   rig_device *d = open_ok(name);
-  assert_true(rig_submitted(d) == s);
+  assert_true(rig_device_submitted(d) == s);
   uint32_t slot = slot_of(d);
   rig_buffer *b1 = create_ok(d, 64), *b2 = create_ok(d, 64);
   rig_point p1, p2 = RIG_POINT_NONE;
@@ -357,7 +357,7 @@ static void open_26_dropped_points_after_slot_reuse(void **state) {
   char want[160];
   snprintf(want, sizeof want, "%s lost: injected fault at %llu", name,
            (unsigned long long)(s + 2));
-  assert_string_equal(rig_last_error()->message, want);
+  assert_string_equal(rig_error_last()->message, want);
   bool r1 = rig_point_reached(p1); /* fixed by the loss (LOSS-15) */
   if (r1)
     print_message("open-26: value 1 ran before the loss\n");
@@ -365,7 +365,7 @@ static void open_26_dropped_points_after_slot_reuse(void **state) {
   rig_buffer_release(b2);
 
   rig_device *n = open_ok(name);                 /* runs d's stop (OPEN-3) */
-  assert_false(rig_equal(n, d));
+  assert_false(rig_device_equal(n, d));
   assert_int_equal(slot_of(n), slot);
   rig_point points[2] = {p1, p2};
   bool dropped[2] = {!r1, true};
@@ -375,7 +375,7 @@ static void open_26_dropped_points_after_slot_reuse(void **state) {
       if (dropped[i]) {
         assert_false(rig_point_reached(points[i]));
         assert_int_equal(rig_point_wait(points[i]), RIG_LOST);
-        assert_string_equal(rig_last_error()->message, want);
+        assert_string_equal(rig_error_last()->message, want);
       } else {
         assert_true(rig_point_reached(points[i]));
         check_ok(rig_point_wait(points[i]), "wait of a value reached");
@@ -401,12 +401,12 @@ typedef struct closer {
 
 static void *close_thread(void *arg) {
   closer *c = arg;
-  c->st = rig_close(c->d);
+  c->st = rig_device_close(c->d);
   return NULL;
 }
 
 /* OPEN-5: while a lost device's stop runs in another call (thread A's
- * rig_close) and has not returned, an open of its name is Error with a
+ * rig_device_close) and has not returned, an open of its name is Error with a
  * message that says so; once A returned, the open succeeds. The stop
  * blocks on a gate the test opens, so the open is made while it runs. */
 static void open_5_open_while_the_stop_runs(void **state) {
@@ -436,10 +436,10 @@ static void open_5_open_while_the_stop_runs(void **state) {
   pthread_mutex_unlock(&gate_lock);
 
   rig_device *x = (rig_device *)0x1;
-  rig_status st = inside ? rig_open_driver("ctl:o5", &ctl_driver, "id=5", &x) : RIG_OK;
+  rig_status st = inside ? rig_device_open_driver("ctl:o5", &ctl_driver, "id=5", &x) : RIG_OK;
   char message[RIG_MESSAGE_BYTES];
-  snprintf(message, sizeof message, "%s", rig_last_error()->message);
-  rig_status st2 = inside ? rig_open("ctl:o5", &x) : RIG_OK; /* by name alone too */
+  snprintf(message, sizeof message, "%s", rig_error_last()->message);
+  rig_status st2 = inside ? rig_device_open("ctl:o5", &x) : RIG_OK; /* by name alone too */
   int stops_meanwhile = atomic_load(&stops[ID]);
 
   pthread_mutex_lock(&gate_lock);
@@ -460,7 +460,7 @@ static void open_5_open_while_the_stop_runs(void **state) {
   assert_int_equal(atomic_load(&stops[ID]), 1);
 
   rig_device *n = open_ctl("ctl:o5", "id=5");
-  assert_false(rig_equal(n, d));
+  assert_false(rig_device_equal(n, d));
   assert_int_equal(atomic_load(&stops[ID]), 1); /* nothing owed any more */
   close_release(n);
   assert_int_equal(atomic_load(&stops[ID]), 2);
@@ -469,7 +469,7 @@ static void open_5_open_while_the_stop_runs(void **state) {
 
 /* ---- OPEN-45..48, OPEN-55 ------------------------------------------------------ */
 
-/* OPEN-47: rig_close returns once the driver's stop returned (the stop
+/* OPEN-47: rig_device_close returns once the driver's stop returned (the stop
  * takes 50 ms and counts itself last). OPEN-46, ERR-32: the device is
  * lost "closed"; OPEN-48: uses are Lost; OPEN-55: a second close runs no
  * second stop. */
@@ -481,21 +481,21 @@ static void open_47_close_returns_after_stop(void **state) {
   rig_buffer *b = create_ok(d, 64);
   check_ok(rig_buffer_fill(b, 9, 4), "rig_buffer_fill");
   assert_int_equal(atomic_load(&stops[ID]), 0);
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   assert_int_equal(atomic_load(&stops[ID]), 1);
-  assert_string_equal(rig_lost(d), "closed");
+  assert_string_equal(rig_device_lost(d), "closed");
   assert_int_equal(rig_buffer_fill(b, 1, 4), RIG_LOST);
-  assert_string_equal(rig_last_error()->message, "ctl:o47 lost: closed");
+  assert_string_equal(rig_error_last()->message, "ctl:o47 lost: closed");
   rig_buffer *c = NULL;
   assert_int_equal(rig_buffer_create(d, 64, &c), RIG_LOST);
-  check_ok(rig_close(d), "second rig_close");
+  check_ok(rig_device_close(d), "second rig_device_close");
   assert_int_equal(atomic_load(&stops[ID]), 1);
   rig_buffer_release(b);
   rig_device_release(d);
 }
 
 /* OPEN-45, OPEN-46: close first waits for the work submitted before it:
- * a fill of 30 ms submitted just before rig_close has run when it returns,
+ * a fill of 30 ms submitted just before rig_device_close has run when it returns,
  * and signaled reports it. */
 static void open_45_close_waits_for_work(void **state) {
   (void)state;
@@ -505,16 +505,16 @@ static void open_45_close_waits_for_work(void **state) {
   memset((void *)bytes, 0, 64);
   rig_point p;
   check_ok(rig_buffer_submit_fill(b, 0x77, 1, &p), "fill");
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   uint64_t v = 0;
-  check_ok(rig_signaled(d, &v), "rig_signaled");
+  check_ok(rig_device_signaled(d, &v), "rig_device_signaled");
   assert_true(v >= rig_point_value(p));
   assert_true(rig_point_reached(p));
   for (int i = 0; i < 64; i++)
     assert_int_equal(bytes[i], 0x77);
-  assert_string_equal(rig_lost(d), "closed");
+  assert_string_equal(rig_device_lost(d), "closed");
   rig_buffer_release(b);
-  check_ok(rig_free_cache(rig_host()), "rig_free_cache");
+  check_ok(rig_device_free_cache(rig_device_host()), "rig_device_free_cache");
   rig_device_release(d);
 }
 
@@ -541,7 +541,7 @@ static void *submit_loop(void *arg) {
       atomic_fetch_add(&s->lost, 1);
     else if (atomic_fetch_add(&s->other, 1) == 0) {
       s->bad = st;
-      snprintf(s->bad_message, sizeof s->bad_message, "%s", rig_last_error()->message);
+      snprintf(s->bad_message, sizeof s->bad_message, "%s", rig_error_last()->message);
     }
     if (after) {
       atomic_fetch_add(&s->after_close, 1);
@@ -554,7 +554,7 @@ static void *submit_loop(void *arg) {
 
 /* OPEN-50: work submitted from another thread during a close may be lost
  * with the device, and nothing else: every submit returns RIG_OK or
- * RIG_LOST, and every one made after rig_close returned is RIG_LOST. */
+ * RIG_LOST, and every one made after rig_device_close returned is RIG_LOST. */
 static void open_50_submits_during_close(void **state) {
   (void)state;
   rig_device *d = open_ok("test:o50,delay_us=100");
@@ -564,7 +564,7 @@ static void open_50_submits_during_close(void **state) {
   double end = now_s() + 5.0;
   while (atomic_load(&s.ok) < 20 && now_s() < end)
     sleep_ms(1);
-  rig_status st = rig_close(d);
+  rig_status st = rig_device_close(d);
   atomic_store(&s.closed, true);
   end = now_s() + 5.0;
   while (atomic_load(&s.after_close) < 50 && now_s() < end)
@@ -573,14 +573,14 @@ static void open_50_submits_during_close(void **state) {
   pthread_join(t, NULL);
   if (atomic_load(&s.other))
     print_error("a submit returned %s: %s\n", rig_status_name(s.bad), s.bad_message);
-  check_ok(st, "rig_close");
+  check_ok(st, "rig_device_close");
   assert_true(atomic_load(&s.ok) >= 20);
   assert_int_equal(atomic_load(&s.other), 0);
   assert_true(atomic_load(&s.after_close) >= 50);
   assert_int_equal(atomic_load(&s.after_close_not_lost), 0);
-  assert_string_equal(rig_lost(d), "closed");
+  assert_string_equal(rig_device_lost(d), "closed");
   rig_buffer_release(s.b);
-  check_ok(rig_free_cache(rig_host()), "rig_free_cache");
+  check_ok(rig_device_free_cache(rig_device_host()), "rig_device_free_cache");
   rig_device_release(d);
 }
 
@@ -637,42 +637,42 @@ static const rig_edge_driver busy_driver = {
  * opens it (neither misuse of another driver, OPEN-34, nor stuck opening,
  * ERR-4; a name left behind with no device crashes that open). OPEN-28's
  * other case, a failed open that leaves its device open, has no path in C:
- * rig_open fails only before a device is made, or stops the handle it made
+ * rig_device_open fails only before a device is made, or stops the handle it made
  * (OPEN-29). */
 static void open_27_28_failed_open_leaves_name_unopened(void **state) {
   (void)state;
   for (int i = 0; i < 2; i++) {
     rig_device *x = (rig_device *)0x1;
-    assert_int_equal(rig_open_driver("ctl:o27", i ? &ctl_driver : &busy_driver,
+    assert_int_equal(rig_device_open_driver("ctl:o27", i ? &ctl_driver : &busy_driver,
                                      i ? "busy" : "", &x),
                      RIG_UNAVAILABLE);
-    assert_string_equal(rig_last_error()->message, "busy");
+    assert_string_equal(rig_error_last()->message, "busy");
     assert_ptr_equal(x, (rig_device *)0x1);
   }
   rig_device *d = open_ctl("ctl:o27", "id=27");
   rig_device *e = open_ctl("ctl:o27", "id=27");
   assert_ptr_equal(d, e); /* OPEN-30: the next open returns it */
   rig_device_release(e);
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   close_release(d);
 }
 
 /* PROP-24, PROP-25, OPEN-35, OPEN-29: the bus a driver states comes back
- * from rig_bus; none stated is NULL. A bus not of the form DDDD:BB:DD.F
+ * from rig_device_bus; none stated is NULL. A bus not of the form DDDD:BB:DD.F
  * (hex digits exactly there) fails the open RIG_INVALID, and the handle is
  * stopped once; the name is not left open. */
 static void prop_24_open_35_bus(void **state) {
   (void)state;
   enum { ID = 24 };
   rig_device *d = open_ctl("ctl:p24", "bus=0000:03:00.0");
-  assert_non_null(rig_bus(d));
-  assert_string_equal(rig_bus(d), "0000:03:00.0");
+  assert_non_null(rig_device_bus(d));
+  assert_string_equal(rig_device_bus(d), "0000:03:00.0");
   close_release(d);
   d = open_ctl("ctl:p24", "bus=0000:c1:1f.7");
-  assert_string_equal(rig_bus(d), "0000:c1:1f.7");
+  assert_string_equal(rig_device_bus(d), "0000:c1:1f.7");
   close_release(d);
   d = open_ctl("ctl:p24", "");
-  assert_null(rig_bus(d));                                /* PROP-25 */
+  assert_null(rig_device_bus(d));                                /* PROP-25 */
   close_release(d);
   const char *bad[] = {"03:00.0", "zzzz:03:00.0", "0000:03:00.0x", "0000:03:00",
                        "0x00:03:00.0", "+000:03:00.0", " 000:03:00.0", "0000: 3:00.0",
@@ -682,11 +682,11 @@ static void prop_24_open_35_bus(void **state) {
     snprintf(args, sizeof args, "id=24,bus=%s", bad[i]);
     atomic_store(&stops[ID], 0);
     rig_device *x = (rig_device *)0x1;
-    rig_status st = rig_open_driver("ctl:p24", &ctl_driver, args, &x);
+    rig_status st = rig_device_open_driver("ctl:p24", &ctl_driver, args, &x);
     if (st != RIG_INVALID)
       print_error("bus '%s': %s\n", bad[i], rig_status_name(st));
     assert_int_equal(st, RIG_INVALID);
-    assert_non_null(strstr(rig_last_error()->message, "bus"));
+    assert_non_null(strstr(rig_error_last()->message, "bus"));
     assert_ptr_equal(x, (rig_device *)0x1);
     assert_int_equal(atomic_load(&stops[ID]), 1);        /* OPEN-29 */
   }
@@ -699,11 +699,11 @@ static void prop_24_open_35_bus(void **state) {
 static void prop_12_arch_from_facts(void **state) {
   (void)state;
   rig_device *d = open_ctl("ctl:p12", "arch=gfx1100");
-  assert_string_equal(rig_arch(d), "gfx1100");
-  assert_string_equal(rig_instruction_set(d), "gfx1100");
+  assert_string_equal(rig_device_arch(d), "gfx1100");
+  assert_string_equal(rig_device_instruction_set(d), "gfx1100");
   close_release(d);
   d = open_ctl("ctl:p12-b", "arch=sm_89");
-  assert_string_equal(rig_arch(d), "sm_89");
+  assert_string_equal(rig_device_arch(d), "sm_89");
   close_release(d);
 }
 
@@ -714,18 +714,18 @@ static void prop_32_33_35_cache_bytes(void **state) {
   (void)state;
   rig_device *none = open_ctl("ctl:p33", "arch=gfx1100,cache=0");
   uint64_t n = 12345;
-  assert_false(rig_cache_bytes(none, &n));
+  assert_false(rig_device_cache_bytes(none, &n));
   assert_true(n == 12345);
   rig_device *a = open_ctl("ctl:p35-a", "arch=gfx1100,cache=4194304");
   rig_device *b = open_ctl("ctl:p35-b", "arch=gfx1100,cache=6291456");
-  assert_string_equal(rig_arch(a), rig_arch(b));
-  assert_true(rig_cache_bytes(a, &n));
+  assert_string_equal(rig_device_arch(a), rig_device_arch(b));
+  assert_true(rig_device_cache_bytes(a, &n));
   assert_true(n == 4194304);
-  assert_true(rig_cache_bytes(b, &n));
+  assert_true(rig_device_cache_bytes(b, &n));
   assert_true(n == 6291456);
   close_release(none);
   close_release(a);
-  assert_true(rig_cache_bytes(b, &n) && n == 6291456);  /* PROP-2: kept */
+  assert_true(rig_device_cache_bytes(b, &n) && n == 6291456);  /* PROP-2: kept */
   close_release(b);
 }
 
@@ -745,8 +745,8 @@ static int threads_now(void) {
 
 /* PROP-6, OPEN-49: the stop frees what the device needs only to run work
  * (the test device's worker thread), and its memory returns separately:
- * closed while a buffer on it is held, its worker is gone once rig_close
- * returned, while rig_allocated still counts the buffer; once the buffer
+ * closed while a buffer on it is held, its worker is gone once rig_device_close
+ * returned, while rig_device_allocated still counts the buffer; once the buffer
  * is released and a call moves memory, nothing is left. */
 static void prop_6_stop_ends_work_memory_returns_later(void **state) {
   (void)state;
@@ -757,17 +757,17 @@ static void prop_6_stop_ends_work_memory_returns_later(void **state) {
   assert_int_equal(t1, t0 + 1); /* its worker */
   rig_buffer *b = create_ok(d, 4096);
   check_ok(rig_buffer_fill(b, 0x5, 1), "rig_buffer_fill");
-  uint64_t held = rig_allocated(d);
+  uint64_t held = rig_device_allocated(d);
   assert_true(held >= 4096);
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   int t2 = threads_now();
   for (double end = now_s() + 2.0; t2 != t0 && now_s() < end; t2 = threads_now())
     sleep_ms(1); /* a joined thread leaves the count a moment after */
   assert_int_equal(t2, t0);
-  assert_true(rig_allocated(d) == held);
+  assert_true(rig_device_allocated(d) == held);
   rig_buffer_release(b);
-  check_ok(rig_free_cache(rig_host()), "rig_free_cache"); /* moves memory */
-  assert_true(rig_allocated(d) == 0);
+  check_ok(rig_device_free_cache(rig_device_host()), "rig_device_free_cache"); /* moves memory */
+  assert_true(rig_device_allocated(d) == 0);
   rig_device_release(d);
 }
 
@@ -842,7 +842,7 @@ static void stop_6_a_device_with_its_own_word(void **state) {
   (void)state;
   for (int report_before_close = 0; report_before_close < 2; report_before_close++) {
     rig_device *d = NULL;
-    check_ok(rig_open_driver("own:s6", &own_driver, "fault=2,hold", &d), "open own");
+    check_ok(rig_device_open_driver("own:s6", &own_driver, "fault=2,hold", &d), "open own");
     rig_buffer *b = create_ok(d, 4096);
     rig_point p;
     check_ok(rig_buffer_submit_fill(b, 1, 4, &p), "fill"); /* taken, not reported */
@@ -850,28 +850,28 @@ static void stop_6_a_device_with_its_own_word(void **state) {
     rig_buffer_release(b);
     uint64_t v = 0;
     int reads = atomic_load(&own.reads);
-    check_ok(rig_signaled(d, &v), "signaled");  /* TL-23: before its stop, no read */
+    check_ok(rig_device_signaled(d, &v), "signaled");  /* TL-23: before its stop, no read */
     assert_int_equal(atomic_load(&own.reads), reads);
     if (report_before_close) {
       atomic_store(&own.word, rig_point_value(p));
-      check_ok(rig_close(d), "close");         /* the stop reads it: stopped */
+      check_ok(rig_device_close(d), "close");         /* the stop reads it: stopped */
       assert_true(atomic_load(&own.reads) > reads);
-      assert_int_equal(rig_allocated(d), 0);
+      assert_int_equal(rig_device_allocated(d), 0);
       rig_device_release(d);
       continue;
     }
-    check_ok(rig_close(d), "close");           /* read at the stop: not yet */
+    check_ok(rig_device_close(d), "close");           /* read at the stop: not yet */
     assert_true(atomic_load(&own.reads) > reads);
-    check_ok(rig_free_cache(rig_host()), "a move");
-    assert_true(rig_allocated(d) > 0);         /* STOP-7 */
+    check_ok(rig_device_free_cache(rig_device_host()), "a move");
+    assert_true(rig_device_allocated(d) > 0);         /* STOP-7 */
     atomic_store(&own.word, rig_point_value(p)); /* it reports, unread */
-    assert_true(rig_allocated(d) > 0);
+    assert_true(rig_device_allocated(d) > 0);
     reads = atomic_load(&own.reads);
-    check_ok(rig_signaled(d, &v), "signaled"); /* a read */
+    check_ok(rig_device_signaled(d, &v), "signaled"); /* a read */
     assert_int_equal(atomic_load(&own.reads), reads + 1);
     assert_true(v == rig_point_value(p));
-    check_ok(rig_free_cache(rig_host()), "a move"); /* a read, and the memory */
-    assert_int_equal(rig_allocated(d), 0);
+    check_ok(rig_device_free_cache(rig_device_host()), "a move"); /* a read, and the memory */
+    assert_int_equal(rig_device_allocated(d), 0);
     rig_device_release(d);
   }
 }
@@ -888,8 +888,8 @@ typedef struct runner_arg {
 
 static void *run_the_stop(void *arg) {
   runner_arg *a = arg;
-  a->st = a->open ? rig_open_driver("ctl:s15", &ctl_driver, "id=15", &a->opened)
-                  : rig_close(a->d);
+  a->st = a->open ? rig_device_open_driver("ctl:s15", &ctl_driver, "id=15", &a->opened)
+                  : rig_device_close(a->d);
   atomic_store(&a->finished, true);
   return NULL;
 }
@@ -961,15 +961,15 @@ static void stop_16_a_failure_escaping_the_stop(void **state) {
     rig_device *d = open_ctl("ctl:s16", args);
     rig_buffer *b = create_ok(d, 4096);
     rig_buffer_release(b);
-    rig_status st = rig_close(d);
+    rig_status st = rig_device_close(d);
     assert_int_equal(st, cases[i].st);
     if (st != RIG_OK)
-      assert_string_equal(rig_last_error()->message, "stop failed");
-    assert_string_equal(rig_lost(d), "closed");
-    check_ok(rig_close(d), "second close"); /* runs no second stop */
+      assert_string_equal(rig_error_last()->message, "stop failed");
+    assert_string_equal(rig_device_lost(d), "closed");
+    check_ok(rig_device_close(d), "second close"); /* runs no second stop */
     assert_int_equal(atomic_load(&stops[ID]), 1);
-    check_ok(rig_free_cache(rig_host()), "free_cache");
-    assert_int_equal(rig_allocated(d), 0);
+    check_ok(rig_device_free_cache(rig_device_host()), "free_cache");
+    assert_int_equal(rig_device_allocated(d), 0);
     rig_device_release(d);
   }
   /* An open of the name runs the owed stop, and fails as it did. */
@@ -979,12 +979,12 @@ static void stop_16_a_failure_escaping_the_stop(void **state) {
   assert_int_equal(rig_buffer_fill(b, 1, 4), RIG_LOST);
   rig_buffer_release(b);
   rig_device *n = (rig_device *)0x1;
-  assert_int_equal(rig_open_driver("ctl:s16-open", &ctl_driver, "id=16", &n), RIG_IO);
-  assert_string_equal(rig_last_error()->message, "stop failed");
+  assert_int_equal(rig_device_open_driver("ctl:s16-open", &ctl_driver, "id=16", &n), RIG_IO);
+  assert_string_equal(rig_error_last()->message, "stop failed");
   assert_ptr_equal(n, (rig_device *)0x1);
   assert_int_equal(atomic_load(&stops[ID]), 1);
   n = open_ctl("ctl:s16-open", "id=16");  /* the name was left unopened */
-  assert_false(rig_equal(n, d));
+  assert_false(rig_device_equal(n, d));
   assert_int_equal(atomic_load(&stops[ID]), 1);
   close_release(n);
   rig_device_release(d);
@@ -992,7 +992,7 @@ static void stop_16_a_failure_escaping_the_stop(void **state) {
 
 static rig_device *watched;
 static int interrupt_once_lost(void *ctx) {
-  return (watched && rig_lost(watched)) || past_deadline(ctx);
+  return (watched && rig_device_lost(watched)) || past_deadline(ctx);
 }
 
 /* STOP-17, STOP-10: the call that lost a device, a wait that finds it hung,
@@ -1006,22 +1006,22 @@ static void stop_17_the_call_that_lost_a_device_runs_no_stop(void **state) {
   rig_point p;
   check_ok(rig_buffer_submit_fill(b, 1, 1, &p), "fill"); /* never finishes */
   watched = d;
-  rig_set_wait_hook(interrupt_once_lost, NULL);
+  rig_runtime_set_wait_hook(interrupt_once_lost, NULL);
   rig_status st = rig_point_wait(p);
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   watched = NULL;
   assert_true(st == RIG_LOST || st == RIG_INTERRUPTED);
-  assert_string_equal(rig_lost(d), "no progress for 100 ms");
+  assert_string_equal(rig_device_lost(d), "no progress for 100 ms");
   rig_buffer_release(b);
-  check_ok(rig_free_cache(d), "free_cache");
-  assert_true(rig_allocated(d) >= 4096); /* its stop is owed (STOP-11) */
-  check_ok(rig_close(d), "close");
-  check_ok(rig_free_cache(d), "free_cache");
-  assert_int_equal(rig_allocated(d), 0);
+  check_ok(rig_device_free_cache(d), "free_cache");
+  assert_true(rig_device_allocated(d) >= 4096); /* its stop is owed (STOP-11) */
+  check_ok(rig_device_close(d), "close");
+  check_ok(rig_device_free_cache(d), "free_cache");
+  assert_int_equal(rig_device_allocated(d), 0);
   rig_device_release(d);
 }
 
-/* ---- LOSS-8, ERR-33, ERR-42: rig_fail, in a child ---------------------------- */
+/* ---- LOSS-8, ERR-33, ERR-42: rig_runtime_fail, in a child ---------------------------- */
 
 #define CHILD_CHECK(n, cond)                                                       \
   do {                                                                             \
@@ -1036,15 +1036,15 @@ typedef struct opener_arg {
 
 static void *racing_open(void *arg) {
   opener_arg *a = arg;
-  a->st = rig_open_driver("ctl:e42", &ctl_driver, "id=42,opengate", &a->d);
+  a->st = rig_device_open_driver("ctl:e42", &ctl_driver, "id=42,opengate", &a->d);
   return NULL;
 }
 
 /* The child: a device open before the fail, and an open under way in its
- * driver's open while rig_fail runs. */
+ * driver's open while rig_runtime_fail runs. */
 static void fail_child(void) {
   rig_device *m = NULL;
-  CHILD_CHECK(10, rig_open("memory:e42-m", &m) == RIG_OK);
+  CHILD_CHECK(10, rig_device_open("memory:e42-m", &m) == RIG_OK);
   rig_buffer *b = NULL;
   CHILD_CHECK(11, rig_buffer_create(m, 64, &b) == RIG_OK);
   opener_arg a = {RIG_INVALID, NULL};
@@ -1059,28 +1059,28 @@ static void fail_child(void) {
   bool inside = in_open_gate;
   pthread_mutex_unlock(&gate_lock);
   CHILD_CHECK(13, inside);
-  rig_fail("e42: failed on purpose");                                        /* LOSS-8 */
+  rig_runtime_fail("e42: failed on purpose");                                        /* LOSS-8 */
   pthread_mutex_lock(&gate_lock);
   open_gate_open = true;
   pthread_cond_broadcast(&gate_cond);
   pthread_mutex_unlock(&gate_lock);
   pthread_join(t, NULL);
-  CHILD_CHECK(14, rig_lost(m) && strcmp(rig_lost(m), "e42: failed on purpose") == 0); /* ERR-33 */
+  CHILD_CHECK(14, rig_device_lost(m) && strcmp(rig_device_lost(m), "e42: failed on purpose") == 0); /* ERR-33 */
   CHILD_CHECK(15, rig_buffer_fill(b, 1, 1) == RIG_LOST);
-  CHILD_CHECK(16, strcmp(rig_last_error()->message,
+  CHILD_CHECK(16, strcmp(rig_error_last()->message,
                          "memory:e42-m lost: e42: failed on purpose") == 0);
   /* ERR-42: the open that raced the fail made a lost device. */
   CHILD_CHECK(17, a.st == RIG_OK && a.d != NULL);
-  CHILD_CHECK(18, rig_lost(a.d) && strcmp(rig_lost(a.d), "e42: failed on purpose") == 0);
+  CHILD_CHECK(18, rig_device_lost(a.d) && strcmp(rig_device_lost(a.d), "e42: failed on purpose") == 0);
   rig_buffer *x = NULL;
   CHILD_CHECK(19, rig_buffer_create(a.d, 64, &x) == RIG_LOST);
   rig_device *y = NULL;                                                      /* ERR-41 */
-  CHILD_CHECK(20, rig_open_driver("ctl:e42-after", &ctl_driver, "id=43", &y) == RIG_UNAVAILABLE);
-  CHILD_CHECK(21, rig_close(a.d) == RIG_OK && rig_close(m) == RIG_OK);
+  CHILD_CHECK(20, rig_device_open_driver("ctl:e42-after", &ctl_driver, "id=43", &y) == RIG_UNAVAILABLE);
+  CHILD_CHECK(21, rig_device_close(a.d) == RIG_OK && rig_device_close(m) == RIG_OK);
   _exit(0);
 }
 
-/* LOSS-8, ERR-33, ERR-42, ERR-41: rig_fail loses every device with its
+/* LOSS-8, ERR-33, ERR-42, ERR-41: rig_runtime_fail loses every device with its
  * argument as the reason, and an open under way as it runs makes a lost
  * device; in a forked child, since it fails the whole process. */
 static void loss_8_err_33_42_fail_and_a_racing_open(void **state) {
@@ -1088,20 +1088,20 @@ static void loss_8_err_33_42_fail_and_a_racing_open(void **state) {
   run_in_child(fail_child);
 }
 
-/* rig_fail(NULL) and rig_fail("") fail the process with a reason that is
- * not empty: the lost devices' reason, rig_failure() and every later
+/* rig_runtime_fail(NULL) and rig_runtime_fail("") fail the process with a reason that is
+ * not empty: the lost devices' reason, rig_runtime_failure() and every later
  * open's message say RIG_FAIL_NO_REASON, not "". In a forked child. */
 static void fail_child_without_reason(const char *why) {
   rig_device *m = NULL, *x = NULL;
-  CHILD_CHECK(30, rig_open("memory:fail-null", &m) == RIG_OK);
-  rig_fail(why);
-  CHILD_CHECK(31, rig_failure() && strcmp(rig_failure(), RIG_FAIL_NO_REASON) == 0);
-  CHILD_CHECK(32, rig_lost(m) && strcmp(rig_lost(m), RIG_FAIL_NO_REASON) == 0);
-  CHILD_CHECK(33, rig_open("memory:fail-null-after", &x) == RIG_UNAVAILABLE);
-  CHILD_CHECK(34, strcmp(rig_last_error()->message, RIG_FAIL_NO_REASON) == 0);
-  CHILD_CHECK(35, rig_open("CPU", &x) == RIG_UNAVAILABLE);
-  CHILD_CHECK(36, strcmp(rig_last_error()->message, RIG_FAIL_NO_REASON) == 0);
-  CHILD_CHECK(37, rig_close(m) == RIG_OK);
+  CHILD_CHECK(30, rig_device_open("memory:fail-null", &m) == RIG_OK);
+  rig_runtime_fail(why);
+  CHILD_CHECK(31, rig_runtime_failure() && strcmp(rig_runtime_failure(), RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(32, rig_device_lost(m) && strcmp(rig_device_lost(m), RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(33, rig_device_open("memory:fail-null-after", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(34, strcmp(rig_error_last()->message, RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(35, rig_device_open("CPU", &x) == RIG_UNAVAILABLE);
+  CHILD_CHECK(36, strcmp(rig_error_last()->message, RIG_FAIL_NO_REASON) == 0);
+  CHILD_CHECK(37, rig_device_close(m) == RIG_OK);
   _exit(0);
 }
 
@@ -1118,7 +1118,7 @@ static void fail_without_reason_leaves_a_message(void **state) {
 }
 
 int main(void) {
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(open_3_12_25_owed_stop_runs_at_reopen, arm),
       cmocka_unit_test_setup(open_26_dropped_points_after_slot_reuse, arm),

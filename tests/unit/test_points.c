@@ -29,10 +29,10 @@
 
 /* Slots any test of this process has seen taken (host's included). */
 
-/* rig_signaled's value, asserting it answered (TL-19). */
+/* rig_device_signaled's value, asserting it answered (TL-19). */
 static uint64_t signaled_of(rig_device *d) {
   uint64_t v = UINT64_MAX;
-  assert_int_equal(rig_signaled(d, &v), RIG_OK);
+  assert_int_equal(rig_device_signaled(d, &v), RIG_OK);
   return v;
 }
 
@@ -42,7 +42,7 @@ static bool used[RIG_SLOTS + 1];
  * says whether the slot was never used before in this process. */
 static rig_device *open_new(const char *name, bool *fresh) {
   rig_device *d = NULL;
-  check_ok(rig_open(name, &d), name);
+  check_ok(rig_device_open(name, &d), name);
   assert_non_null(d);
   uint32_t s = slot_of(d);
   assert_true(s >= 1 && s <= RIG_SLOTS);
@@ -101,7 +101,7 @@ static void open_9_point_packing(void **state) {
   assert_int_equal(rig_point_slot(RIG_POINT_NONE), 0);
   assert_true(rig_point_value(RIG_POINT_NONE) == 0);
   /* A device's points carry its slot. */
-  rig_device *h = rig_host();
+  rig_device *h = rig_device_host();
   used[slot_of(h)] = true;
   rig_point hp = rig_device_point(h, 5);
   assert_int_equal(rig_point_slot(hp), slot_of(h));
@@ -118,16 +118,16 @@ static void tl_16_17_fresh_slot_starts_at_zero(void **state) {
   bool fresh = false;
   rig_device *d = open_new("memory:tl17-fresh", &fresh);
   assert_true(fresh);
-  assert_int_not_equal(slot_of(d), slot_of(rig_host())); /* OPEN-16: a slot of its own */
-  assert_true(rig_submitted(d) == 0);                    /* TL-17 */
+  assert_int_not_equal(slot_of(d), slot_of(rig_device_host())); /* OPEN-16: a slot of its own */
+  assert_true(rig_device_submitted(d) == 0);                    /* TL-17 */
   assert_true(signaled_of(d) == 0);
   rig_point p = fill_n(d, 1);
   assert_true(rig_point_value(p) == 1);
   assert_int_equal(rig_point_slot(p), slot_of(d));
-  assert_true(rig_submitted(d) == 1);                    /* TL-16 */
+  assert_true(rig_device_submitted(d) == 1);                    /* TL-16 */
   p = fill_n(d, 4);
   assert_true(rig_point_value(p) == 5);
-  assert_true(rig_submitted(d) == 5);
+  assert_true(rig_device_submitted(d) == 5);
   close_release(d);
 }
 
@@ -140,7 +140,7 @@ static void prop_4_point_device_until_slot_reused(void **state) {
   (void)state;
   rig_device *a = open_new("memory:prop4-a", NULL);
   uint32_t s = slot_of(a);
-  uint64_t start = rig_submitted(a);
+  uint64_t start = rig_device_submitted(a);
   rig_point p = fill_n(a, 3);
   assert_int_equal(rig_point_slot(p), s);
 
@@ -154,14 +154,14 @@ static void prop_4_point_device_until_slot_reused(void **state) {
     assert_ptr_equal(got, a);
     rig_device_release(got);
   }
-  assert_null(rig_lost(a));
+  assert_null(rig_device_lost(a));
   /* A value of the slot's earlier occupants is not a's. */
   if (start > 0)
     assert_null(rig_point_device(rig_point_make(s, start)));
 
   /* The host's points name the host. */
-  got = rig_point_device(rig_device_point(rig_host(), 1));
-  assert_ptr_equal(got, rig_host());
+  got = rig_point_device(rig_device_point(rig_device_host(), 1));
+  assert_ptr_equal(got, rig_device_host());
   rig_device_release(got);
 
   /* No point, value 0, and a slot no device has taken name no device. */
@@ -173,11 +173,11 @@ static void prop_4_point_device_until_slot_reused(void **state) {
   assert_null(rig_point_device(rig_point_make(unused, 1)));
 
   /* Closed, and its slot not yet taken by another: still its device. */
-  uint64_t last = rig_submitted(a);
-  check_ok(rig_close(a), "rig_close");
+  uint64_t last = rig_device_submitted(a);
+  check_ok(rig_device_close(a), "rig_device_close");
   got = rig_point_device(p);
   assert_ptr_equal(got, a);
-  assert_string_equal(rig_lost(got), "closed");
+  assert_string_equal(rig_device_lost(got), "closed");
   rig_device_release(got);
   rig_device_release(a);
 
@@ -185,7 +185,7 @@ static void prop_4_point_device_until_slot_reused(void **state) {
    * slot that was left last is taken first, so b takes a's slot. */
   rig_device *b = open_new("memory:prop4-b", NULL);
   assert_int_equal(slot_of(b), s);
-  assert_true(rig_submitted(b) == last);
+  assert_true(rig_device_submitted(b) == last);
   assert_null(rig_point_device(p));
   for (uint64_t v = 1; v <= last; v++)
     assert_null(rig_point_device(rig_point_make(s, v)));
@@ -212,7 +212,7 @@ static void prop_5_points_answer_after_slot_reuse(void **state) {
   (void)state;
   rig_device *a = open_new("memory:prop5-a", NULL);
   uint32_t s = slot_of(a);
-  uint64_t start = rig_submitted(a);
+  uint64_t start = rig_device_submitted(a);
   rig_point p = fill_n(a, 3);
   uint64_t last = rig_point_value(p);
   assert_true(last == start + 3);
@@ -224,7 +224,7 @@ static void prop_5_points_answer_after_slot_reuse(void **state) {
   assert_int_equal(rig_point_wait(ahead), RIG_INVALID);
 
   /* Closed: its values stay reached. */
-  check_ok(rig_close(a), "rig_close");
+  check_ok(rig_device_close(a), "rig_device_close");
   for (uint64_t v = start + 1; v <= last; v++)
     assert_reached(rig_point_make(s, v));
   assert_false(rig_point_reached(ahead));
@@ -285,9 +285,9 @@ static void point_format_name_value(void **state) {
   assert_int_equal(rig_point_format(p, NULL, 0), strlen(want));
 
   /* The host's points. */
-  rig_point_format(rig_device_point(rig_host(), 7), buf, sizeof buf);
+  rig_point_format(rig_device_point(rig_device_host(), 7), buf, sizeof buf);
   assert_string_equal(buf, "CPU:7");
-  rig_point_format(rig_device_point(rig_host(), RIG_POINT_VALUE_MAX), buf, sizeof buf);
+  rig_point_format(rig_device_point(rig_device_host(), RIG_POINT_VALUE_MAX), buf, sizeof buf);
   assert_string_equal(buf, "CPU:140737488355327");
 
   /* A slot no device holds. */
@@ -332,19 +332,19 @@ static void open_11_closed_devices_give_back_memory_and_slots(void **state) {
     d[i] = open_new(name, NULL);
     check_ok(rig_buffer_create(d[i], 128, &b[i]), "rig_buffer_create");
     check_ok(rig_buffer_fill(b[i], (uint32_t)i, 4), "rig_buffer_fill");
-    check_ok(rig_close(d[i]), "rig_close");
+    check_ok(rig_device_close(d[i]), "rig_device_close");
   }
-  check_ok(rig_free_cache(rig_host()), "rig_free_cache");
+  check_ok(rig_device_free_cache(rig_device_host()), "rig_device_free_cache");
   for (int i = 0; i < MANY_CLOSED; i++) {
-    assert_string_equal(rig_lost(d[i]), "closed");
-    assert_true(rig_allocated(d[i]) == 128); /* the buffer is still out */
+    assert_string_equal(rig_device_lost(d[i]), "closed");
+    assert_true(rig_device_allocated(d[i]) == 128); /* the buffer is still out */
   }
   for (int i = 0; i < MANY_CLOSED; i++)
     rig_buffer_release(b[i]);
-  check_ok(rig_free_cache(rig_host()), "rig_free_cache"); /* one move */
+  check_ok(rig_device_free_cache(rig_device_host()), "rig_device_free_cache"); /* one move */
   int kept = 0;
   for (int i = 0; i < MANY_CLOSED; i++)
-    kept += rig_allocated(d[i]) != 0;
+    kept += rig_device_allocated(d[i]) != 0;
   assert_int_equal(kept, 0);
   for (int i = 0; i < MANY_CLOSED; i++)
     rig_device_release(d[i]);
@@ -371,7 +371,7 @@ static void open_7_16_18_slots_exhaust_and_recycle(void **state) {
   bool *seen = calloc(RIG_SLOTS + 1, sizeof *seen);
   assert_non_null(devs);
   assert_non_null(seen);
-  seen[slot_of(rig_host())] = true;
+  seen[slot_of(rig_device_host())] = true;
   seen[slot_of(keep[0])] = true;
   seen[slot_of(keep[1])] = true;
 
@@ -382,7 +382,7 @@ static void open_7_16_18_slots_exhaust_and_recycle(void **state) {
   for (;;) {
     snprintf(name, sizeof name, "memory:s%u", n);
     rig_device *d = NULL;
-    st = rig_open(name, &d);
+    st = rig_device_open(name, &d);
     if (st != RIG_OK) {
       assert_null(d); /* ERR-1: no out-parameter written */
       break;
@@ -393,7 +393,7 @@ static void open_7_16_18_slots_exhaust_and_recycle(void **state) {
     assert_false(seen[s]); /* OPEN-9, OPEN-16: one slot per device */
     seen[s] = true;
     if (!used[s])
-      assert_true(rig_submitted(d) == 0); /* TL-17: a never-used slot */
+      assert_true(rig_device_submitted(d) == 0); /* TL-17: a never-used slot */
     used[s] = true;
     devs[n++] = d;
   }
@@ -402,19 +402,19 @@ static void open_7_16_18_slots_exhaust_and_recycle(void **state) {
   /* OPEN-7: the open that found every slot held. */
   assert_int_equal(n, want);
   assert_int_equal(st, RIG_UNAVAILABLE);
-  assert_int_equal(rig_last_error()->status, RIG_UNAVAILABLE);
-  assert_string_equal(rig_last_error()->message, "all 65535 device slots are held");
+  assert_int_equal(rig_error_last()->status, RIG_UNAVAILABLE);
+  assert_string_equal(rig_error_last()->message, "all 65535 device slots are held");
   /* Every new open is refused alike, and the refused name stays free
    * (ERR-4): asking again answers the same. */
   rig_device *x = NULL;
-  assert_int_equal(rig_open("memory:one-more", &x), RIG_UNAVAILABLE);
-  assert_string_equal(rig_last_error()->message, "all 65535 device slots are held");
-  assert_int_equal(rig_open("memory:one-more", &x), RIG_UNAVAILABLE);
-  assert_int_equal(rig_memory_device("another", &x), RIG_UNAVAILABLE);
+  assert_int_equal(rig_device_open("memory:one-more", &x), RIG_UNAVAILABLE);
+  assert_string_equal(rig_error_last()->message, "all 65535 device slots are held");
+  assert_int_equal(rig_device_open("memory:one-more", &x), RIG_UNAVAILABLE);
+  assert_int_equal(rig_device_open_memory("another", &x), RIG_UNAVAILABLE);
   assert_null(x);
   /* OPEN-10: devices already open are untouched by the refusals. */
-  assert_null(rig_lost(devs[0]));
-  assert_null(rig_lost(devs[n - 1]));
+  assert_null(rig_device_lost(devs[0]));
+  assert_null(rig_device_lost(devs[n - 1]));
 
   /* OPEN-17, OPEN-18: one closes with no memory out; its slot goes to the
    * next open, which starts after its values. */
@@ -422,19 +422,19 @@ static void open_7_16_18_slots_exhaust_and_recycle(void **state) {
   rig_device *v = devs[victim];
   uint32_t vs = slot_of(v);
   rig_point vp = fill_n(v, 3);
-  uint64_t vlast = rig_submitted(v);
+  uint64_t vlast = rig_device_submitted(v);
   assert_true(vlast == rig_point_value(vp) && vlast >= 3);
   close_release(v);
   devs[victim] = NULL;
   rig_device *r = open_new("memory:reuse", NULL);
   assert_int_equal(slot_of(r), vs);
-  assert_true(rig_submitted(r) == vlast);                 /* TL-17 */
+  assert_true(rig_device_submitted(r) == vlast);                 /* TL-17 */
   rig_point rp = fill_n(r, 1);
   assert_true(rig_point_value(rp) == vlast + 1);          /* OPEN-17 */
   assert_true(rig_point_reached(vp));                     /* PROP-5 */
   assert_null(rig_point_device(vp));                      /* PROP-4 */
   devs[victim] = r;
-  assert_int_equal(rig_open("memory:one-more", &x), RIG_UNAVAILABLE);
+  assert_int_equal(rig_device_open("memory:one-more", &x), RIG_UNAVAILABLE);
 
   /* OPEN-11, RECLAIM-21: one closes with a buffer still out; its slot is
    * held until the buffer is collected and a call moves memory. */
@@ -445,15 +445,15 @@ static void open_7_16_18_slots_exhaust_and_recycle(void **state) {
   check_ok(rig_buffer_create(h, 256, &b), "rig_buffer_create");
   rig_point hp = RIG_POINT_NONE;
   check_ok(rig_buffer_submit_fill(b, 0xabcd, 2, &hp), "rig_buffer_submit_fill");
-  check_ok(rig_close(h), "rig_close");
-  assert_string_equal(rig_lost(h), "closed");
-  assert_int_equal(rig_open("memory:blocked", &x), RIG_UNAVAILABLE); /* OPEN-11 */
-  assert_string_equal(rig_last_error()->message, "all 65535 device slots are held");
+  check_ok(rig_device_close(h), "rig_device_close");
+  assert_string_equal(rig_device_lost(h), "closed");
+  assert_int_equal(rig_device_open("memory:blocked", &x), RIG_UNAVAILABLE); /* OPEN-11 */
+  assert_string_equal(rig_error_last()->message, "all 65535 device slots are held");
   rig_buffer_release(b);
-  check_ok(rig_free_cache(rig_host()), "rig_free_cache"); /* a move: RECLAIM-21 */
+  check_ok(rig_device_free_cache(rig_device_host()), "rig_device_free_cache"); /* a move: RECLAIM-21 */
   rig_device *u = open_new("memory:unblocked", NULL);
   assert_int_equal(slot_of(u), hs);
-  assert_true(rig_submitted(u) == rig_point_value(hp));
+  assert_true(rig_device_submitted(u) == rig_point_value(hp));
   rig_device_release(h);
   devs[holder] = u;
   double t_all = now_s() - t0;

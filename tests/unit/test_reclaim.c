@@ -25,7 +25,7 @@ static struct {
 static void collector(void *ctx) {
   gc.calls++;
   rig_buffer *b = NULL;
-  gc.inside = rig_buffer_create(rig_host(), 16, &b); /* DOM-12: inside a lock */
+  gc.inside = rig_buffer_create(rig_device_host(), 16, &b); /* DOM-12: inside a lock */
   rig_buffer_release(b);
   for (int i = 0; i < gc.n; i++)
     rig_buffer_release(gc.garbage[i]);
@@ -34,13 +34,13 @@ static void collector(void *ctx) {
 
 static rig_device *budgeted(const char *name) {
   rig_device *d;
-  ok(rig_memory_device(name, &d));
-  ok(rig_set_budget(d, MiB));
+  ok(rig_device_open_memory(name, &d));
+  ok(rig_device_set_budget(d, MiB));
   return d;
 }
 
 static void done(rig_device *d) {
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -52,12 +52,12 @@ static void reclaim_52_57_round_2_runs_the_collector(void **state) {
   memset(&gc, 0, sizeof gc);
   for (int i = 0; i < 4; i++)
     ok(rig_buffer_create(d, 256 * KiB, &gc.garbage[gc.n++]));
-  rig_set_collector(collector, NULL);
+  rig_runtime_set_collector(collector, NULL);
   rig_buffer *b;
   ok(rig_buffer_create(d, 256 * KiB, &b));
   assert_int_equal(gc.calls, 1);
   assert_int_equal(gc.inside, RIG_INVALID);
-  rig_set_collector(NULL, NULL);
+  rig_runtime_set_collector(NULL, NULL);
   rig_buffer_release(b);
   done(d);
 }
@@ -77,17 +77,17 @@ static void reclaim_58_59_round_3_only_after_a_collection(void **state) {
   for (int i = 0; i < 4; i++)
     ok(rig_buffer_create(d, 256 * KiB, &live[i]));
   memset(&gc, 0, sizeof gc);
-  rig_set_collector(collector_of_one, NULL);
+  rig_runtime_set_collector(collector_of_one, NULL);
   assert_int_equal(rig_buffer_create(d, 256 * KiB, &b), RIG_OUT_OF_MEMORY);
   assert_int_equal(gc.calls, 1); /* nothing was collected: no third run */
-  assert_int_equal(rig_last_error()->bytes, 256 * KiB);
-  assert_ptr_equal(rig_last_error()->device, d);
+  assert_int_equal(rig_error_last()->bytes, 256 * KiB);
+  assert_ptr_equal(rig_error_last()->device, d);
   memset(&gc, 0, sizeof gc);
-  ok(rig_buffer_create(rig_host(), 64, &gc.garbage[gc.n++]));
+  ok(rig_buffer_create(rig_device_host(), 64, &gc.garbage[gc.n++]));
   assert_int_equal(rig_buffer_create(d, 256 * KiB, &b), RIG_OUT_OF_MEMORY);
   assert_int_equal(gc.calls, 2); /* the second run collected: a third */
   assert_null(b);
-  rig_set_collector(NULL, NULL);
+  rig_runtime_set_collector(NULL, NULL);
   for (int i = 0; i < 4; i++)
     rig_buffer_release(live[i]);
   done(d);
@@ -97,7 +97,7 @@ static void reclaim_58_59_round_3_only_after_a_collection(void **state) {
  * the work that holds collected memory back. */
 static void reclaim_53_54_rounds_free_cache_and_wait(void **state) {
   rig_device *d, *slow;
-  ok(rig_open("test:rc-54,delay_us=100000,budget=1048576", &slow));
+  ok(rig_device_open("test:rc-54,delay_us=100000,budget=1048576", &slow));
   d = slow;
   rig_buffer *a, *b;
   ok(rig_buffer_create(d, 512 * KiB, &a));
@@ -114,63 +114,63 @@ static void reclaim_53_54_rounds_free_cache_and_wait(void **state) {
  * 64 KiB or more, 32 MiB of them when its live buffers never peaked above
  * that; smaller ones go back; free_cache gives them all back. */
 static void reclaim_47_48_76_host_keeps_32_mib(void **state) {
-  ok(rig_free_cache(rig_host()));
-  uint64_t base = rig_allocated(rig_host());
+  ok(rig_device_free_cache(rig_device_host()));
+  uint64_t base = rig_device_allocated(rig_device_host());
   for (int i = 0; i < 48; i++) { /* one live at a time: the peak stays low */
     rig_buffer *b;
-    ok(rig_buffer_create(rig_host(), MiB + (size_t)i * 4096, &b));
+    ok(rig_buffer_create(rig_device_host(), MiB + (size_t)i * 4096, &b));
     rig_buffer_release(b);
   }
   rig_buffer *small;
-  ok(rig_buffer_create(rig_host(), 1000, &small)); /* moves the host's memory */
-  uint64_t kept = rig_allocated(rig_host()) - base - 1000 - 112;
+  ok(rig_buffer_create(rig_device_host(), 1000, &small)); /* moves the host's memory */
+  uint64_t kept = rig_device_allocated(rig_device_host()) - base - 1000 - 112;
   assert_true(kept <= 32 * MiB);
   assert_true(kept >= 30 * MiB);
   rig_buffer_release(small);
-  ok(rig_free_cache(rig_host()));                       /* RECLAIM-76 */
-  assert_int_equal(rig_allocated(rig_host()), base);
+  ok(rig_device_free_cache(rig_device_host()));                       /* RECLAIM-76 */
+  assert_int_equal(rig_device_allocated(rig_device_host()), base);
 }
 
 /* RECLAIM-49: beyond 32 MiB the host keeps collected buffers while its kept
  * and live buffers stay within the recent peak of its live ones. */
 static void reclaim_49_host_keeps_within_its_peak(void **state) {
-  ok(rig_free_cache(rig_host()));
-  uint64_t base = rig_allocated(rig_host());
+  ok(rig_device_free_cache(rig_device_host()));
+  uint64_t base = rig_device_allocated(rig_device_host());
   rig_buffer *b[48];
   for (int i = 0; i < 48; i++)
-    ok(rig_buffer_create(rig_host(), MiB, &b[i]));
-  uint64_t peak = rig_allocated(rig_host()) - base;
+    ok(rig_buffer_create(rig_device_host(), MiB, &b[i]));
+  uint64_t peak = rig_device_allocated(rig_device_host()) - base;
   for (int i = 0; i < 48; i++)
     rig_buffer_release(b[i]);
-  ok(rig_buffer_create(rig_host(), MiB, &b[0])); /* moves, and reuses one */
-  assert_int_equal(rig_allocated(rig_host()) - base, peak); /* all 48 MiB kept */
+  ok(rig_buffer_create(rig_device_host(), MiB, &b[0])); /* moves, and reuses one */
+  assert_int_equal(rig_device_allocated(rig_device_host()) - base, peak); /* all 48 MiB kept */
   rig_buffer_release(b[0]);
-  ok(rig_free_cache(rig_host()));
-  assert_int_equal(rig_allocated(rig_host()), base);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(rig_device_allocated(rig_device_host()), base);
 }
 
 /* RECLAIM-26, RECLAIM-78: Pinned memory counts in the host's budget; when
  * that budget refuses it, Out_of_memory names the device it was for. */
 static void reclaim_26_78_pinned_counts_in_the_hosts_budget(void **state) {
   rig_device *d;
-  ok(rig_open("test:rc-pinned", &d));
-  ok(rig_free_cache(rig_host()));
-  uint64_t host = rig_allocated(rig_host()), mine = rig_allocated(d);
+  ok(rig_device_open("test:rc-pinned", &d));
+  ok(rig_device_free_cache(rig_device_host()));
+  uint64_t host = rig_device_allocated(rig_device_host()), mine = rig_device_allocated(d);
   rig_buffer *p, *q = NULL;
   ok(rig_buffer_create_kind(d, 64 * KiB, RIG_KIND_PINNED, &p));
   assert_int_equal(rig_buffer_kind(p), RIG_KIND_PINNED);
   assert_non_null(rig_buffer_host_address(p));
-  assert_int_equal(rig_allocated(rig_host()), host + 64 * KiB);
-  assert_int_equal(rig_allocated(d), mine);
-  ok(rig_set_budget(rig_host(), host + 96 * KiB));
+  assert_int_equal(rig_device_allocated(rig_device_host()), host + 64 * KiB);
+  assert_int_equal(rig_device_allocated(d), mine);
+  ok(rig_device_set_budget(rig_device_host(), host + 96 * KiB));
   assert_int_equal(rig_buffer_create_kind(d, 64 * KiB, RIG_KIND_PINNED, &q), RIG_OUT_OF_MEMORY);
-  assert_ptr_equal(rig_last_error()->device, d);
-  assert_int_equal(rig_last_error()->bytes, 64 * KiB);
+  assert_ptr_equal(rig_error_last()->device, d);
+  assert_int_equal(rig_error_last()->bytes, 64 * KiB);
   assert_null(q);
-  ok(rig_set_budget(rig_host(), INT64_MAX));
+  ok(rig_device_set_budget(rig_device_host(), INT64_MAX));
   rig_buffer_release(p);
-  ok(rig_free_cache(d));
-  assert_int_equal(rig_allocated(rig_host()), host);
+  ok(rig_device_free_cache(d));
+  assert_int_equal(rig_device_allocated(rig_device_host()), host);
   done(d);
 }
 
@@ -179,8 +179,8 @@ static void reclaim_26_78_pinned_counts_in_the_hosts_budget(void **state) {
  * still held; their release later frees only their records. */
 static void reclaim_4_life_1_free_returns_memory_early(void **state) {
   rig_device *d;
-  ok(rig_open("test:rc-free,delay_us=100000", &d));
-  uint64_t base = rig_allocated(d);
+  ok(rig_device_open("test:rc-free,delay_us=100000", &d));
+  uint64_t base = rig_device_allocated(d);
   rig_buffer *b, *v;
   ok(rig_buffer_create(d, MiB, &b));
   ok(rig_buffer_view(b, 0, 64, RIG_READ, &v));
@@ -188,13 +188,13 @@ static void reclaim_4_life_1_free_returns_memory_early(void **state) {
   ok(rig_buffer_submit_fill(b, 1, 1, &p));
   ok(rig_buffer_free(b));
   assert_true(rig_buffer_dead(b) && rig_buffer_dead(v));
-  assert_int_equal(rig_allocated(d), base + MiB); /* its work still runs */
+  assert_int_equal(rig_device_allocated(d), base + MiB); /* its work still runs */
   ok(rig_point_wait(p));
-  ok(rig_free_cache(d));                          /* a call that moves memory */
-  assert_int_equal(rig_allocated(d), base);       /* back, buffers still held */
+  ok(rig_device_free_cache(d));                          /* a call that moves memory */
+  assert_int_equal(rig_device_allocated(d), base);       /* back, buffers still held */
   rig_buffer_release(v);
   rig_buffer_release(b);
-  assert_int_equal(rig_allocated(d), base);
+  assert_int_equal(rig_device_allocated(d), base);
   done(d);
 }
 
@@ -205,13 +205,13 @@ static void release_kept(void *value) { kept_released += *(int *)value; }
  * host that only loads and releases images gives each back at its next
  * move. First in the file, while the host's timeline is still at 0. */
 static void reclaim_17_no_work_keeps_nothing(void **state) {
-  assert_int_equal(rig_submitted(rig_host()), 0);
-  uint64_t before = rig_allocated(rig_host());
+  assert_int_equal(rig_device_submitted(rig_device_host()), 0);
+  uint64_t before = rig_device_allocated(rig_device_host());
   rig_image *im = kernel_load("add");
-  assert_true(rig_allocated(rig_host()) > before);
+  assert_true(rig_device_allocated(rig_device_host()) > before);
   rig_image_release(im);
-  ok(rig_free_cache(rig_host()));
-  assert_int_equal(rig_allocated(rig_host()), before);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(rig_device_allocated(rig_device_host()), before);
 }
 
 /* RECLAIM-17, RECLAIM-18, RUN-8, STOP-2: a released submission's kept value
@@ -219,7 +219,7 @@ static void reclaim_17_no_work_keeps_nothing(void **state) {
  * release is done, in a later move; on a lost device, at its stop. */
 static void reclaim_17_kept_values_go_after_the_work(void **state) {
   rig_device *d;
-  ok(rig_open("test:rc-keep,delay_us=150000", &d));
+  ok(rig_device_open("test:rc-keep,delay_us=150000", &d));
   rig_buffer *b, *c;
   ok(rig_buffer_create(d, 64, &b));
   rig_part part = rig_part_fill(0, 1, 1);
@@ -230,32 +230,32 @@ static void reclaim_17_kept_values_go_after_the_work(void **state) {
   ok(rig_submission_make(d, &part, 1, &s));
   ok(rig_submission_keep(s, &one, release_kept));
   ok(rig_submission_take(s, &run));
-  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   kept_released = 0;
   rig_submission_release(s);
   ok(rig_buffer_create(d, 32, &c)); /* the first move: notes p's value */
   assert_int_equal(kept_released, 0); /* p's work still runs */
   ok(rig_point_wait(p));
-  ok(rig_free_cache(d));            /* a later move: the value goes */
+  ok(rig_device_free_cache(d));            /* a later move: the value goes */
   assert_int_equal(kept_released, 1);
   rig_buffer_release(c);
   rig_buffer_release(b);
   done(d);
 
   /* A lost device keeps it until its stop. */
-  ok(rig_open("test:rc-keep-lost,delay_us=150000,fault_nth=2", &d));
+  ok(rig_device_open("test:rc-keep-lost,delay_us=150000,fault_nth=2", &d));
   ok(rig_buffer_create(d, 64, &b));
   ok(rig_submission_make(d, &part, 1, &s));
   ok(rig_submission_keep(s, &one, release_kept));
   ok(rig_submission_take(s, &run));
-  ok(rig_submit(run, &b, 1, NULL, 0, &p));
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   rig_submission_release(s);
   kept_released = 0;
   assert_int_equal(rig_buffer_fill(b, 2, 1), RIG_LOST); /* the loss */
-  ok(rig_free_cache(d));
+  ok(rig_device_free_cache(d));
   assert_int_equal(kept_released, 0);
   rig_buffer_release(b);
-  ok(rig_close(d));                                     /* its stop */
+  ok(rig_device_close(d));                                     /* its stop */
   assert_int_equal(kept_released, 1);
   rig_device_release(d);
 }
@@ -271,13 +271,13 @@ static void reclaim_21_kept_values_of_a_closed_device(void **state) {
   static int one = 1;
   ok(rig_submission_make(d, &part, 1, &s));
   ok(rig_submission_keep(s, &one, release_kept));
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   kept_released = 0;
   rig_submission_release(s);
   assert_int_equal(kept_released, 0);   /* only inside a move (RECLAIM-17) */
-  ok(rig_free_cache(rig_host()));       /* a move on another device */
+  ok(rig_device_free_cache(rig_device_host()));       /* a move on another device */
   assert_int_equal(kept_released, 1);
-  ok(rig_free_cache(rig_host()));
+  ok(rig_device_free_cache(rig_device_host()));
   assert_int_equal(kept_released, 1);   /* once */
   rig_device_release(d);
 }
@@ -286,7 +286,7 @@ static void reclaim_21_kept_values_of_a_closed_device(void **state) {
  * the device to reach one more value and asks again. */
 static void submit_4_16_waits_for_room(void **state) {
   rig_device *d;
-  ok(rig_open("test:rc-room,parts=2,delay_us=50000", &d));
+  ok(rig_device_open("test:rc-room,parts=2,delay_us=50000", &d));
   rig_buffer *b[3];
   rig_point p[3];
   for (int i = 0; i < 3; i++)
@@ -309,7 +309,7 @@ static rig_status submit_fills(rig_device *d, rig_buffer *b, rig_point *p) {
   rig_run *run;
   ok(rig_submission_make(d, parts, 4, &s));
   ok(rig_submission_take(s, &run));
-  rig_status st = rig_submit(run, &b, 1, NULL, 0, p);
+  rig_status st = rig_run_submit(run, &b, 1, NULL, 0, p);
   rig_submission_release(s);
   return st;
 }
@@ -317,7 +317,7 @@ static rig_status submit_fills(rig_device *d, rig_buffer *b, rig_point *p) {
 /* SUBMIT-19: work larger than the queues grows them first. */
 static void submit_19_work_larger_than_the_queues_grows_them(void **state) {
   rig_device *d;
-  ok(rig_open("test:rc-grow,parts=2,grow_limit=8", &d));
+  ok(rig_device_open("test:rc-grow,parts=2,grow_limit=8", &d));
   rig_buffer *b;
   rig_point p;
   ok(rig_buffer_create(d, 64, &b));
@@ -334,43 +334,43 @@ static void submit_19_work_larger_than_the_queues_grows_them(void **state) {
  * then is Out_of_memory; the device is not lost and takes no value. */
 static void submit_28_reclaim_64_growth_without_memory(void **state) {
   rig_device *d;
-  ok(rig_open("test:rc-nogrow,parts=2,grow_limit=2", &d));
+  ok(rig_device_open("test:rc-nogrow,parts=2,grow_limit=2", &d));
   rig_buffer *b;
   rig_point p = RIG_POINT_NONE;
   ok(rig_buffer_create(d, 64, &b));
-  uint64_t submitted = rig_submitted(d);
+  uint64_t submitted = rig_device_submitted(d);
   assert_int_equal(submit_fills(d, b, &p), RIG_OUT_OF_MEMORY);
-  assert_ptr_equal(rig_last_error()->device, d);
+  assert_ptr_equal(rig_error_last()->device, d);
   assert_int_equal(p, RIG_POINT_NONE);
-  assert_int_equal(rig_submitted(d), submitted);
-  assert_null(rig_lost(d));
+  assert_int_equal(rig_device_submitted(d), submitted);
+  assert_null(rig_device_lost(d));
   ok(rig_buffer_fill(b, 9, 1)); /* one part fits: the device serves on */
   rig_buffer_release(b);
   done(d);
 }
 
-/* OPEN-48, LMEM-7: rig_set_budget on a closed device, or on one a fault
+/* OPEN-48, LMEM-7: rig_device_set_budget on a closed device, or on one a fault
  * lost, is RIG_LOST with the device's reason, and leaves its budget as it
- * was; rig_free_cache still runs on it (RECLAIM-75). */
+ * was; rig_device_free_cache still runs on it (RECLAIM-75). */
 static void set_budget_on_a_closed_or_lost_device(void **state) {
   rig_device *m = open_ok("memory:rc-budget-closed");
-  uint64_t budget = rig_budget(m);
-  ok(rig_close(m));
-  assert_int_equal(rig_set_budget(m, 4096), RIG_LOST);
-  assert_string_equal(rig_last_error()->message, "memory:rc-budget-closed lost: closed");
-  assert_int_equal(rig_budget(m), budget);
-  ok(rig_free_cache(m));
+  uint64_t budget = rig_device_budget(m);
+  ok(rig_device_close(m));
+  assert_int_equal(rig_device_set_budget(m, 4096), RIG_LOST);
+  assert_string_equal(rig_error_last()->message, "memory:rc-budget-closed lost: closed");
+  assert_int_equal(rig_device_budget(m), budget);
+  ok(rig_device_free_cache(m));
   rig_device_release(m);
 
   rig_device *t = open_ok("test:rc-budget-lost,fault_nth=1");
   rig_buffer *b = create_ok(t, 64);
   rig_point p;
   assert_int_equal(rig_buffer_submit_fill(b, 1, 1, &p), RIG_LOST);
-  budget = rig_budget(t);
-  assert_int_equal(rig_set_budget(t, 4096), RIG_LOST);
-  if (!strstr(rig_last_error()->message, "rc-budget-lost,fault_nth=1 lost: injected fault"))
-    fail_msg("%s", rig_last_error()->message);
-  assert_int_equal(rig_budget(t), budget);
+  budget = rig_device_budget(t);
+  assert_int_equal(rig_device_set_budget(t, 4096), RIG_LOST);
+  if (!strstr(rig_error_last()->message, "rc-budget-lost,fault_nth=1 lost: injected fault"))
+    fail_msg("%s", rig_error_last()->message);
+  assert_int_equal(rig_device_budget(t), budget);
   rig_buffer_release(b);
   close_release(t);
 }

@@ -2,7 +2,7 @@
  * checks on its own (VALID-19, VALID-21, SUBMIT-5, MACH-10, RECLAIM-55,
  * RECLAIM-61, RECLAIM-62, ERR-10, OPEN-13, OPEN-14, OPEN-22).
  *
- * "fake" is a driver of this file, opened with rig_open_driver, whose
+ * "fake" is a driver of this file, opened with rig_device_open_driver, whose
  * behaviour each test sets through its arguments:
  *   handle  its memory is handle-only: no host address, no device address
  *   limit=N its queue holds at most N words of one submission, a part
@@ -217,7 +217,7 @@ static rig_device *open_fake(const char *args, fake **out) {
   committing_driver = fake_driver;
   committing_driver.commit = fake_commit;
   rig_device *d = NULL;
-  check_ok(rig_open_driver(name, strstr(args, "gate") ? &committing_driver : &fake_driver, args,
+  check_ok(rig_device_open_driver(name, strstr(args, "gate") ? &committing_driver : &fake_driver, args,
                            &d),
            name);
   *out = last_fake;
@@ -241,7 +241,7 @@ static rig_status launch_on(rig_device *d, rig_function *fn, rig_buffer *b, rig_
   ok(rig_submission_take(s, &r));
   ok(rig_run_groups(r, 0, 1, 1, 1));
   ok(rig_run_threads(r, 0, 1, 1, 1));
-  rig_status st = rig_submit(r, &b, 1, NULL, 0, p);
+  rig_status st = rig_run_submit(r, &b, 1, NULL, 0, p);
   rig_submission_release(s);
   return st;
 }
@@ -261,16 +261,16 @@ static void valid_19_no_ref_to_handle_only_memory(void **state) {
     ok(rig_image_load(d, code, sizeof code, &im));
     ok(rig_image_resolve(im, "k", &fn));
     rig_buffer *b = create_ok(d, 64);
-    uint64_t before = rig_submitted(d);
+    uint64_t before = rig_device_submitted(d);
     rig_point p = RIG_POINT_NONE;
     rig_status st = launch_on(d, fn, b, &p);
     if (handle_only) {
       assert_int_equal(st, RIG_INVALID);
-      assert_non_null(strstr(rig_last_error()->message, "no address"));
+      assert_non_null(strstr(rig_error_last()->message, "no address"));
       assert_int_equal(p, RIG_POINT_NONE);
-      assert_int_equal(rig_submitted(d), before);
+      assert_int_equal(rig_device_submitted(d), before);
       assert_int_equal(atomic_load(&f->submits), 0);
-      assert_null(rig_lost(d));
+      assert_null(rig_device_lost(d));
     } else {
       ok(st);
       ok(rig_point_wait(p));
@@ -289,7 +289,7 @@ static rig_status submit_parts(rig_device *d, const rig_part *parts, size_t n, r
   rig_run *r;
   ok(rig_submission_make(d, parts, n, &s));
   ok(rig_submission_take(s, &r));
-  rig_status st = rig_submit(r, &b, 1, NULL, 0, p);
+  rig_status st = rig_run_submit(r, &b, 1, NULL, 0, p);
   rig_submission_release(s);
   return st;
 }
@@ -308,15 +308,15 @@ static void valid_21_fixed_queue_limits_a_submission(void **state) {
   rig_part three[3] = {rig_part_fill(0, 1, 4), rig_part_fill(0, 2, 4), rig_part_fill(0, 3, 4)};
   rig_part with_words[2] = {rig_part_fill(0, 1, 4), rig_part_words(packet, 2)};
   rig_part two[2] = {rig_part_fill(0, 1, 4), rig_part_fill(0, 2, 4)};
-  uint64_t before = rig_submitted(d);
+  uint64_t before = rig_device_submitted(d);
   rig_point p = RIG_POINT_NONE;
   assert_int_equal(submit_parts(d, three, 3, b, &p), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "exceeds"));
+  assert_non_null(strstr(rig_error_last()->message, "exceeds"));
   assert_int_equal(submit_parts(d, with_words, 2, b, &p), RIG_INVALID); /* 3 words */
   assert_int_equal(p, RIG_POINT_NONE);
-  assert_int_equal(rig_submitted(d), before);
+  assert_int_equal(rig_device_submitted(d), before);
   assert_int_equal(atomic_load(&f->submits), 0);
-  assert_null(rig_lost(d));
+  assert_null(rig_device_lost(d));
   ok(submit_parts(d, two, 2, b, &p));
   ok(rig_point_wait(p));
   assert_int_equal(rig_point_value(p), before + 1);
@@ -396,8 +396,8 @@ static void submit_5_a_blocking_submit_holds_submits_and_commits(void **state) {
 static void mach_10_reaches_is_what_a_borrow_gives(void **state) {
   (void)state;
   rig_device *m, *devs[5];
-  ok(rig_memory_device("mach-10", &m));
-  devs[0] = rig_host();
+  ok(rig_device_open_memory("mach-10", &m));
+  devs[0] = rig_device_host();
   devs[1] = m;
   devs[2] = open_ok("test:mach-10-a,delay_us=0");
   devs[3] = open_ok("test:mach-10-b,delay_us=0");
@@ -411,7 +411,7 @@ static void mach_10_reaches_is_what_a_borrow_gives(void **state) {
       rig_device *e = devs[j];
       rig_buffer *be = create_ok(e, 65536), *bd = NULL;
       ok(rig_buffer_fill(be, 0, 4));
-      bool reaches = rig_reaches(d, e);
+      bool reaches = rig_device_reaches(d, e);
       rig_status st = rig_buffer_borrow(d, be, &bd);
       if (!reaches) {
         assert_int_equal(st, RIG_INVALID);
@@ -445,7 +445,7 @@ static rig_buffer *held_by_hook; /* a buffer the collector hook releases */
 static void collector(void *ctx) {
   (void)ctx;
   hook_calls++;
-  host_at_hook = rig_allocated(rig_host());
+  host_at_hook = rig_device_allocated(rig_device_host());
   if (held_by_hook) {
     rig_buffer_release(held_by_hook);
     held_by_hook = NULL;
@@ -458,21 +458,21 @@ static void collector(void *ctx) {
  * Round 1 leaves it: round 2's collector hook still finds it counted. */
 static void reclaim_55_round_2_returns_idle_staging(void **state) {
   (void)state;
-  rig_device *g = open_ok("test:reclaim-55,delay_us=0,host=0"), *host = rig_host();
+  rig_device *g = open_ok("test:reclaim-55,delay_us=0,host=0"), *host = rig_device_host();
   rig_buffer *on_g = create_ok(g, 65536), *h = NULL;
-  ok(rig_free_cache(host)); /* round 1 finds no cache to give back */
-  uint64_t budget = rig_budget(host), before = rig_allocated(host);
-  ok(rig_set_budget(host, before + 2 * 65536));
+  ok(rig_device_free_cache(host)); /* round 1 finds no cache to give back */
+  uint64_t budget = rig_device_budget(host), before = rig_device_allocated(host);
+  ok(rig_device_set_budget(host, before + 2 * 65536));
   static unsigned char bytes[65536];
   ok(rig_buffer_put(on_g, 0, bytes, sizeof bytes)); /* through staging */
   ok(rig_buffer_wait(on_g, RIG_READ_WRITE));        /* its copy done: idle */
-  uint64_t staged = rig_allocated(host) - before;
+  uint64_t staged = rig_device_allocated(host) - before;
   assert_true(staged >= 65536);
   hook_calls = 0;
-  rig_set_collector(collector, NULL);
+  rig_runtime_set_collector(collector, NULL);
   rig_status st = rig_buffer_create(host, 2 * 65536, &h);
-  rig_set_collector(NULL, NULL);
-  ok(rig_set_budget(host, budget));
+  rig_runtime_set_collector(NULL, NULL);
+  ok(rig_device_set_budget(host, budget));
   check_ok(st, "a host allocation that only staging's return lets fit");
   assert_true(hook_calls >= 1);
   assert_true(host_at_hook >= before + staged); /* round 1 kept it */
@@ -491,11 +491,11 @@ static void reclaim_55_round_2_returns_idle_staging(void **state) {
 static void reclaim_61_62_mapping_room_frees_borrows_and_staging(void **state) {
   (void)state;
   rig_device *g = open_ok("test:reclaim-61,delay_us=100000,map_limit=65536,host=0");
-  rig_buffer *h1 = create_ok(rig_host(), 65536), *h2 = create_ok(rig_host(), 65536);
+  rig_buffer *h1 = create_ok(rig_device_host(), 65536), *h2 = create_ok(rig_device_host(), 65536);
   rig_buffer *cached = create_ok(g, 65536), *b1 = NULL, *b2 = NULL;
   rig_buffer_release(cached);
   rig_buffer_release(create_ok(g, 256)); /* moves it into the cache */
-  assert_true(rig_allocated(g) >= 65536 + 256);
+  assert_true(rig_device_allocated(g) >= 65536 + 256);
   /* an ended borrow whose work has not finished */
   ok(rig_buffer_borrow(g, h1, &b1));
   rig_point p;
@@ -505,9 +505,9 @@ static void reclaim_61_62_mapping_room_frees_borrows_and_staging(void **state) {
   assert_true(rig_point_reached(p));
   /* a borrow the collector hook releases */
   held_by_hook = b2;
-  rig_set_collector(collector, NULL);
+  rig_runtime_set_collector(collector, NULL);
   rig_status st = rig_buffer_borrow(g, h1, &b1);
-  rig_set_collector(NULL, NULL);
+  rig_runtime_set_collector(NULL, NULL);
   check_ok(st, "a borrow once the collector released the other");
   assert_null(held_by_hook);
   /* staging (a mapping) once the borrow ended */
@@ -516,7 +516,7 @@ static void reclaim_61_62_mapping_room_frees_borrows_and_staging(void **state) {
   uint32_t w = 9;
   check_ok(rig_buffer_put(on_g, 0, &w, sizeof w), "a put whose staging needs the borrow's room");
   ok(rig_buffer_wait(on_g, RIG_READ_WRITE));
-  assert_true(rig_allocated(g) >= 65536 + 256); /* RECLAIM-62: the cached 64 KiB stayed */
+  assert_true(rig_device_allocated(g) >= 65536 + 256); /* RECLAIM-62: the cached 64 KiB stayed */
   rig_buffer_release(on_g);
   rig_buffer_release(h1);
   rig_buffer_release(h2);
@@ -535,7 +535,7 @@ static void err_10_the_peer_check_runs_unmasked(void **state) {
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
   pthread_sigmask(SIG_UNBLOCK, &usr1, &old);
-  assert_true(rig_reaches(d, e)); /* MACH-17: asks d's driver */
+  assert_true(rig_device_reaches(d, e)); /* MACH-17: asks d's driver */
   rig_buffer *b = create_ok(d, 64);
   rig_point p;
   ok(rig_buffer_submit_fill(b, 1, 4, &p));
@@ -560,7 +560,7 @@ static rig_status submit_words(rig_device *d, rig_point *p) {
   rig_run *r;
   ok(rig_submission_make(d, &part, 1, &s));
   ok(rig_submission_take(s, &r));
-  rig_status st = rig_submit(r, NULL, 0, NULL, 0, p);
+  rig_status st = rig_run_submit(r, NULL, 0, NULL, 0, p);
   rig_submission_release(s);
   return st;
 }
@@ -582,10 +582,10 @@ static void open_13_a_device_that_never_stops_keeps_its_slot(void **state) {
     rig_point p;
     ok(submit_words(d, &p));                            /* never finishes */
     assert_int_equal(submit_words(d, &p), RIG_LOST);   /* the fault */
-    check_ok(rig_close(d), "close");                    /* its stop returns */
+    check_ok(rig_device_close(d), "close");                    /* its stop returns */
     for (int i = 0; i < 8; i++) {
-      ok(rig_free_cache(d));
-      ok(rig_free_cache(rig_host()));
+      ok(rig_device_free_cache(d));
+      ok(rig_device_free_cache(rig_device_host()));
       snprintf(name, sizeof name, "memory:open-13-%d-%d", silent, i);
       rig_device *e = open_ok(name);
       uint32_t got = slot_of(e);
@@ -600,13 +600,13 @@ static void open_13_a_device_that_never_stops_keeps_its_slot(void **state) {
   }
 }
 
-/* ---- OPEN-14: in a forked child, since rig_fail fails the process ---- */
+/* ---- OPEN-14: in a forked child, since rig_runtime_fail fails the process ---- */
 
 #define CHILD_CHECK(n, cond)                                                 \
   do {                                                                       \
     if (!(cond)) {                                                           \
       fprintf(stderr, "check %d failed: %s (%s)\n", n, #cond,                \
-              rig_last_error()->message);                                    \
+              rig_error_last()->message);                                    \
       _exit(n);                                                              \
     }                                                                        \
   } while (0)
@@ -618,23 +618,23 @@ struct racing_open {
 
 static void *open_in_thread(void *arg) {
   struct racing_open *o = arg;
-  o->st = rig_open_driver("fake:open-14-racing", &fake_driver, "opengate", &o->d);
+  o->st = rig_device_open_driver("fake:open-14-racing", &fake_driver, "opengate", &o->d);
   return NULL;
 }
 
 static void open_14_child(void) {
   rig_device *x = NULL, *q = NULL, *q2 = NULL;
-  CHILD_CHECK(1, rig_memory_device("open-14-x", &x) == RIG_OK);
+  CHILD_CHECK(1, rig_device_open_memory("open-14-x", &x) == RIG_OK);
   uint32_t sx = slot_of(x);
   /* The slot freed last is the next open's: q's, as q2 shows. */
-  CHILD_CHECK(2, rig_memory_device("open-14-q", &q) == RIG_OK);
+  CHILD_CHECK(2, rig_device_open_memory("open-14-q", &q) == RIG_OK);
   uint32_t sq = slot_of(q);
-  CHILD_CHECK(3, rig_close(q) == RIG_OK);
+  CHILD_CHECK(3, rig_device_close(q) == RIG_OK);
   rig_device_release(q);
-  CHILD_CHECK(4, rig_memory_device("open-14-q2", &q2) == RIG_OK && slot_of(q2) == sq);
-  CHILD_CHECK(5, rig_close(q2) == RIG_OK);
+  CHILD_CHECK(4, rig_device_open_memory("open-14-q2", &q2) == RIG_OK && slot_of(q2) == sq);
+  CHILD_CHECK(5, rig_device_close(q2) == RIG_OK);
   rig_device_release(q2);
-  /* An open under way as rig_fail runs takes a slot after it (ERR-42). */
+  /* An open under way as rig_runtime_fail runs takes a slot after it (ERR-42). */
   struct racing_open o = {0};
   pthread_t t;
   open_shut = true;
@@ -643,29 +643,29 @@ static void open_14_child(void) {
   while (!in_open)
     pthread_cond_wait(&open_cond, &open_lock);
   pthread_mutex_unlock(&open_lock);
-  rig_fail("open-14: failed on purpose");
-  CHILD_CHECK(6, rig_lost(x) != NULL);
-  CHILD_CHECK(7, rig_free_cache(x) == RIG_OK && rig_free_cache(rig_host()) == RIG_OK);
+  rig_runtime_fail("open-14: failed on purpose");
+  CHILD_CHECK(6, rig_device_lost(x) != NULL);
+  CHILD_CHECK(7, rig_device_free_cache(x) == RIG_OK && rig_device_free_cache(rig_device_host()) == RIG_OK);
   pthread_mutex_lock(&open_lock);
   open_shut = false;
   pthread_cond_broadcast(&open_cond);
   pthread_mutex_unlock(&open_lock);
   pthread_join(t, NULL);
-  CHILD_CHECK(8, o.st == RIG_OK && o.d && rig_lost(o.d));
+  CHILD_CHECK(8, o.st == RIG_OK && o.d && rig_device_lost(o.d));
   /* The failure took no slot: the racing open has the slot freed last;
    * and x, lost by it, kept its own. */
   CHILD_CHECK(9, slot_of(o.d) == sq);
   CHILD_CHECK(10, slot_of(x) == sx && sx != sq);
   rig_device *y = NULL;
-  CHILD_CHECK(11, rig_memory_device("open-14-after", &y) == RIG_UNAVAILABLE); /* OPEN-4 */
-  CHILD_CHECK(12, rig_close(o.d) == RIG_OK && rig_close(x) == RIG_OK);
+  CHILD_CHECK(11, rig_device_open_memory("open-14-after", &y) == RIG_UNAVAILABLE); /* OPEN-4 */
+  CHILD_CHECK(12, rig_device_close(o.d) == RIG_OK && rig_device_close(x) == RIG_OK);
   _exit(0);
 }
 
 /* OPEN-14, as docs/decisions.md settles it: the process's first failure
  * takes no slot of its own, and the devices it loses keep theirs, as any
  * lost device does (OPEN-12). Seen through the one open that can still
- * take a slot after rig_fail, an open under way as it runs (ERR-42): it
+ * take a slot after rig_runtime_fail, an open under way as it runs (ERR-42): it
  * takes the slot freed last before the failure, neither one the failure
  * took nor the lost device's. */
 static void open_14_the_failure_takes_no_slot(void **state) {
@@ -680,7 +680,7 @@ static rig_status fill_after(rig_buffer *b, rig_point w, rig_point *p) {
   rig_run *r;
   ok(rig_submission_make(rig_buffer_device(b), &part, 1, &s));
   ok(rig_submission_take(s, &r));
-  rig_status st = rig_submit(r, &b, 1, &w, 1, p);
+  rig_status st = rig_run_submit(r, &b, 1, &w, 1, p);
   rig_submission_release(s);
   return st;
 }
@@ -695,7 +695,7 @@ static uint64_t word_mappings(const rig_device *d) {
  * takes its slot; d's next wait, on e2, retires e1's mapping while d's
  * work that read it is still uncommitted (commit_k), so it stays. Once
  * d's queue has passed that work, a wait alone keeps it; the next call
- * that moves d's memory (rig_free_cache) gives it back. */
+ * that moves d's memory (rig_device_free_cache) gives it back. */
 static void open_22_a_move_releases_a_passed_mapping(void **state) {
   (void)state;
   rig_device *d = open_ok("test:open-22-d,commit_k=64");
@@ -717,7 +717,7 @@ static void open_22_a_move_releases_a_passed_mapping(void **state) {
   assert_int_equal(word_mappings(d), 2); /* e1's retired, not yet passed */
   ok(rig_point_wait(q2));                /* commits q1 too: d's queue passed it */
   assert_int_equal(word_mappings(d), 2);
-  ok(rig_free_cache(d));                 /* a move of d's memory */
+  ok(rig_device_free_cache(d));                 /* a move of d's memory */
   assert_int_equal(word_mappings(d), 1); /* e2's stays */
   rig_buffer_release(be2);
   rig_buffer_release(bd);

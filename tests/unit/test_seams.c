@@ -52,7 +52,7 @@ static rig_device *open_file(size_t n) { return open_io_ok(RIG_IO_CREATE, n); }
 /* The Vulkan device name, opened; NULL (the caller skips) where none opens. */
 static rig_device *open_vulkan(const char *name) {
   rig_device *v = NULL;
-  return rig_open(name, &v) == RIG_OK ? v : NULL;
+  return rig_device_open(name, &v) == RIG_OK ? v : NULL;
 }
 
 /* ---- io pages borrowed ------------------------------------------------- */
@@ -64,10 +64,10 @@ static rig_device *open_vulkan(const char *name) {
 static void io_pages_borrowed_on_the_host(void **state) {
   (void)state;
   rig_device *io = open_file(2 * 4096);
-  rig_buffer *f, *on_host, *h = create_ok(rig_host(), 4096), *h2 = create_ok(rig_host(), 4096);
+  rig_buffer *f, *on_host, *h = create_ok(rig_device_host(), 4096), *h2 = create_ok(rig_device_host(), 4096);
   ok(rig_buffer_of_io(io, 4096, 4096, &f));
   put_pattern(f, 3);
-  ok(rig_buffer_borrow(rig_host(), f, &on_host));
+  ok(rig_buffer_borrow(rig_device_host(), f, &on_host));
   assert_non_null(rig_buffer_host_address(on_host));
   ok(rig_buffer_copy(on_host, h));                         /* out of the pages */
   assert_true(has_pattern(h, 3));
@@ -198,7 +198,7 @@ static void a_borrow_released_under_a_peers_copy(void **state) {
     assert_ptr_equal(runner, g);                           /* the peer runs it */
     rig_device_release(runner);
     rig_buffer_release(on);
-    ok(rig_free_cache(m));                                 /* gives back passed mappings */
+    ok(rig_device_free_cache(m));                                 /* gives back passed mappings */
     ok(rig_point_wait(p));
     assert_true(has_pattern(mem, (unsigned)round));
     rig_buffer_release(mem);
@@ -222,17 +222,17 @@ static void a_foreign_buffer_in_another_drivers_submission(void **state) {
   rig_part fill = {.kind = RIG_PART_FILL, .dst = 0, .pattern = 0x5a5a5a5au, .pattern_bytes = 4};
   rig_submission *s;
   ok(rig_submission_make(v, &fill, 1, &s));
-  rig_buffer *bufs[2] = {create_ok(rig_host(), 65536), create_ok(m, 65536)};
+  rig_buffer *bufs[2] = {create_ok(rig_device_host(), 65536), create_ok(m, 65536)};
   for (int i = 0; i < 2; i++) {
     rig_run *r;
     rig_point p;
     ok(rig_submission_take(s, &r));
-    assert_int_equal(rig_submit(r, &bufs[i], 1, NULL, 0, &p), RIG_INVALID);
-    assert_non_null(strstr(rig_last_error()->message, "borrow it onto"));
+    assert_int_equal(rig_run_submit(r, &bufs[i], 1, NULL, 0, &p), RIG_INVALID);
+    assert_non_null(strstr(rig_error_last()->message, "borrow it onto"));
     rig_buffer *on;
     ok(rig_buffer_borrow(v, bufs[i], &on));
     ok(rig_submission_take(s, &r));
-    ok(rig_submit(r, &on, 1, NULL, 0, &p));
+    ok(rig_run_submit(r, &on, 1, NULL, 0, &p));
     ok(rig_point_wait(p));
     unsigned char x[4];
     ok(rig_buffer_get(bufs[i], 65532, x, 4));
@@ -281,7 +281,7 @@ static void free_under_a_host_access(void **state) {
   size_t n = 4u << 20;
   unsigned char *dst = malloc(n);
   for (int round = 0; round < 24; round++) {
-    racer r = {.b = create_ok(rig_host(), n), .other = create_ok(rig_host(), n),
+    racer r = {.b = create_ok(rig_device_host(), n), .other = create_ok(rig_device_host(), n),
                .copy = round % 4, .dst = dst};
     ok(rig_buffer_fill(r.b, 0x01010101u, 4));
     pthread_t t;
@@ -289,13 +289,13 @@ static void free_under_a_host_access(void **state) {
     sleep_ms(1 + round % 3);
     ok(rig_buffer_free(r.b));
     for (int k = 0; k < 4; k++) /* moves that would give the memory back */
-      ok(rig_free_cache(rig_host()));
+      ok(rig_device_free_cache(rig_device_host()));
     pthread_join(t, NULL);
     assert_int_equal(r.last, RIG_INVALID);
     rig_buffer_release(r.b);
     rig_buffer_release(r.other);
   }
-  ok(rig_free_cache(rig_host()));
+  ok(rig_device_free_cache(rig_device_host()));
   free(dst);
 }
 
@@ -328,7 +328,7 @@ static void free_under_a_staged_get(void **state) {
   assert_int_equal(pthread_create(&th, NULL, get_through_staging, &g), 0);
   sleep_ms(30);
   ok(rig_buffer_free(g.b));
-  ok(rig_free_cache(t));
+  ok(rig_device_free_cache(t));
   rig_buffer *again = create_ok(t, n); /* the freed memory, were it back */
   ok(rig_buffer_fill(again, 0x77777777u, 4));
   pthread_join(th, NULL);
@@ -352,7 +352,7 @@ static void free_under_a_staged_get(void **state) {
 static void run_8_a_released_submissions_words_stay(void **state) {
   (void)state;
   rig_device *t = open_ok("test:seams-run8,delay_us=2000");
-  const rig_test_trace *trace = rig_capability(t, "test.trace");
+  const rig_test_trace *trace = rig_device_capability(t, "test.trace");
   assert_non_null(trace);
   uint32_t words[64];
   for (int i = 0; i < 64; i++)
@@ -364,7 +364,7 @@ static void run_8_a_released_submissions_words_stay(void **state) {
     rig_run *r;
     ok(rig_submission_make(t, &part, 1, &s));
     ok(rig_submission_take(s, &r));
-    ok(rig_submit(r, NULL, 0, NULL, 0, &last));
+    ok(rig_run_submit(r, NULL, 0, NULL, 0, &last));
     rig_submission_release(s);                             /* before the work runs */
     void *junk[8];
     for (int k = 0; k < 8; k++) /* reuse what a free gave back */
@@ -378,8 +378,8 @@ static void run_8_a_released_submissions_words_stay(void **state) {
   assert_int_equal(n, 8);
   for (size_t i = 0; i < n; i++)
     assert_int_equal(e[i].word0, 0xC0DE0000u);
-  ok(rig_free_cache(t));                                   /* lets the memory go */
-  ok(rig_free_cache(t));
+  ok(rig_device_free_cache(t));                                   /* lets the memory go */
+  ok(rig_device_free_cache(t));
   close_release(t);
 }
 
@@ -397,14 +397,14 @@ static int always(void *ctx) {
 static void dom_10_no_interruption_after_a_value(void **state) {
   (void)state;
   rig_device *g = open_ok("test:seams-intr,host=0,delay_us=20000");
-  rig_buffer *h = create_ok(rig_host(), 4096), *b = create_ok(g, 4096);
+  rig_buffer *h = create_ok(rig_device_host(), 4096), *b = create_ok(g, 4096);
   put_pattern(h, 77);
-  rig_set_wait_hook(always, NULL);
-  uint64_t before = rig_submitted(g);
+  rig_runtime_set_wait_hook(always, NULL);
+  uint64_t before = rig_device_submitted(g);
   rig_status copied = rig_buffer_copy(h, b);               /* staged: the device's step */
-  uint64_t after_copy = rig_submitted(g);
+  uint64_t after_copy = rig_device_submitted(g);
   rig_status filled = rig_buffer_fill(b, 0x11223344u, 4);
-  rig_set_wait_hook(NULL, NULL);
+  rig_runtime_set_wait_hook(NULL, NULL);
   assert_int_equal(copied, RIG_OK);
   assert_true(after_copy > before);
   assert_int_equal(filled, RIG_OK);
@@ -427,12 +427,12 @@ static void dom_10_interrupted_before_a_value(void **state) {
   ok(rig_buffer_fill(y, 0, 1));
   rig_point p;
   ok(rig_buffer_submit_fill(x, 0x01010101u, 4, &p));     /* 300 ms of work */
-  uint64_t before = rig_submitted(g);
-  rig_set_wait_hook(always, NULL);
+  uint64_t before = rig_device_submitted(g);
+  rig_runtime_set_wait_hook(always, NULL);
   rig_status st = rig_buffer_copy(x, y);
-  rig_set_wait_hook(NULL, NULL);
+  rig_runtime_set_wait_hook(NULL, NULL);
   assert_int_equal(st, RIG_INTERRUPTED);
-  assert_int_equal(rig_submitted(g), before);
+  assert_int_equal(rig_device_submitted(g), before);
   unsigned char b[4];
   ok(rig_buffer_get(y, 0, b, 4));
   assert_int_equal(b[0], 0);
@@ -454,22 +454,22 @@ static void submit_waits_on_points_not_given(void **state) {
   rig_submission *s;
   ok(rig_submission_make(t, &fill, 1, &s));
   rig_buffer *b = create_ok(t, 64);
-  rig_point bad[3] = {rig_point_make(slot_of(t), rig_submitted(t) + 1),
-                      rig_point_make(slot_of(u), rig_submitted(u) + 5),
+  rig_point bad[3] = {rig_point_make(slot_of(t), rig_device_submitted(t) + 1),
+                      rig_point_make(slot_of(u), rig_device_submitted(u) + 5),
                       rig_point_make(UINT32_MAX >> 8, 1)};
   for (int i = 0; i < 3; i++) {
-    uint64_t before = rig_submitted(t);
+    uint64_t before = rig_device_submitted(t);
     rig_run *r;
     rig_point p;
     assert_int_equal(rig_point_wait(bad[i]), RIG_INVALID);
     ok(rig_submission_take(s, &r));
-    assert_int_equal(rig_submit(r, &b, 1, &bad[i], 1, &p), RIG_INVALID);
-    assert_int_equal(rig_submitted(t), before);
+    assert_int_equal(rig_run_submit(r, &b, 1, &bad[i], 1, &p), RIG_INVALID);
+    assert_int_equal(rig_device_submitted(t), before);
   }
   rig_run *r;
-  rig_point p, fine = rig_point_make(slot_of(t), rig_submitted(t));
+  rig_point p, fine = rig_point_make(slot_of(t), rig_device_submitted(t));
   ok(rig_submission_take(s, &r));
-  ok(rig_submit(r, &b, 1, &fine, 1, &p));                  /* a point given is fine */
+  ok(rig_run_submit(r, &b, 1, &fine, 1, &p));                  /* a point given is fine */
   ok(rig_point_wait(p));
   rig_submission_release(s);
   rig_buffer_release(b);
@@ -499,21 +499,21 @@ static void consume_gives_the_allocations_length(void **state) {
   close_release(m);
 }
 
-/* RECLAIM-20 in rig_free_cache: the holds released since the last move go
+/* RECLAIM-20 in rig_device_free_cache: the holds released since the last move go
  * first, so the memory the last one held returns in the same call (it
  * stayed counted, in this thread's magazine, until a second call). */
 static void free_cache_releases_holds_first(void **state) {
   (void)state;
   rig_device *m = open_ok("memory:seams-holds");
-  uint64_t before = rig_allocated(m);
+  uint64_t before = rig_device_allocated(m);
   rig_buffer *b = create_ok(m, 1 << 20);
   rig_claim *c;
   ok(rig_claim_hold(b, &c));
   rig_buffer_release(b);
   rig_claim_release(c);                                    /* only queues */
-  assert_true(rig_allocated(m) > before);
-  ok(rig_free_cache(m));
-  assert_int_equal(rig_allocated(m), before);
+  assert_true(rig_device_allocated(m) > before);
+  ok(rig_device_free_cache(m));
+  assert_int_equal(rig_device_allocated(m), before);
   close_release(m);
 }
 

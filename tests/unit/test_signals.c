@@ -146,7 +146,7 @@ static int setup(void **state) {
  * with the caller's mask. */
 static void err_9_11_12_13_driver_calls_block_signals(void **state) {
   rig_device *d;
-  check_ok(rig_open_driver("sig:a", &sig_driver, "", &d), "open");
+  check_ok(rig_device_open_driver("sig:a", &sig_driver, "", &d), "open");
   assert_true(seen.open_int);
   rig_buffer *b = create_ok(d, 64);
   assert_true(seen.alloc_int);
@@ -170,7 +170,7 @@ static void err_9_11_12_13_driver_calls_block_signals(void **state) {
  * most 64. */
 static void err_14_15_reclamation_blocks_per_64_regions(void **state) {
   rig_device *d;
-  check_ok(rig_open_driver("sig:b", &sig_driver, "", &d), "open");
+  check_ok(rig_device_open_driver("sig:b", &sig_driver, "", &d), "open");
   rig_buffer *b[70];
   for (int i = 0; i < 70; i++)
     b[i] = create_ok(d, 64 + (size_t)i * 4);
@@ -181,25 +181,25 @@ static void err_14_15_reclamation_blocks_per_64_regions(void **state) {
   handled = 0;
   seen.releases = 0;
   seen.raise_in_release = true;
-  check_ok(rig_set_budget(d, 0), "set_budget"); /* gives all 70 back */
+  check_ok(rig_device_set_budget(d, 0), "set_budget"); /* gives all 70 back */
   seen.raise_in_release = false;
   assert_true(seen.releases >= 70);
   assert_int_equal(seen.handled_at_2, 0);    /* ERR-14 */
   assert_int_equal(seen.handled_at_64, 0);
   assert_int_equal(seen.handled_at_70, 1);   /* ERR-15: after 64 regions */
-  check_ok(rig_set_budget(d, UINT64_C(1) << 30), "set_budget");
+  check_ok(rig_device_set_budget(d, UINT64_C(1) << 30), "set_budget");
   close_release(d);
 }
 
 /* ERR-17: what a program calls of a driver's library blocks signals as
- * every call into a driver does: the opener (rig_open) and the lookup of a
+ * every call into a driver does: the opener (rig_device_open) and the lookup of a
  * capability. */
 static void err_17_opener_and_capability_block_signals(void **state) {
   rig_device *d;
   seen.open_int = seen.cap_int = false;
-  check_ok(rig_open_driver("sig:c", &sig_driver, "", &d), "open");
+  check_ok(rig_device_open_driver("sig:c", &sig_driver, "", &d), "open");
   assert_true(seen.open_int);
-  assert_ptr_equal(rig_capability(d, "sig.seen"), &seen);
+  assert_ptr_equal(rig_device_capability(d, "sig.seen"), &seen);
   assert_true(seen.cap_int);
   assert_false(blocked(SIGINT));
   close_release(d);
@@ -210,7 +210,7 @@ static void err_17_opener_and_capability_block_signals(void **state) {
 static void err_18_a_drivers_finaliser_takes_no_signal(void **state) {
   rig_device *d;
   seen.destroyed = seen.destroy_int = false;
-  check_ok(rig_open_driver("sig:d", &sig_driver, "", &d), "open");
+  check_ok(rig_device_open_driver("sig:d", &sig_driver, "", &d), "open");
   close_release(d);
   for (int i = 0; i < 8 && !seen.destroyed; i++) { /* the next open takes its slot */
     char name[32];
@@ -233,14 +233,14 @@ static void collector(void *ctx) {
  * raised inside it is handled once the call has returned. */
 static void err_16_the_collector_runs_with_signals_blocked(void **state) {
   rig_device *d;
-  check_ok(rig_open_driver("sig:e", &sig_driver, "", &d), "open");
-  check_ok(rig_set_budget(d, 4096), "set_budget");
+  check_ok(rig_device_open_driver("sig:e", &sig_driver, "", &d), "open");
+  check_ok(rig_device_set_budget(d, 4096), "set_budget");
   rig_buffer *live = create_ok(d, 2048), *b = NULL;
   seen.collected = 0;
   handled = 0;
-  rig_set_collector(collector, NULL);
+  rig_runtime_set_collector(collector, NULL);
   rig_status st = rig_buffer_create(d, 4096, &b); /* refused: rounds 1..3 */
-  rig_set_collector(NULL, NULL);
+  rig_runtime_set_collector(NULL, NULL);
   assert_int_equal(st, RIG_OUT_OF_MEMORY);
   assert_true(seen.collected >= 1);
   assert_true(seen.collector_int);
@@ -261,7 +261,7 @@ static void *held_submit(void *arg) {
  * thread that does not block it, here the main thread, at once. */
 static void err_20_blocking_is_per_thread(void **state) {
   rig_device *d;
-  check_ok(rig_open_driver("sig:f", &sig_driver, "", &d), "open");
+  check_ok(rig_device_open_driver("sig:f", &sig_driver, "", &d), "open");
   rig_buffer *b = create_ok(d, 64);
   atomic_store(&seen.hold, true);
   pthread_t t;

@@ -45,7 +45,7 @@ static const char *gpu_name(const char *label, const char *test_options, const c
 
 static rig_device *open_gpu(const char *label, const char *test_options, const char *options) {
   rig_device *d;
-  ok(rig_open(gpu_name(label, test_options, options), &d));
+  ok(rig_device_open(gpu_name(label, test_options, options), &d));
   return d;
 }
 
@@ -134,7 +134,7 @@ static void submit_parts(rig_device *d, const rig_part *parts, uint32_t n, rig_b
   ok(rig_submission_make(d, all, n + first, &l->sub));
   ok(rig_submission_take(l->sub, &run));
   set_blocks(run, l, all, n + first);
-  ok(rig_submit(run, with, nbufs + first, NULL, 0, &l->point));
+  ok(rig_run_submit(run, with, nbufs + first, NULL, 0, &l->point));
 }
 
 /* The launch of `double` on x (a Vulkan device) or its stand-in (the test
@@ -184,16 +184,16 @@ static void launched_release(launched *l) {
 /* STAMP-1..14: the quick start on d, both copies through staging. */
 static void stamp_1_14_the_table_through_staging(void **state) {
   rig_device *d = open_gpu("stamps-gpu", ",delay_us=2000", "");
-  uint64_t s = rig_submitted(d), hs = rig_submitted(rig_host());
+  uint64_t s = rig_device_submitted(d), hs = rig_device_submitted(rig_device_host());
   rig_stats before, after;
   static float a[N];
   for (int i = 0; i < N; i++)
     a[i] = i == 0 ? 65535.f : (float)i;
   rig_buffer *host, *x;
-  ok(rig_buffer_create(rig_host(), BYTES, &host));            /* STAMP-3 */
+  ok(rig_buffer_create(rig_device_host(), BYTES, &host));            /* STAMP-3 */
   ok(rig_buffer_put(host, 0, a, BYTES));                      /* STAMP-2: no value */
-  assert_int_equal(rig_submitted(d), s);
-  assert_int_equal(rig_submitted(rig_host()), hs);
+  assert_int_equal(rig_device_submitted(d), s);
+  assert_int_equal(rig_device_submitted(rig_device_host()), hs);
   cell(host, d, 0, 0);
   ok(rig_buffer_create(d, BYTES, &x));                        /* STAMP-4 */
   assert_null(rig_buffer_host_address(x)); /* the host does not address X */
@@ -202,8 +202,8 @@ static void stamp_1_14_the_table_through_staging(void **state) {
   rig_device_stats(d, &before);
   ok(rig_buffer_copy(host, x));                               /* STAMP-5, STAMP-1 */
   rig_device_stats(d, &after);
-  assert_int_equal(rig_submitted(d), s + 1);
-  assert_int_equal(rig_submitted(rig_host()), hs);            /* STAMP-2 */
+  assert_int_equal(rig_device_submitted(d), s + 1);
+  assert_int_equal(rig_device_submitted(rig_device_host()), hs);            /* STAMP-2 */
   assert_true(rig_point_reached(rig_device_point(d, s + 1))); /* STAMP-11 */
   assert_int_equal(after.queue_waits + after.host_waits,
                    before.queue_waits + before.host_waits);   /* STAMP-8 */
@@ -222,26 +222,26 @@ static void stamp_1_14_the_table_through_staging(void **state) {
   assert_true(rig_point_reached(launch));
   static float back[N];
   ok(rig_buffer_copy(x, host));                               /* STAMP-7, STAMP-10 */
-  assert_int_equal(rig_submitted(d), s + 3);
+  assert_int_equal(rig_device_submitted(d), s + 3);
   assert_true(rig_point_reached(rig_device_point(d, s + 3)));
   cell(host, d, 0, 0);
   cell(x, d, s + 2, s + 3);
   ok(rig_buffer_get(host, 0, back, BYTES));
   check_launched(a, back);
   launched_release(&l);
-  uint64_t allocated = rig_allocated(d);
+  uint64_t allocated = rig_device_allocated(d);
   rig_buffer_release(x);                                      /* STAMP-13 */
   rig_buffer *again;
   ok(rig_buffer_create(d, BYTES, &again)); /* moves X into the cache, then reuses it */
-  assert_int_equal(rig_allocated(d), allocated);
+  assert_int_equal(rig_device_allocated(d), allocated);
   rig_buffer_release(again);
   /* STAMP-14: no device maps H, so once released it returns at once: to
    * the host's reuse cache (64 KiB or more, RECLAIM-47), which frees it. */
-  uint64_t host_allocated = rig_allocated(rig_host());
+  uint64_t host_allocated = rig_device_allocated(rig_device_host());
   rig_buffer_release(host);
-  ok(rig_free_cache(rig_host()));
-  assert_int_equal(rig_allocated(rig_host()), host_allocated - BYTES);
-  ok(rig_close(d));
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(rig_device_allocated(rig_device_host()), host_allocated - BYTES);
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -250,9 +250,9 @@ static void stamp_1_14_the_table_through_staging(void **state) {
  * d gives its mapping back once the borrow is gone and d ran the work. */
 static void stamp_15_17_the_table_through_a_borrow(void **state) {
   rig_device *d = open_gpu("stamps-borrow", ",delay_us=2000", "");
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   rig_buffer *host, *hb, *x;
-  ok(rig_buffer_create(rig_host(), BYTES, &host));
+  ok(rig_buffer_create(rig_device_host(), BYTES, &host));
   ok(rig_buffer_fill(host, 0x3f800000, 4)); /* 1.0f */
   ok(rig_buffer_create(d, BYTES, &x));
   ok(rig_buffer_borrow(d, host, &hb));                        /* STAMP-15 */
@@ -275,7 +275,7 @@ static void stamp_15_17_the_table_through_a_borrow(void **state) {
   ok(rig_buffer_submit_fill(x, 0, 4, &p)); /* work after the borrow's last use */
   rig_buffer_release(hb);
   bool ran = rig_point_reached(p);
-  ok(rig_free_cache(d));                                      /* STAMP-17: moves d's memory */
+  ok(rig_device_free_cache(d));                                      /* STAMP-17: moves d's memory */
   rig_device_stats(d, &st);
   /* Read before and after the stats, since d runs p meanwhile: the mapping
    * went only if p was reached, and went if p was reached before. */
@@ -285,12 +285,12 @@ static void stamp_15_17_the_table_through_a_borrow(void **state) {
   if (!st.borrow_mappings)
     assert_true(rig_point_reached(p));
   ok(rig_point_wait(p));
-  ok(rig_free_cache(d));
+  ok(rig_device_free_cache(d));
   rig_device_stats(d, &st);
   assert_int_equal(st.borrow_mappings, 0);
   rig_buffer_release(x);
   rig_buffer_release(host);
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -312,9 +312,9 @@ static const char *metal_name(void) {
  * and use; H gets no point. */
 static void stamp_18_host_addressed_device(void **state) {
   rig_device *d = open_ok(metal_name());
-  uint64_t s = rig_submitted(d), hs = rig_submitted(rig_host());
+  uint64_t s = rig_device_submitted(d), hs = rig_device_submitted(rig_device_host());
   rig_buffer *host, *x;
-  ok(rig_buffer_create(rig_host(), BYTES, &host));
+  ok(rig_buffer_create(rig_device_host(), BYTES, &host));
   ok(rig_buffer_fill(host, 0, 1));
   ok(rig_buffer_create(d, BYTES, &x));
   if (!rig_buffer_host_address(x)) { /* a discrete GPU: the host addresses none of it */
@@ -324,44 +324,44 @@ static void stamp_18_host_addressed_device(void **state) {
     skip();
   }
   ok(rig_buffer_copy(host, x));
-  assert_int_equal(rig_submitted(d), s);
-  assert_int_equal(rig_submitted(rig_host()), hs);
+  assert_int_equal(rig_device_submitted(d), s);
+  assert_int_equal(rig_device_submitted(rig_device_host()), hs);
   launched l = launch_on(d, x);
   assert_int_equal(rig_point_value(l.point), s + 1);
   ok(rig_buffer_copy(x, host)); /* follows the launch, takes no value */
-  assert_int_equal(rig_submitted(d), s + 1);
-  assert_int_equal(rig_submitted(rig_host()), hs);
+  assert_int_equal(rig_device_submitted(d), s + 1);
+  assert_int_equal(rig_device_submitted(rig_device_host()), hs);
   cell(x, d, s + 1, s + 1);
   cell(host, d, 0, 0);
   launched_release(&l);
   rig_buffer_release(x);
   rig_buffer_release(host);
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
 /* MACH-22..25: what a borrow may map. */
 static void mach_22_25_what_a_borrow_maps(void **state) {
   rig_device *gpu = open_gpu("borrow-rules", "", ""), *m;
-  ok(rig_memory_device("borrow-rules", &m));
+  ok(rig_device_open_memory("borrow-rules", &m));
   rig_buffer *small, *paged, *on_m, *b = NULL;
   rig_buffer *spare[8] = {0}; /* the C library may hand out a page: take another */
-  ok(rig_buffer_create(rig_host(), 1000, &small));   /* starts on 128 bytes, not a page */
+  ok(rig_buffer_create(rig_device_host(), 1000, &small));   /* starts on 128 bytes, not a page */
   for (int i = 0; i < 8 && (uintptr_t)rig_buffer_host_address(small) % 4096 == 0; i++) {
     spare[i] = small;
-    ok(rig_buffer_create(rig_host(), 1000, &small));
+    ok(rig_buffer_create(rig_device_host(), 1000, &small));
   }
   assert_int_not_equal((uintptr_t)rig_buffer_host_address(small) % 4096, 0);
-  ok(rig_buffer_create(rig_host(), 65536, &paged));
+  ok(rig_buffer_create(rig_device_host(), 65536, &paged));
   ok(rig_buffer_create(m, 65536, &on_m)); /* on a page */
   assert_int_equal(rig_buffer_borrow(gpu, small, &b), RIG_INVALID); /* MACH-25 */
-  assert_non_null(strstr(rig_last_error()->message, "off a page"));
+  assert_non_null(strstr(rig_error_last()->message, "off a page"));
   assert_null(b);
   ok(rig_buffer_borrow(gpu, paged, &b));                             /* MACH-23 */
   rig_buffer_release(b);
   ok(rig_buffer_borrow(m, small, &b));                               /* MACH-24 */
   rig_buffer_release(b);
-  ok(rig_buffer_borrow(rig_host(), small, &b));                      /* MACH-24 */
+  ok(rig_buffer_borrow(rig_device_host(), small, &b));                      /* MACH-24 */
   rig_buffer_release(b);
   ok(rig_buffer_borrow(gpu, on_m, &b)); /* MACH-22: gpu reaches memory devices (MACH-15) */
   rig_buffer_release(b);
@@ -374,9 +374,9 @@ static void mach_22_25_what_a_borrow_maps(void **state) {
     rig_buffer_release(spare[i]);
   rig_buffer_release(paged);
   rig_buffer_release(on_m);
-  ok(rig_close(gpu));
+  ok(rig_device_close(gpu));
   rig_device_release(gpu);
-  ok(rig_close(m));
+  ok(rig_device_close(m));
   rig_device_release(m);
 }
 
@@ -387,19 +387,19 @@ static void reclaim_60_63_79_mapping_refused(void **state) {
     skip(); /* map_limit is the test device's */
   rig_device *d = open_gpu("borrow-room", ",map_limit=65536", "");
   rig_buffer *h1, *h2, *b1, *b2 = NULL;
-  ok(rig_buffer_create(rig_host(), 65536, &h1));
-  ok(rig_buffer_create(rig_host(), 65536, &h2));
+  ok(rig_buffer_create(rig_device_host(), 65536, &h1));
+  ok(rig_buffer_create(rig_device_host(), 65536, &h2));
   ok(rig_buffer_borrow(d, h1, &b1));
   assert_int_equal(rig_buffer_borrow(d, h2, &b2), RIG_OUT_OF_MEMORY);   /* RECLAIM-63 */
-  assert_int_equal(rig_last_error()->bytes, 65536);                     /* RECLAIM-79 */
-  assert_ptr_equal(rig_last_error()->device, d);
+  assert_int_equal(rig_error_last()->bytes, 65536);                     /* RECLAIM-79 */
+  assert_ptr_equal(rig_error_last()->device, d);
   assert_null(b2);
   rig_buffer_release(b1); /* gone, its work done: the round gives it back */
   ok(rig_buffer_borrow(d, h2, &b2));                                    /* RECLAIM-60, 61 */
   rig_buffer_release(b2);
   rig_buffer_release(h1);
   rig_buffer_release(h2);
-  ok(rig_close(d));
+  ok(rig_device_close(d));
   rig_device_release(d);
 }
 
@@ -419,7 +419,7 @@ static void run_until_loss(struct lossy *t, const char *label, const char *test_
   for (int i = 0; i < N; i++)
     a[i] = 65535.f;
   t->d = open_gpu(label, test_options, options);
-  ok(rig_buffer_create(rig_host(), BYTES, &t->host));
+  ok(rig_buffer_create(rig_device_host(), BYTES, &t->host));
   ok(rig_buffer_put(t->host, 0, a, BYTES));
   ok(rig_buffer_create(t->d, BYTES, &t->x));
   rig_buffer *hb = NULL;
@@ -436,7 +436,7 @@ static void lossy_done(struct lossy *t) {
   launched_release(&t->l);
   rig_buffer_release(t->x);
   rig_buffer_release(t->host);
-  ok(rig_close(t->d));
+  ok(rig_device_close(t->d));
   rig_device_release(t->d);
 }
 
@@ -460,7 +460,7 @@ static void stamp_19_24_lost_after_the_launch(void **state) {
   assert_int_equal(rig_buffer_submit_fill(extra, 0, 1, &p), RIG_LOST); /* the loss */
   rig_buffer_release(extra);
   assert_int_equal(rig_point_wait(t.launch), RIG_LOST);                /* STAMP-19 */
-  assert_non_null(strstr(rig_last_error()->message, "lost: injected fault"));
+  assert_non_null(strstr(rig_error_last()->message, "lost: injected fault"));
   assert_int_equal(rig_buffer_copy(t.x, t.host), RIG_LOST);            /* STAMP-20 */
   float f = 0;
   ok(rig_buffer_get(t.host, 0, &f, 4));                                /* STAMP-21 */
@@ -476,8 +476,8 @@ static void stamp_19_24_lost_after_the_launch(void **state) {
   assert_int_equal(rig_buffer_fill(t.x, 0, 1), RIG_LOST);
   rig_device *d = rig_device_retain(t.d);
   lossy_done(&t);
-  ok(rig_free_cache(d));
-  assert_int_equal(rig_allocated(d), 0); /* X returned once d stopped */
+  ok(rig_device_free_cache(d));
+  assert_int_equal(rig_device_allocated(d), 0); /* X returned once d stopped */
   rig_device_release(d);
 }
 
@@ -519,7 +519,7 @@ static void stamp_26_27_lost_copy_back_through_a_borrow(void **state) {
   assert_true(seen == 65535.f);
   rig_buffer_release(t.host); /* the export's reference */
   rig_buffer_retain(t.host);
-  ok(rig_close(t.d));
+  ok(rig_device_close(t.d));
   assert_int_equal(rig_buffer_get(t.host, 0, &f, 4), RIG_LOST); /* for good */
   lossy_done(&t);
 }
@@ -530,7 +530,7 @@ static void stamp_26_27_lost_copy_back_through_a_borrow(void **state) {
 static void stamp_28_memory_only_read_by_the_lost_device(void **state) {
   rig_device *d = open_gpu("stamps-lost-d", ",delay_us=300000", ",fault_nth=2");
   rig_buffer *host, *hb, *x;
-  ok(rig_buffer_create(rig_host(), BYTES, &host));
+  ok(rig_buffer_create(rig_device_host(), BYTES, &host));
   ok(rig_buffer_fill(host, 7, 1));
   ok(rig_buffer_create(d, BYTES, &x));
   ok(rig_buffer_borrow(d, host, &hb));
@@ -544,7 +544,7 @@ static void stamp_28_memory_only_read_by_the_lost_device(void **state) {
   assert_int_equal(byte, 7);
   assert_int_equal(rig_buffer_put(host, 0, &byte, 1), RIG_LOST); /* depends on every point */
   rig_buffer_release(hb);
-  ok(rig_close(d));                              /* stopped: the read counts as done */
+  ok(rig_device_close(d));                              /* stopped: the read counts as done */
   ok(rig_buffer_put(host, 0, &byte, 1));
   launched_release(&l);
   rig_buffer_release(x);
@@ -561,10 +561,10 @@ static void pick_device(void) {
     under_test = NULL;
   if (!under_test)
     return;
-  if (rig_open(under_test, &d) != RIG_OK) {
-    rig_status st = rig_last_error()->status;
+  if (rig_device_open(under_test, &d) != RIG_OK) {
+    rig_status st = rig_error_last()->status;
     printf("%s %s does not open here: %s\n", st == RIG_UNAVAILABLE ? "skip:" : "error:",
-           under_test, rig_last_error()->message);
+           under_test, rig_error_last()->message);
     exit(st == RIG_UNAVAILABLE ? 77 : 1);
   }
   close_release(d);

@@ -38,9 +38,9 @@ static void submit_15_a_free_run(void **state) {
   rig_run *run;
   rig_point p;
   check_ok(rig_submission_take(s, &run), "take");
-  check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "submit");
+  check_ok(rig_run_submit(run, &b, 1, NULL, 0, &p), "submit");
   check_ok(rig_buffer_fill(b, 0, 1), "fill");
-  check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "free run"); /* SUBMIT-15 */
+  check_ok(rig_run_submit(run, &b, 1, NULL, 0, &p), "free run"); /* SUBMIT-15 */
   uint8_t byte;
   check_ok(rig_buffer_get(b, 63, &byte, 1), "get");
   assert_int_equal(byte, 7);
@@ -67,9 +67,9 @@ static void submit_24_the_hosts_work_is_done_at_return(void **state) {
   rig_ref ref = rig_ref_write(0, offsetof(struct fill_bytes, dst));
   rig_part part = rig_part_launch(f, &ref, 1, sizeof(struct fill_bytes));
   rig_submission *s = NULL;
-  check_ok(rig_submission_make(rig_host(), &part, 1, &s), "make");
+  check_ok(rig_submission_make(rig_device_host(), &part, 1, &s), "make");
   rig_image_release(im);
-  rig_buffer *b = create_ok(rig_host(), 4096);
+  rig_buffer *b = create_ok(rig_device_host(), 4096);
   const volatile uint8_t *raw = rig_buffer_host_address(b);
   assert_non_null(raw);
   for (uint32_t round = 1; round <= 3; round++) {
@@ -80,7 +80,7 @@ static void submit_24_the_hosts_work_is_done_at_return(void **state) {
     check_ok(rig_run_bytes(run, 0, 0, &params, sizeof params), "params");
     check_ok(rig_run_groups(run, 0, 16, 1, 1), "groups");
     check_ok(rig_run_threads(run, 0, 256, 1, 1), "threads");
-    check_ok(rig_submit(run, &b, 1, NULL, 0, &p), "submit");
+    check_ok(rig_run_submit(run, &b, 1, NULL, 0, &p), "submit");
     assert_true(rig_point_reached(p));                           /* SUBMIT-24 */
     for (int i = 0; i < 4096; i++)
       assert_int_equal(raw[i], i % 4 == 0 ? round : (uint8_t)(4 + i % 4));
@@ -104,7 +104,7 @@ static void *submit_in_thread(void *arg) {
   r->st = rig_submission_take(r->s, &run);
   atomic_store(&r->run, run);
   if (r->st == RIG_OK)
-    r->st = rig_submit(run, &r->b, 1, NULL, 0, &r->p);
+    r->st = rig_run_submit(run, &r->b, 1, NULL, 0, &r->p);
   return NULL;
 }
 
@@ -114,14 +114,14 @@ static void submit_26_another_submit_of_the_run_under_way(void **state) {
   rig_submission *s = fill_submission(d);
   rig_buffer *b = create_ok(d, 64);
   struct racer r = {s, NULL, b, RIG_INVALID, 0};
-  uint64_t before = rig_submitted(d);
+  uint64_t before = rig_device_submitted(d);
   pthread_t t;
   pthread_create(&t, NULL, submit_in_thread, &r);
-  while (rig_submitted(d) == before) /* its submit is inside the driver */
+  while (rig_device_submitted(d) == before) /* its submit is inside the driver */
     sched_yield();
   rig_point p = RIG_POINT_NONE;
-  assert_int_equal(rig_submit(atomic_load(&r.run), &b, 1, NULL, 0, &p), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "under way"));
+  assert_int_equal(rig_run_submit(atomic_load(&r.run), &b, 1, NULL, 0, &p), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "under way"));
   assert_int_equal(p, RIG_POINT_NONE);
   pthread_join(t, NULL);
   check_ok(r.st, "the first submit");
@@ -137,7 +137,7 @@ static void submit_26_another_submit_of_the_run_under_way(void **state) {
  * thread took is refused, wherever it was kept. */
 static void *submit_free_in_thread(void *arg) {
   struct racer *r = arg;
-  r->st = rig_submit(r->run, &r->b, 1, NULL, 0, &r->p);
+  r->st = rig_run_submit(r->run, &r->b, 1, NULL, 0, &r->p);
   return NULL;
 }
 
@@ -150,11 +150,11 @@ static void submit_12_14_25_spare_and_free_list(void **state) {
   check_ok(rig_submission_take(s, &r1), "take");
   check_ok(rig_submission_take(s, &r2), "take a second");
   assert_ptr_not_equal(r1, r2);
-  check_ok(rig_submit(r1, &b, 1, NULL, 0, &p), "submit r1"); /* to the spare */
-  check_ok(rig_submit(r2, &b, 1, NULL, 0, &p), "submit r2"); /* to the list */
+  check_ok(rig_run_submit(r1, &b, 1, NULL, 0, &p), "submit r1"); /* to the spare */
+  check_ok(rig_run_submit(r2, &b, 1, NULL, 0, &p), "submit r2"); /* to the list */
   for (int round = 0; round < 3; round++) {                  /* SUBMIT-14 */
-    check_ok(rig_submit(r1, &b, 1, NULL, 0, &p), "free r1 submitted");
-    check_ok(rig_submit(r2, &b, 1, NULL, 0, &p), "free r2 submitted");
+    check_ok(rig_run_submit(r1, &b, 1, NULL, 0, &p), "free r1 submitted");
+    check_ok(rig_run_submit(r2, &b, 1, NULL, 0, &p), "free r2 submitted");
   }
   check_ok(rig_submission_take(s, &again[0]), "take");
   check_ok(rig_submission_take(s, &again[1]), "take");
@@ -168,8 +168,8 @@ static void submit_12_14_25_spare_and_free_list(void **state) {
     assert_int_equal(x.st, RIG_INVALID);
   }
   for (int i = 0; i < 2; i++)
-    check_ok(rig_submit(again[i], &b, 1, NULL, 0, &p), "submit the taken run");
-  assert_int_equal(rig_point_value(p), rig_submitted(m));
+    check_ok(rig_run_submit(again[i], &b, 1, NULL, 0, &p), "submit the taken run");
+  assert_int_equal(rig_point_value(p), rig_device_submitted(m));
   rig_submission_release(s);
   rig_buffer_release(b);
   close_release(m);
@@ -185,12 +185,12 @@ static void submit_22_23_29_30_refused_work(void **state) {
   rig_run *run;
   rig_point p = RIG_POINT_NONE, w;
   check_ok(rig_submission_take(s, &run), "take");
-  assert_int_equal(rig_submit(run, &b, 1, NULL, 0, &p), RIG_LOST);    /* SUBMIT-30 */
-  assert_non_null(rig_lost(d));                                        /* SUBMIT-22 */
+  assert_int_equal(rig_run_submit(run, &b, 1, NULL, 0, &p), RIG_LOST);    /* SUBMIT-30 */
+  assert_non_null(rig_device_lost(d));                                        /* SUBMIT-22 */
   rig_buffer_stamps(b, d, &w, NULL);
-  assert_int_equal(rig_point_value(w), rig_submitted(d));              /* SUBMIT-23 */
+  assert_int_equal(rig_point_value(w), rig_device_submitted(d));              /* SUBMIT-23 */
   check_ok(rig_submission_take(s, &run), "take again");
-  assert_int_equal(rig_submit(run, &b, 1, NULL, 0, &p), RIG_LOST);    /* SUBMIT-29 */
+  assert_int_equal(rig_run_submit(run, &b, 1, NULL, 0, &p), RIG_LOST);    /* SUBMIT-29 */
   rig_submission_release(s);
   rig_buffer_release(b);
   close_release(d);
@@ -202,13 +202,13 @@ static void submit_22_23_29_30_refused_work(void **state) {
 static void mach_12_14_reaches(void **state) {
   rig_device *m = open_ok("memory:reach"), *t = open_ok("test:reach"),
              *g = open_ok("test:reach-g,host=0");
-  rig_device *all[4] = {rig_host(), m, t, g};
+  rig_device *all[4] = {rig_device_host(), m, t, g};
   for (int i = 0; i < 4; i++)
-    assert_true(rig_reaches(all[i], all[i]));                 /* MACH-12 */
-  assert_true(rig_reaches(rig_host(), m));                     /* MACH-13 */
-  assert_true(rig_reaches(rig_host(), t));                     /* MACH-14 */
-  assert_false(rig_reaches(rig_host(), g));
-  assert_false(rig_reaches(NULL, m));
+    assert_true(rig_device_reaches(all[i], all[i]));                 /* MACH-12 */
+  assert_true(rig_device_reaches(rig_device_host(), m));                     /* MACH-13 */
+  assert_true(rig_device_reaches(rig_device_host(), t));                     /* MACH-14 */
+  assert_false(rig_device_reaches(rig_device_host(), g));
+  assert_false(rig_device_reaches(NULL, m));
   close_release(g);
   close_release(t);
   close_release(m);
@@ -223,15 +223,15 @@ static void mach_15_16_maps_host_reaches_host_and_memory(void **state) {
              *m2 = open_ok("memory:reach-15b"), *g = open_ok("test:reach-15g,host=0");
   rig_device *mapper[2] = {t, g};
   for (int i = 0; i < 2; i++) {                                  /* MACH-15 */
-    assert_true(rig_reaches(mapper[i], rig_host()));
-    assert_true(rig_reaches(mapper[i], m1));
-    assert_true(rig_reaches(mapper[i], m2));
+    assert_true(rig_device_reaches(mapper[i], rig_device_host()));
+    assert_true(rig_device_reaches(mapper[i], m1));
+    assert_true(rig_device_reaches(mapper[i], m2));
   }
-  assert_true(rig_reaches(m1, rig_host()));                       /* MACH-16 */
-  assert_true(rig_reaches(m1, m2));
-  assert_true(rig_reaches(m2, m1));
-  assert_false(rig_reaches(m1, g));      /* MACH-20: g's memory is its own */
-  assert_false(rig_reaches(rig_host(), g));
+  assert_true(rig_device_reaches(m1, rig_device_host()));                       /* MACH-16 */
+  assert_true(rig_device_reaches(m1, m2));
+  assert_true(rig_device_reaches(m2, m1));
+  assert_false(rig_device_reaches(m1, g));      /* MACH-20: g's memory is its own */
+  assert_false(rig_device_reaches(rig_device_host(), g));
   close_release(g);
   close_release(m2);
   close_release(t);
@@ -247,11 +247,11 @@ static void valid_6_15_buffers_on_the_device(void **state) {
   rig_buffer *far = create_ok(t, 64);
   rig_run *run;
   rig_point p = RIG_POINT_NONE;
-  uint64_t before = rig_submitted(m);
+  uint64_t before = rig_device_submitted(m);
   check_ok(rig_submission_take(s, &run), "take");
-  assert_int_equal(rig_submit(run, &far, 1, NULL, 0, &p), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "does not reach"));
-  assert_int_equal(rig_submitted(m), before);
+  assert_int_equal(rig_run_submit(run, &far, 1, NULL, 0, &p), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "does not reach"));
+  assert_int_equal(rig_device_submitted(m), before);
   assert_int_equal(p, RIG_POINT_NONE);
   rig_submission_release(s);
   rig_buffer_release(far);
@@ -271,16 +271,16 @@ static void run_5_take_while_every_run_is_taken(void **state) {
     check_ok(rig_submission_take(s, &runs[i]), "take");
   rig_run *more = NULL;
   assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
-  assert_non_null(strstr(rig_last_error()->message, "runs of the submission are taken"));
+  assert_non_null(strstr(rig_error_last()->message, "runs of the submission are taken"));
   assert_null(more);
   rig_point p;
-  check_ok(rig_submit(runs[7], &b, 1, NULL, 0, &p), "submit one");
+  check_ok(rig_run_submit(runs[7], &b, 1, NULL, 0, &p), "submit one");
   check_ok(rig_submission_take(s, &more), "take the run the submit gave back");
   assert_ptr_equal(more, runs[7]);
   runs[7] = more;
   assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
   for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
-    check_ok(rig_submit(runs[i], &b, 1, NULL, 0, &p), "submit");
+    check_ok(rig_run_submit(runs[i], &b, 1, NULL, 0, &p), "submit");
   rig_submission_release(s);
   rig_buffer_release(b);
   close_release(m);

@@ -54,11 +54,11 @@ static int arm(void **state) {
 
 static uint64_t signaled_of(rig_device *d) {
   uint64_t v = UINT64_MAX;
-  check_ok(rig_signaled(d, &v), "rig_signaled");
+  check_ok(rig_device_signaled(d, &v), "rig_device_signaled");
   return v;
 }
 
-/* Polls rig_signaled (which commits nothing) until it reports at least v
+/* Polls rig_device_signaled (which commits nothing) until it reports at least v
  * or timeout_s passed; returns the last value. */
 static uint64_t poll_signaled(rig_device *d, uint64_t v, double timeout_s) {
   double end = now_s() + timeout_s;
@@ -83,7 +83,7 @@ static bool bytes_are(const volatile unsigned char *p, size_t n, unsigned char c
  * tests give, or the device would commit the first value on its own. */
 static rig_device *open_holding(const char *name) {
   rig_device *d = open_ok(name);
-  assert_true(rig_submitted(d) < 1000);
+  assert_true(rig_device_submitted(d) < 1000);
   return d;
 }
 
@@ -104,7 +104,7 @@ static void tl_7_8_uncommitted_work_never_runs(void **state) {
   rig_point p;
   check_ok(rig_buffer_submit_fill(b, 0xab, 1, &p), "rig_buffer_submit_fill");
   uint64_t v = rig_point_value(p);
-  assert_true(rig_submitted(d) == v);
+  assert_true(rig_device_submitted(d) == v);
   double end = now_s() + 0.05;
   while (now_s() < end) {
     assert_true(signaled_of(d) < v);      /* TL-7: kept back */
@@ -121,7 +121,7 @@ static void tl_7_8_uncommitted_work_never_runs(void **state) {
 
 /* ---- TL-14, TL-24 ---------------------------------------------------------- */
 
-/* TL-14, TL-24: rig_signaled commits nothing and waits for nothing: called
+/* TL-14, TL-24: rig_device_signaled commits nothing and waits for nothing: called
  * many times, and with time for a committed fill to run, it still does not
  * report the value, and the fill has not run. */
 static void tl_14_24_signaled_commits_nothing(void **state) {
@@ -135,7 +135,7 @@ static void tl_14_24_signaled_commits_nothing(void **state) {
   uint64_t v = rig_point_value(p);
   for (int i = 0; i < 100000; i++) {
     uint64_t s = UINT64_MAX;
-    assert_int_equal(rig_signaled(d, &s), RIG_OK);
+    assert_int_equal(rig_device_signaled(d, &s), RIG_OK);
     assert_true(s < v);
   }
   sleep_ms(30); /* time for work a commit would have released */
@@ -220,7 +220,7 @@ static void tl_10_12_reported_at_most_k_late(void **state) {
     rig_point p;
     check_ok(rig_buffer_submit_fill(b[i], (uint32_t)i, 4, &p), "rig_buffer_submit_fill");
     uint64_t v = rig_point_value(p);
-    assert_true(rig_submitted(d) == v);
+    assert_true(rig_device_submitted(d) == v);
     uint64_t s = poll_signaled(d, v - K, 5.0);
     if (s < v - K)
       print_error("value %llu: signaled %llu after 5 s\n", (unsigned long long)v,
@@ -239,7 +239,7 @@ static void tl_10_12_reported_at_most_k_late(void **state) {
  * calls f for each defined global function name. */
 static int each_core_symbol(void (*f)(const char *name, void *ctx), void *ctx) {
   Dl_info info;
-  void *fn = dlsym(RTLD_DEFAULT, "rig_signaled");
+  void *fn = dlsym(RTLD_DEFAULT, "rig_device_signaled");
   if (!fn || !dladdr(fn, &info) || !info.dli_fname || !strstr(info.dli_fname, "librig-core"))
     return -1;
   FILE *in = fopen(info.dli_fname, "rb");
@@ -281,11 +281,11 @@ static void no_commit_in(const char *name, void *ctx) {
 
 /* TL-13: programs have no commit call. TL-11: nor can they learn k. No
  * function librig-core exports names a commit, and the names a program
- * could look for are not there; rig_signaled, looked up the same way, is
+ * could look for are not there; rig_device_signaled, looked up the same way, is
  * (the lookup itself works). <rig/rig.h> declares no commit and no k. */
 static void tl_11_13_no_commit_call(void **state) {
   (void)state;
-  assert_non_null(dlsym(RTLD_DEFAULT, "rig_signaled"));
+  assert_non_null(dlsym(RTLD_DEFAULT, "rig_device_signaled"));
   const char *names[] = {"rig_commit", "rig_device_commit", "rig_timeline_commit",
                          "rig_point_commit", "rig_commit_k", "rig_device_commit_k",
                          "rig_flush"};
@@ -388,7 +388,7 @@ static void tl_11_13_k_is_never_read(void **state) {
     char name[64];
     snprintf(name, sizeof name, "lazy:%s", ks[i]);
     rig_device *d = NULL;
-    check_ok(rig_open_driver(name, &lazy_driver, ks[i], &d), name);
+    check_ok(rig_device_open_driver(name, &lazy_driver, ks[i], &d), name);
     rig_buffer *b = create_ok(d, 64);
     rig_point p;
     check_ok(rig_buffer_submit_fill(b, 1, 4, &p), "rig_buffer_submit_fill");
@@ -429,7 +429,7 @@ static void tl_21_lmem_11_signaled_past_the_loss(void **state) {
     snprintf(name, sizeof name, "test:tl21-%d,fault_at=%llu,delay_us=150000", attempt,
              (unsigned long long)(s + 3));
     rig_device *d = open_ok(name);
-    assert_true(rig_submitted(d) == s); /* the probe's slot and start */
+    assert_true(rig_device_submitted(d) == s); /* the probe's slot and start */
     rig_buffer *b[3];
     for (int i = 0; i < 3; i++)
       b[i] = create_ok(d, 64);
@@ -441,11 +441,11 @@ static void tl_21_lmem_11_signaled_past_the_loss(void **state) {
     char want[RIG_MESSAGE_BYTES], why[64];
     snprintf(why, sizeof why, "injected fault at %llu", (unsigned long long)(s + 3));
     snprintf(want, sizeof want, "%s lost: %s", name, why);
-    assert_string_equal(rig_last_error()->message, want); /* ERR-28, ERR-36 */
-    assert_ptr_equal(rig_last_error()->device, d);
-    assert_non_null(rig_lost(d));
-    assert_string_equal(rig_lost(d), why);
-    assert_true(rig_submitted(d) == s + 3);
+    assert_string_equal(rig_error_last()->message, want); /* ERR-28, ERR-36 */
+    assert_ptr_equal(rig_error_last()->device, d);
+    assert_non_null(rig_device_lost(d));
+    assert_string_equal(rig_device_lost(d), why);
+    assert_true(rig_device_submitted(d) == s + 3);
 
     bool r1 = rig_point_reached(p1), r2 = rig_point_reached(p2);
     if (!r2) {
@@ -456,7 +456,7 @@ static void tl_21_lmem_11_signaled_past_the_loss(void **state) {
       for (int i = 0; i < 3; i++) {
         assert_false(rig_point_reached(p2));
         assert_int_equal(rig_point_wait(p2), RIG_LOST);
-        assert_string_equal(rig_last_error()->message, want);
+        assert_string_equal(rig_error_last()->message, want);
       }
       assert_true(rig_point_reached(p1) == r1); /* what the loss fixed */
       if (!r1)
@@ -471,7 +471,7 @@ static void tl_21_lmem_11_signaled_past_the_loss(void **state) {
       print_message("tl21: value 2 reached before the loss (a stall); again\n");
     for (int i = 0; i < 3; i++)
       rig_buffer_release(b[i]);
-    check_ok(rig_close(d), "rig_close of the lost device");  /* runs its stop */
+    check_ok(rig_device_close(d), "rig_device_close of the lost device");  /* runs its stop */
     if (checked)
       assert_false(rig_point_reached(p2)); /* and after its stop (LMEM-11) */
     rig_device_release(d);
@@ -495,7 +495,7 @@ typedef struct own {
   pthread_mutex_t m;
   pthread_cond_t c;
   bool in_read, go;
-  /* TL-23, TL-27: a submit that asks rig_signaled from inside it. */
+  /* TL-23, TL-27: a submit that asks rig_device_signaled from inside it. */
   _Atomic(rig_device *) probe;
   rig_status probe_status;
   uint64_t probe_value;
@@ -564,11 +564,11 @@ static int own_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   if (atomic_load(&o->fail_submit))
     return rig_edge_fail(err, RIG_EDGE_FAULT, "queue gone");
   rig_device *d = atomic_load(&o->probe);
-  if (d) { /* inside core's submit lock: rig_signaled answers without a read */
+  if (d) { /* inside core's submit lock: rig_device_signaled answers without a read */
     atomic_store(&o->value, w->value); /* the driver has "done" it already */
     int before = atomic_load(&o->reads);
     o->probe_value = UINT64_MAX;
-    o->probe_status = rig_signaled(d, &o->probe_value);
+    o->probe_status = rig_device_signaled(d, &o->probe_value);
     o->probe_reads = atomic_load(&o->reads) - before;
     atomic_store(&o->probe, NULL);
   }
@@ -591,24 +591,24 @@ static const rig_edge_driver own_driver = {
 
 static rig_device *open_own(const char *name, own **o) {
   rig_device *d = NULL;
-  check_ok(rig_open_driver(name, &own_driver, "", &d), name);
+  check_ok(rig_device_open_driver(name, &own_driver, "", &d), name);
   *o = own_last;
   assert_non_null(*o);
-  atomic_store(&(*o)->value, rig_submitted(d)); /* it starts where its slot does */
+  atomic_store(&(*o)->value, rig_device_submitted(d)); /* it starts where its slot does */
   return d;
 }
 
-/* TL-22, TL-23, LOSS-2: while live, rig_signaled reads the driver's own
+/* TL-22, TL-23, LOSS-2: while live, rig_device_signaled reads the driver's own
  * word. Lost (by a submit the driver refuses) and not yet stopped, it
  * answers the last value read without asking the driver, however the
- * driver's value moves. Once the stop returned (rig_close), it reads the
+ * driver's value moves. Once the stop returned (rig_device_close), it reads the
  * driver's word again, and reports what the driver reports, a dropped
  * value included, whose point stays unreached (LMEM-11). */
 static void tl_22_23_own_word_after_a_loss(void **state) {
   (void)state;
   own *o;
   rig_device *d = open_own("own:tl22", &o);
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   rig_buffer *b = create_ok(d, 64);
   rig_point p1, p2 = RIG_POINT_NONE;
   check_ok(rig_buffer_submit_fill(b, 1, 4, &p1), "fill");
@@ -621,17 +621,17 @@ static void tl_22_23_own_word_after_a_loss(void **state) {
 
   atomic_store(&o->fail_submit, true);
   assert_int_equal(rig_buffer_submit_fill(b, 2, 4, &p2), RIG_LOST);
-  assert_string_equal(rig_last_error()->message, "own:tl22 lost: queue gone");
-  assert_string_equal(rig_lost(d), "queue gone");
+  assert_string_equal(rig_error_last()->message, "own:tl22 lost: queue gone");
+  assert_string_equal(rig_device_lost(d), "queue gone");
   p2 = rig_device_point(d, s + 2);
-  assert_true(rig_submitted(d) == s + 2);
+  assert_true(rig_device_submitted(d) == s + 2);
 
   /* TL-23: lost, stop not returned: the last value read, no driver read. */
   atomic_store(&o->value, s + 2);
   r = atomic_load(&o->reads);
   for (int i = 0; i < 1000; i++) {
     uint64_t v = UINT64_MAX;
-    assert_int_equal(rig_signaled(d, &v), RIG_OK);
+    assert_int_equal(rig_device_signaled(d, &v), RIG_OK);
     assert_true(v == s + 1);
     assert_false(rig_point_reached(p2));
   }
@@ -640,16 +640,16 @@ static void tl_22_23_own_word_after_a_loss(void **state) {
   assert_int_equal(atomic_load(&o->reads), r);
   assert_int_equal(atomic_load(&o->stops), 0);
 
-  /* TL-22: after rig_close (its stop returned), reads the driver again. */
+  /* TL-22: after rig_device_close (its stop returned), reads the driver again. */
   rig_buffer_release(b);
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   assert_int_equal(atomic_load(&o->stops), 1);
   r = atomic_load(&o->reads);
   assert_true(signaled_of(d) == s + 2);
   assert_true(atomic_load(&o->reads) > r);
   assert_false(rig_point_reached(p2)); /* a dropped value, reported (TL-21) */
   assert_int_equal(rig_point_wait(p2), RIG_LOST);
-  assert_string_equal(rig_last_error()->message, "own:tl22 lost: queue gone");
+  assert_string_equal(rig_error_last()->message, "own:tl22 lost: queue gone");
   rig_device_release(d);
 }
 
@@ -709,10 +709,10 @@ static void make_peer11(void) {
 
 static rig_device *open_peer(const rig_edge_driver *t, const char *name, own **o) {
   rig_device *d = NULL;
-  check_ok(rig_open_driver(name, t, "", &d), name);
+  check_ok(rig_device_open_driver(name, t, "", &d), name);
   *o = own_last;
   assert_non_null(*o);
-  atomic_store(&(*o)->value, rig_submitted(d));
+  atomic_store(&(*o)->value, rig_device_submitted(d));
   return d;
 }
 
@@ -737,7 +737,7 @@ static rig_point fill_after(rig_device *a, rig_buffer *b, rig_point p) {
   rig_point q;
   check_ok(rig_submission_make(a, &part, 1, &s), "rig_submission_make");
   check_ok(rig_submission_take(s, &run), "rig_submission_take");
-  check_ok(rig_submit(run, &b, 1, &p, 1, &q), "rig_submit");
+  check_ok(rig_run_submit(run, &b, 1, &p, 1, &q), "rig_run_submit");
   rig_submission_release(s);
   return q;
 }
@@ -785,7 +785,7 @@ static void peer_waits(const rig_edge_driver *t, const char *na, const char *nb,
     assert_int_equal(asked, 0);
   else
     assert_int_equal(asked, queue ? 1 : 2);
-  atomic_store(&oa->value, rig_submitted(a));
+  atomic_store(&oa->value, rig_device_submitted(a));
   rig_buffer_release(ba);
   rig_buffer_release(bb);
   close_release(a); /* OPEN-23: its stop gives the mapping back */
@@ -819,13 +819,13 @@ static void submit_3_host_waits_for_a_1_1_driver(void **state) {
 }
 
 /* TL-23, TL-27: inside a lock (here: from the driver's submit, which core
- * calls under the device's submit lock), rig_signaled answers the last
+ * calls under the device's submit lock), rig_device_signaled answers the last
  * value read, without asking the driver, and never with RIG_INVALID. */
 static void tl_23_27_inside_a_lock(void **state) {
   (void)state;
   own *o;
   rig_device *d = open_own("own:tl23", &o);
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   assert_true(signaled_of(d) == s); /* the last value read: s */
   rig_buffer *b = create_ok(d, 64);
   atomic_store(&o->probe, d);
@@ -841,27 +841,27 @@ static void tl_23_27_inside_a_lock(void **state) {
 }
 
 /* TL-25: a read through the driver that fails loses the device with the
- * driver's message, and rig_signaled returns RIG_LOST having written the
+ * driver's message, and rig_device_signaled returns RIG_LOST having written the
  * last value read. */
 static void tl_25_failed_read_loses(void **state) {
   (void)state;
   own *o;
   rig_device *d = open_own("own:tl25", &o);
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   assert_true(signaled_of(d) == s);
   atomic_store(&o->value, s + 7);
   atomic_store(&o->fail_read, true);
   uint64_t v = UINT64_MAX;
-  assert_int_equal(rig_signaled(d, &v), RIG_LOST);
+  assert_int_equal(rig_device_signaled(d, &v), RIG_LOST);
   assert_true(v == s);
-  assert_string_equal(rig_last_error()->message, "own:tl25 lost: link down");
-  assert_ptr_equal(rig_last_error()->device, d);
-  assert_non_null(rig_lost(d));
-  assert_string_equal(rig_lost(d), "link down");
+  assert_string_equal(rig_error_last()->message, "own:tl25 lost: link down");
+  assert_ptr_equal(rig_error_last()->device, d);
+  assert_non_null(rig_device_lost(d));
+  assert_string_equal(rig_device_lost(d), "link down");
   /* Lost now: a later call answers the last value read (TL-23). */
   int r = atomic_load(&o->reads);
   v = UINT64_MAX;
-  assert_int_equal(rig_signaled(d, &v), RIG_OK);
+  assert_int_equal(rig_device_signaled(d, &v), RIG_OK);
   assert_true(v == s);
   assert_int_equal(atomic_load(&o->reads), r);
   rig_buffer *b = NULL;
@@ -879,20 +879,20 @@ typedef struct reader {
 
 static void *read_signaled(void *arg) {
   reader *r = arg;
-  r->st = rig_signaled(r->d, &r->v);
-  snprintf(r->message, sizeof r->message, "%s", rig_last_error()->message);
+  r->st = rig_device_signaled(r->d, &r->v);
+  snprintf(r->message, sizeof r->message, "%s", rig_error_last()->message);
   return NULL;
 }
 
-/* TL-26: a device lost while the read is under way: rig_signaled raises
+/* TL-26: a device lost while the read is under way: rig_device_signaled raises
  * Lost. A second thread reads; the driver's read blocks until the test has
  * lost the device through a refused submit; then the read succeeds in the
- * driver, and rig_signaled still returns RIG_LOST. */
+ * driver, and rig_device_signaled still returns RIG_LOST. */
 static void tl_26_lost_while_reading(void **state) {
   (void)state;
   own *o;
   rig_device *d = open_own("own:tl26", &o);
-  uint64_t s = rig_submitted(d);
+  uint64_t s = rig_device_submitted(d);
   rig_buffer *b = create_ok(d, 64);
   atomic_store(&o->hold, true);
   reader r = {d, RIG_OK, UINT64_MAX, ""};
@@ -926,7 +926,7 @@ static void tl_26_lost_while_reading(void **state) {
 }
 
 int main(void) {
-  rig_set_wait_hook(past_deadline, NULL);
+  rig_runtime_set_wait_hook(past_deadline, NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(tl_7_8_uncommitted_work_never_runs, arm),
       cmocka_unit_test_setup(tl_14_24_signaled_commits_nothing, arm),

@@ -56,7 +56,7 @@ int past_deadline(void *ctx) {
  * only the status's number. */
 void check_ok(rig_status st, const char *what) {
   if (st != RIG_OK)
-    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_last_error()->message);
+    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_error_last()->message);
   assert_int_equal(st, RIG_OK);
 }
 
@@ -64,13 +64,13 @@ void check_ok(rig_status st, const char *what) {
  * and rig's message say enough. */
 void ok(rig_status st) {
   if (st != RIG_OK)
-    fail_msg("%s: %s", rig_status_name(st), rig_last_error()->message);
+    fail_msg("%s: %s", rig_status_name(st), rig_error_last()->message);
 }
 
 /* Names the device in the message, as most tests open several. */
 rig_device *open_ok(const char *name) {
   rig_device *d = NULL;
-  check_ok(rig_open(name, &d), name);
+  check_ok(rig_device_open(name, &d), name);
   assert_non_null(d);
   return d;
 }
@@ -103,7 +103,7 @@ rig_image *kernel_load(const char *name) {
   size_t n;
   void *b = kernel_object(name, &n);
   rig_image *im = NULL;
-  rig_status st = rig_image_load(rig_host(), b, n, &im);
+  rig_status st = rig_image_load(rig_device_host(), b, n, &im);
   free(b);
   check_ok(st, "rig_image_load");
   return im;
@@ -112,7 +112,7 @@ rig_image *kernel_load(const char *name) {
 /* Closes before releasing, so that the close's status is checked and the
  * device's slot and memory come back before the next test. */
 void close_release(rig_device *d) {
-  check_ok(rig_close(d), "rig_close");
+  check_ok(rig_device_close(d), "rig_device_close");
   rig_device_release(d);
 }
 
@@ -127,13 +127,13 @@ uint32_t slot_of(const rig_device *d) { return rig_point_slot(rig_device_point(d
  * learn it here, and check that it held. */
 uint64_t probe_start(const char *name) {
   rig_device *p = NULL;
-  check_ok(rig_memory_device(name, &p), "probe");
-  uint64_t s = rig_submitted(p);
+  check_ok(rig_device_open_memory(name, &p), "probe");
+  uint64_t s = rig_device_submitted(p);
   close_release(p);
   return s;
 }
 
-/* ---- rig_fail, which fails the whole process --------------------------- */
+/* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 void run_in_child(void (*child)(void)) {
   fflush(stdout);
@@ -150,5 +150,5 @@ void run_in_child(void (*child)(void)) {
     print_error("the child ended with status %#x\n", status);
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
-  assert_null(rig_failure());
+  assert_null(rig_runtime_failure());
 }

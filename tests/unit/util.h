@@ -16,14 +16,14 @@
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define UNDER_ASAN 1
-/* ---- rig_fail, which fails the whole process --------------------------- */
+/* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 /* Runs child, which ends with _exit(0) when its checks hold, in a forked
  * child; asserts it did, and that this process has not failed. */
 void run_in_child(void (*child)(void));
 
 #endif
-/* ---- rig_fail, which fails the whole process --------------------------- */
+/* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 /* Runs child, which ends with _exit(0) when its checks hold, in a forked
  * child; asserts it did, and that this process has not failed. */
@@ -35,14 +35,14 @@ void run_in_child(void (*child)(void));
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define UNDER_TSAN 1
-/* ---- rig_fail, which fails the whole process --------------------------- */
+/* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 /* Runs child, which ends with _exit(0) when its checks hold, in a forked
  * child; asserts it did, and that this process has not failed. */
 void run_in_child(void (*child)(void));
 
 #endif
-/* ---- rig_fail, which fails the whole process --------------------------- */
+/* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 /* Runs child, which ends with _exit(0) when its checks hold, in a forked
  * child; asserts it did, and that this process has not failed. */
@@ -61,7 +61,7 @@ void sleep_ms(unsigned ms);
 
 /* Sets the test's deadline secs seconds from now. */
 void arm_deadline(double secs);
-/* A wait hook (rig_set_wait_hook): ends a blocking call once the deadline
+/* A wait hook (rig_runtime_set_wait_hook): ends a blocking call once the deadline
  * armed last passed; ctx is unused. */
 int past_deadline(void *ctx);
 
@@ -94,7 +94,7 @@ uint32_t slot_of(const rig_device *d);
  * a memory device called name, opened and closed. */
 uint64_t probe_start(const char *name);
 
-/* ---- rig_fail, which fails the whole process --------------------------- */
+/* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 /* Runs child, which ends with _exit(0) when its checks hold, in a forked
  * child; asserts it did, and that this process has not failed. */

@@ -8,7 +8,7 @@
  *
  * Conventions (docs/conventions.md):
  * - Every call that can fail returns rig_status: RIG_OK (0) or a negative
- *   code. On failure the calling thread's rig_last_error() holds the status,
+ *   code. On failure the calling thread's rig_error_last() holds the status,
  *   the device concerned, the byte count (out of memory) and a message; no
  *   out-parameter is written and no state changes (ERR-1).
  * - Handles are opaque and reference counted. A function that returns a
@@ -69,7 +69,7 @@ typedef struct rig_error {
 } rig_error;
 
 /* Returns the calling thread's last error. Lock-free, never fails. */
-RIG_API const rig_error *rig_last_error(void);
+RIG_API const rig_error *rig_error_last(void);
 /* Returns a static name for s: "RIG_OK", "RIG_LOST", ... Lock-free. */
 RIG_API const char *rig_status_name(rig_status s);
 
@@ -119,25 +119,25 @@ RIG_API size_t rig_point_format(rig_point p, char *out, size_t n);
 
 /* Returns the host device "CPU" (DEV-3). The host is never released; retain
  * and release are no-ops on it. Lock-free. */
-RIG_API rig_device *rig_host(void);
+RIG_API rig_device *rig_device_host(void);
 
 /* Opens the device NAME, "DRIVER" or "DRIVER:ARGS" ("memory:M", "vulkan:0"),
  * or returns the one open under that name with a new reference (OPEN-30,
  * DEV-1). The driver is librig-driver-DRIVER.so, found on RIG_DRIVER_PATH
  * (colon-separated), then in the install folder.
  * RIG_UNAVAILABLE: no plugin, no vendor library, no such device, after
- * rig_fail, while every slot is held (OPEN-1, OPEN-4, OPEN-7).
+ * rig_runtime_fail, while every slot is held (OPEN-1, OPEN-4, OPEN-7).
  * RIG_INVALID: NULL, an empty name, a driver name with '/' or "..", a driver
  * of another ABI major (the message names the file), facts that break a rule
  * (OPEN-35), or an open of the same name from inside its own open (OPEN-36).
  * Blocks while another thread opens the same name (DOM-4); may lock. */
-RIG_API rig_status rig_open(const char *name, rig_device **out);
+RIG_API rig_status rig_device_open(const char *name, rig_device **out);
 
-/* Opens the memory device named name: rig_open("memory:NAME") (OPEN-38). */
-RIG_API rig_status rig_memory_device(const char *name, rig_device **out);
+/* Opens the memory device named name: rig_device_open("memory:NAME") (OPEN-38). */
+RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out);
 
-/* What rig_open_io opens (Rig_edge.io_opener; docs/io.md): an io library,
- * librig-driver-LIBRARY.so found as rig_open finds drivers, and the target
+/* What rig_device_open_io opens (Rig_edge.io_opener; docs/io.md): an io library,
+ * librig-driver-LIBRARY.so found as rig_device_open finds drivers, and the target
  * it serves, a file's path for "io". */
 typedef enum rig_io_flag {
   RIG_IO_CREATE = 1u << 0,    /* create the file, or grow it, to size bytes */
@@ -155,7 +155,7 @@ typedef struct rig_io_opener {
   uint64_t size;       /* with RIG_IO_CREATE */
 } rig_io_opener;
 
-/* Opens the io device "LIBRARY:TARGET" as rig_open opens a driver's device
+/* Opens the io device "LIBRARY:TARGET" as rig_device_open opens a driver's device
  * (OPEN-37), or returns the one open under that name with a new reference,
  * where o asks its RIG_IO_READ_ONLY and RIG_IO_DURABLE again.
  * Its arch is "", its alignment 1, no cache_bytes (PROP-12, 28, 32), and its
@@ -164,25 +164,25 @@ typedef struct rig_io_opener {
  * device (MACH-19). RIG_INVALID: NULL, no library or target, a flag
  * rig_io_flag does not name, create with read-only, a library that is not
  * an io library, a name open with other flags; RIG_UNAVAILABLE: as
- * rig_open, and a file that does not open (its errno text). Blocks on the
+ * rig_device_open, and a file that does not open (its errno text). Blocks on the
  * file system; may lock. */
-RIG_API rig_status rig_open_io(const rig_io_opener *o, rig_device **out);
+RIG_API rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out);
 
 /* Whether d is an io device. Lock-free. */
-RIG_API bool rig_is_io(const rig_device *d);
+RIG_API bool rig_device_is_io(const rig_device *d);
 
 /* Makes every write to io device d that returned durable, through its
  * pages too: fdatasync for a file (RIG_IO_DURABLE does it at each write).
  * RIG_IO with the errno's text, losing nothing (ERR-26); RIG_LOST once the
  * file lost a page under a borrow (docs/io.md, IO-11); RIG_INVALID for a
  * device that is not io. Blocks. */
-RIG_API rig_status rig_io_sync(rig_device *d);
+RIG_API rig_status rig_device_io_sync(rig_device *d);
 
 /* Opens a device through a driver table linked into the program, under name
  * (how tests add a test driver and a binding passes its own). The table must
  * outlive the process's use of the device. RIG_INVALID if name is open under
- * another driver (OPEN-34). Otherwise as rig_open. */
-RIG_API rig_status rig_open_driver(const char *name, const void *driver_table,
+ * another driver (OPEN-34). Otherwise as rig_device_open. */
+RIG_API rig_status rig_device_open_driver(const char *name, const void *driver_table,
                                    const char *args, rig_device **out);
 
 /* Waits for the work submitted on d before the call, loses d with "closed",
@@ -194,46 +194,46 @@ RIG_API rig_status rig_open_driver(const char *name, const void *driver_table,
  * (OPEN-57). A failure other than a fault escaping the driver's stop is
  * returned with the driver's message (STOP-16; docs/decisions.md gives the
  * statuses); a fault escaping it is not. Blocks; may lock. */
-RIG_API rig_status rig_close(rig_device *d);
+RIG_API rig_status rig_device_close(rig_device *d);
 
 /* Adds a reference to d and returns d. Lock-free. */
 RIG_API rig_device *rig_device_retain(rig_device *d);
 /* Drops a reference. The record lives while referenced (PROP-3); the device
- * stays open until rig_close. Lock-free. */
+ * stays open until rig_device_close. Lock-free. */
 RIG_API void rig_device_release(rig_device *d);
 
 /* Properties, set at open and kept after a loss (PROP-1, PROP-2). All
  * lock-free. */
-RIG_API const char *rig_name(const rig_device *d);             /* PROP-8 */
-RIG_API bool rig_equal(const rig_device *a, const rig_device *b); /* PROP-10 */
-RIG_API const char *rig_arch(const rig_device *d);             /* PROP-12..22 */
-RIG_API const char *rig_instruction_set(const rig_device *d);  /* PROP-23 */
+RIG_API const char *rig_device_name(const rig_device *d);             /* PROP-8 */
+RIG_API bool rig_device_equal(const rig_device *a, const rig_device *b); /* PROP-10 */
+RIG_API const char *rig_device_arch(const rig_device *d);             /* PROP-12..22 */
+RIG_API const char *rig_device_instruction_set(const rig_device *d);  /* PROP-23 */
 /* The PCI function, or NULL where the device has none (PROP-24, PROP-25). */
-RIG_API const char *rig_bus(const rig_device *d);
-RIG_API bool rig_runs_on_host(const rig_device *d);            /* PROP-26 */
+RIG_API const char *rig_device_bus(const rig_device *d);
+RIG_API bool rig_device_runs_on_host(const rig_device *d);            /* PROP-26 */
 /* Whether d runs work: false for an io device only. */
-RIG_API bool rig_computes(const rig_device *d);
-RIG_API uint64_t rig_alignment(const rig_device *d);           /* PROP-28..31 */
+RIG_API bool rig_device_computes(const rig_device *d);
+RIG_API uint64_t rig_device_alignment(const rig_device *d);           /* PROP-28..31 */
 /* Writes the last-level cache bytes; false where unknown (PROP-32..38). */
-RIG_API bool rig_cache_bytes(const rig_device *d, uint64_t *out);
+RIG_API bool rig_device_cache_bytes(const rig_device *d, uint64_t *out);
 /* The record d's driver declares under key, or NULL (PROP-39). */
-RIG_API const void *rig_capability(const rig_device *d, const char *key);
+RIG_API const void *rig_device_capability(const rig_device *d, const char *key);
 /* Whether d's work addresses e's own memory through a borrow on d
  * (MACH-10..20). */
-RIG_API bool rig_reaches(const rig_device *d, const rig_device *e);
+RIG_API bool rig_device_reaches(const rig_device *d, const rig_device *e);
 /* Writes "NAME" or "NAME (lost: why)" into out; returns the full length. */
 RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n);
 
 /* The last value assigned on d's timeline, or the value it started after
  * (TL-16..18). Lock-free. */
-RIG_API uint64_t rig_submitted(const rig_device *d);
+RIG_API uint64_t rig_device_submitted(const rig_device *d);
 /* Writes the last value d has reported (TL-19..27). Commits nothing and
  * waits for nothing. Inside a lock, and for a lost device whose driver keeps
  * its own word until its stop returned, it answers the last value read
  * (TL-22, TL-23). RIG_LOST, having written the last value read, when the
  * driver's read of its own word fails, or when d is lost while the read is
  * under way (TL-25, TL-26). Lock-free. */
-RIG_API rig_status rig_signaled(rig_device *d, uint64_t *out);
+RIG_API rig_status rig_device_signaled(rig_device *d, uint64_t *out);
 /* What a device's submits waited for, and where: observable so that tests
  * tell the queue's waits from the host's. */
 typedef struct rig_stats {
@@ -249,31 +249,31 @@ RIG_API void rig_device_stats(const rig_device *d, rig_stats *out);
 RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value);
 
 /* d's loss reason, or NULL while d is not lost (ERR-37). Lock-free. */
-RIG_API const char *rig_lost(const rig_device *d);
+RIG_API const char *rig_device_lost(const rig_device *d);
 /* Fails the process: every device but host that is not lost is lost with
  * why; later opens are RIG_UNAVAILABLE with why. A NULL or empty why is
  * RIG_FAIL_NO_REASON, so that those messages are never empty. Only the
  * first call acts (ERR-39..44). Lock-free. */
-#define RIG_FAIL_NO_REASON "rig_fail gave no reason"
-RIG_API void rig_fail(const char *why);
-/* The reason given to the first rig_fail (RIG_FAIL_NO_REASON for NULL or
+#define RIG_FAIL_NO_REASON "rig_runtime_fail gave no reason"
+RIG_API void rig_runtime_fail(const char *why);
+/* The reason given to the first rig_runtime_fail (RIG_FAIL_NO_REASON for NULL or
  * ""), or NULL before it (ERR-45). Lock-free. */
-RIG_API const char *rig_failure(void);
+RIG_API const char *rig_runtime_failure(void);
 
 /* ---- budgets --------------------------------------------------------------- */
 
 /* d's budget in bytes (RECLAIM-24, 65..67). Lock-free. */
-RIG_API uint64_t rig_budget(const rig_device *d);
+RIG_API uint64_t rig_device_budget(const rig_device *d);
 /* Bytes d holds now of memory that counts in its budget (RECLAIM-68). */
-RIG_API uint64_t rig_allocated(const rig_device *d);
+RIG_API uint64_t rig_device_allocated(const rig_device *d);
 /* Sets d's budget, then frees cache until d holds at most n or the cache is
  * empty (RECLAIM-69, 70). RIG_INVALID for n > INT64_MAX (n < 0 in the
  * text, RECLAIM-71). RIG_LOST, changing nothing, for a closed or lost d
- * (OPEN-48): rig_free_cache still returns a stopped one's memory. May
+ * (OPEN-48): rig_device_free_cache still returns a stopped one's memory. May
  * lock. */
-RIG_API rig_status rig_set_budget(rig_device *d, uint64_t n);
+RIG_API rig_status rig_device_set_budget(rig_device *d, uint64_t n);
 /* Returns d's cached memory to its driver (RECLAIM-72..76). May lock. */
-RIG_API rig_status rig_free_cache(rig_device *d);
+RIG_API rig_status rig_device_free_cache(rig_device *d);
 
 /* ---- hooks ----------------------------------------------------------------- */
 
@@ -286,7 +286,7 @@ RIG_API rig_status rig_free_cache(rig_device *d);
  * or its hang bound cuts short. Before that point, it is interruptible. */
 typedef int (*rig_wait_hook)(void *ctx);
 /* Sets the process's wait hook (NULL: none). Lock-free. */
-RIG_API void rig_set_wait_hook(rig_wait_hook hook, void *ctx);
+RIG_API void rig_runtime_set_wait_hook(rig_wait_hook hook, void *ctx);
 
 /* The collector of a garbage-collected binding: it releases the handles its
  * program no longer reaches. An allocation that its budget or driver
@@ -296,7 +296,7 @@ RIG_API void rig_set_wait_hook(rig_wait_hook hook, void *ctx);
  * handles, and a call that may lock made from it is RIG_INVALID. */
 typedef void (*rig_collector)(void *ctx);
 /* Sets the process's collector hook (NULL: none). Lock-free. */
-RIG_API void rig_set_collector(rig_collector hook, void *ctx);
+RIG_API void rig_runtime_set_collector(rig_collector hook, void *ctx);
 
 /* ---- buffers --------------------------------------------------------------- */
 
@@ -315,7 +315,7 @@ typedef enum rig_kind {
 
 /* Creates a buffer of n bytes of d's own memory, from d's cache where it
  * holds a fit (RECLAIM-7, no allocation), with empty stamps. A non-empty
- * buffer starts on rig_alignment(d); a host buffer of 128 bytes or more on
+ * buffer starts on rig_device_alignment(d); a host buffer of 128 bytes or more on
  * 128 bytes, and of 64 KiB or more on a page (PROP-28..30). Its allocation
  * holds whole words (WORD-6). RIG_OUT_OF_MEMORY when d's budget or driver
  * refuses n (RECLAIM-51..59); RIG_LOST for a lost d. May lock. */
@@ -715,7 +715,7 @@ RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes);
  * reached (SUBMIT-29..31); past value 2^47 - 1 d is lost with "timeline
  * exhausted" (SUBMIT-32). Allocates nothing (SUBMIT-20). Blocks for room and
  * for points waited on the host; may lock. */
-RIG_API rig_status rig_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+RIG_API rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
                               const rig_point *waits, size_t nwaits, rig_point *out);
 
 #ifdef __cplusplus

@@ -271,7 +271,7 @@ typedef struct rig_edge_driver {
   const rig_edge_io *io;
 
   /* ABI 1.1 (core reads it only where size reaches it). May the device run
-   * this work? Called by rig_submit before a value is taken: a refusal,
+   * this work? Called by rig_run_submit before a value is taken: a refusal,
    * RIG_EDGE_UNSUPPORTED with the reason, makes the submit RIG_INVALID,
    * with nothing run and nothing lost (VALID-20). NULL: it runs any work
    * core lets through. Waits for nothing; allocates nothing. */
@@ -341,7 +341,7 @@ typedef struct rig_edge_arg {
  * after it must be key=value for one of keys[0..nkeys), at most once,
  * with a value its type allows; each key given has its value and given
  * set, the others keep their defaults.
- * Returns RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED (RIG_INVALID to rig_open)
+ * Returns RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED (RIG_INVALID to rig_device_open)
  * with err's message "DRIVER: ..." naming the key for: an entry that is
  * not key=value or is empty, an unknown key (the message lists the keys),
  * a key given twice, an empty value, a number with anything but digits or
@@ -361,7 +361,7 @@ RIG_EDGE_API bool rig_edge_args_number(const char *s, size_t n, uint64_t min, ui
 enum { RIG_EDGE_FORK_PREPARE = 0, RIG_EDGE_FORK_PARENT = 1, RIG_EDGE_FORK_CHILD = 2 };
 
 /* The io interface (docs/io.md): an io library is a plugin like a driver,
- * whose table's io is not NULL. Core opens it only through rig_open_io
+ * whose table's io is not NULL. Core opens it only through rig_device_open_io
  * (OPEN-37), which passes open() the arguments below as one string; a
  * plugin with io set refuses nothing else. Its device runs no work: facts
  * give no COMPUTES flag and no queue, arch "", alignment 1 and cache_bytes
@@ -378,7 +378,7 @@ enum { RIG_EDGE_FORK_PREPARE = 0, RIG_EDGE_FORK_PARENT = 1, RIG_EDGE_FORK_CHILD 
  * what it serves (a file cut under a mapping of pages) returns
  * RIG_EDGE_FAULT from its calls, and core loses the device. */
 
-/* What rig_open_io asks (enum rig_io_flag of <rig/rig.h>, same values). */
+/* What rig_device_open_io asks (enum rig_io_flag of <rig/rig.h>, same values). */
 enum rig_edge_io_flag {
   RIG_EDGE_IO_CREATE = 1u << 0,    /* create the target with size bytes */
   RIG_EDGE_IO_READ_ONLY = 1u << 1, /* open it for reading only */
@@ -398,7 +398,7 @@ typedef struct rig_edge_io_args {
 #define RIG_EDGE_IO_FLAGS (RIG_EDGE_IO_CREATE | RIG_EDGE_IO_READ_ONLY | RIG_EDGE_IO_DURABLE)
 
 /* Parses open()'s argument into *out (target points into s). Returns
- * RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED for a string rig_open_io did not
+ * RIG_EDGE_OK, or RIG_EDGE_UNSUPPORTED for a string rig_device_open_io did not
  * make: numbers read as rig_edge_args_number reads them (an overflow is
  * refused, not wrapped), flags beyond RIG_EDGE_IO_FLAGS refused, since
  * the library could not honour them. Allocates nothing. */
