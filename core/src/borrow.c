@@ -78,7 +78,7 @@ static void unpages(struct rig__borrow *x) {
   rig_edge_error err = {0};
   if (!x->pages)
     return;
-  if (!x->io->forked &&
+  if (!x->io->life.forked &&
       RIG__DRIVER(x->io->drv->io->unpages(x->io->h, x->pages, x->map.bytes, &err)) ==
           RIG_EDGE_FAULT)
     rig__lose_for(x->io, RIG_EDGE_FAULT, err.message); /* its pages lost bytes */
@@ -124,7 +124,7 @@ static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_al
     return rig__lost_error(d);
   }
   x->mapped = true;
-  atomic_fetch_add(&d->borrow_mappings, 1);
+  atomic_fetch_add(&d->waits.borrow_mappings, 1);
   return RIG_OK;
 }
 
@@ -176,15 +176,15 @@ void rig__borrow_drop(rig__borrow *x) {
   if (atomic_fetch_sub(&x->refs, 1) > 1)
     return;
   rig_device *d = x->dev;
-  x->until = rig_point_make(d->slot, atomic_load(&d->submitted));
-  rig__borrow *head = atomic_load(&d->borrows);
+  x->until = rig_point_make(d->slot, atomic_load(&d->tl.submitted));
+  rig__borrow *head = atomic_load(&d->mem.borrows);
   do
     x->next = head;
-  while (!atomic_compare_exchange_weak(&d->borrows, &head, x));
+  while (!atomic_compare_exchange_weak(&d->mem.borrows, &head, x));
 }
 
 void rig__borrows_release(rig_device *d, bool all) {
-  rig__borrow *list = atomic_exchange(&d->borrows, NULL), *keep = NULL;
+  rig__borrow *list = atomic_exchange(&d->mem.borrows, NULL), *keep = NULL;
   while (list) {
     rig__borrow *x = list;
     list = list->next;
@@ -194,10 +194,10 @@ void rig__borrows_release(rig_device *d, bool all) {
       continue;
     }
     rig_edge_error err = {0};
-    if (x->mapped && d->drv->unmap && !rig__is_stopped(d) && !d->forked)
+    if (x->mapped && d->drv->unmap && !rig__is_stopped(d) && !d->life.forked)
       (void)RIG__DRIVER(d->drv->unmap(d->h, &x->map, &err));
     if (x->mapped)
-      atomic_fetch_sub(&d->borrow_mappings, 1);
+      atomic_fetch_sub(&d->waits.borrow_mappings, 1);
     unpages(x);
     rig_device_release(x->dev);
     free(x);
@@ -205,10 +205,10 @@ void rig__borrows_release(rig_device *d, bool all) {
   while (keep) { /* back on the list for a later call */
     rig__borrow *x = keep;
     keep = keep->next;
-    rig__borrow *head = atomic_load(&d->borrows);
+    rig__borrow *head = atomic_load(&d->mem.borrows);
     do
       x->next = head;
-    while (!atomic_compare_exchange_weak(&d->borrows, &head, x));
+    while (!atomic_compare_exchange_weak(&d->mem.borrows, &head, x));
   }
 }
 

@@ -118,7 +118,7 @@ static rig_status create_slow(rig_device *d, size_t n, rig_kind kind, rig_buffer
 static inline __attribute__((always_inline)) rig_status create(rig_device *d, size_t n,
                                                                 rig_kind kind, rig_buffer **out) {
   if (__builtin_expect(rig__held == 0 && d && out && n <= INT64_MAX, 1) &&
-      atomic_load_explicit(&d->mag_ok, memory_order_relaxed)) {
+      atomic_load_explicit(&d->mem.mag_ok, memory_order_relaxed)) {
     rig_buffer *hit = rig__mag_take(d, (n + RIG_WORD - 1) / RIG_WORD * RIG_WORD, kind);
     if (hit) {
       *out = reuse(hit, d, n);
@@ -226,8 +226,8 @@ rig_status rig__host_enter2(rig_buffer *a, rig_buffer *b, const char *fn) {
 }
 
 static void pass_submit_lock(rig_device *d) {
-  rig__lock(&d->submit_lock);
-  rig__unlock(&d->submit_lock);
+  rig__lock(&d->locks.submit);
+  rig__unlock(&d->locks.submit);
 }
 
 RIG_API rig_status rig_buffer_free(rig_buffer *b) {
@@ -243,8 +243,8 @@ RIG_API rig_status rig_buffer_free(rig_buffer *b) {
    * holds its device's submit lock and looks at the mark under it
    * (timeline.c): once every device's lock has been free for a moment, each
    * submit either saw the mark or stamped (or, on the host, ran) its work. */
-  rig__lock(&rig__host_device()->submit_lock);
-  rig__unlock(&rig__host_device()->submit_lock);
+  rig__lock(&rig__host_device()->locks.submit);
+  rig__unlock(&rig__host_device()->locks.submit);
   rig__devices_each(pass_submit_lock);
   /* Collected now: its memory returns to the driver once its points are
    * reached, skipping the cache, while the dead buffers keep their

@@ -67,7 +67,7 @@ RIG_API const void *rig_device_capability(const rig_device *d, const char *key) 
 }
 
 RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n) {
-  const char *why = d ? atomic_load(&d->lost) : NULL;
+  const char *why = d ? atomic_load(&d->life.lost) : NULL;
   int len = why ? snprintf(out, n, "%s (lost: %s)", rig_device_name(d), why)
                 : snprintf(out, n, "%s", rig_device_name(d));
   return len < 0 ? 0 : (size_t)len;
@@ -97,18 +97,18 @@ RIG_API bool rig_device_reaches(const rig_device *d, const rig_device *e) {
 /* ---- timeline reads ---- */
 
 RIG_API uint64_t rig_device_submitted(const rig_device *d) {
-  return d ? atomic_load(&d->submitted) : 0;
+  return d ? atomic_load(&d->tl.submitted) : 0;
 }
 
 /* Reads the value d has reached: core's word, or the driver's own word
  * (OWN_WORD). A driver read that fails loses d (TL-25). */
 static rig_status read_value(rig_device *d, uint64_t *out) {
-  uint64_t v = rig_edge_word_load(&d->word);
+  uint64_t v = rig_edge_word_load(&d->tl.word);
   if (has(d, RIG_EDGE_OWN_WORD) && d->drv->signaled) {
     rig_edge_error err = {0};
     if (d->drv->signaled(d->h, &v, &err) != RIG_EDGE_OK) {
       rig__lose(d, err.message);                    /* TL-25 */
-      *out = atomic_load(&d->signaled);
+      *out = atomic_load(&d->tl.signaled);
       return rig__lost_error(d);
     }
   }
@@ -117,8 +117,8 @@ static rig_status read_value(rig_device *d, uint64_t *out) {
 }
 
 uint64_t rig__signaled_raise(rig_device *d, uint64_t v) {
-  uint64_t old = atomic_load(&d->signaled);
-  while (v > old && !atomic_compare_exchange_weak(&d->signaled, &old, v))
+  uint64_t old = atomic_load(&d->tl.signaled);
+  while (v > old && !atomic_compare_exchange_weak(&d->tl.signaled, &old, v))
     ;
   return v > old ? v : old;
 }
@@ -127,14 +127,14 @@ uint64_t rig__signaled_raise(rig_device *d, uint64_t v) {
  * never inside a lock, and for a lost device with a word of its own only
  * once its stop has returned (TL-22, TL-23). */
 static bool may_read(const rig_device *d) {
-  if (rig__inside_lock() || d->forked)
+  if (rig__inside_lock() || d->life.forked)
     return false; /* a child of fork never calls the parent's driver (STOP-20) */
   return !rig__is_lost(d) || !has(d, RIG_EDGE_OWN_WORD) ||
-         __atomic_load_n(&d->stop_returned, __ATOMIC_ACQUIRE); /* STOP-6 */
+         __atomic_load_n(&d->life.stop_returned, __ATOMIC_ACQUIRE); /* STOP-6 */
 }
 
 uint64_t rig__read_signaled(rig_device *d) {
-  uint64_t v = atomic_load(&d->signaled);
+  uint64_t v = atomic_load(&d->tl.signaled);
   if (may_read(d))
     (void)read_value(d, &v);
   return v;
@@ -145,7 +145,7 @@ RIG_API rig_status rig_device_signaled(rig_device *d, uint64_t *out) {
     return rig__fail(RIG_INVALID, d, 0, "rig_device_signaled: %s is NULL", d ? "out" : "device");
   bool was_lost = rig__is_lost(d);
   if (!may_read(d)) {
-    *out = atomic_load(&d->signaled);               /* TL-23 */
+    *out = atomic_load(&d->tl.signaled);               /* TL-23 */
     return RIG_OK;
   }
   rig_status st = read_value(d, out);
@@ -160,7 +160,7 @@ RIG_API rig_point rig_device_point(const rig_device *d, uint64_t value) {
 
 /* ---- loss ---- */
 
-RIG_API const char *rig_device_lost(const rig_device *d) { return d ? atomic_load(&d->lost) : NULL; }
+RIG_API const char *rig_device_lost(const rig_device *d) { return d ? atomic_load(&d->life.lost) : NULL; }
 
 /* One loss at a time: a leaf lock, taken under any other. */
 static pthread_mutex_t losing = PTHREAD_MUTEX_INITIALIZER;
@@ -170,12 +170,12 @@ void rig__lose(rig_device *d, const char *why) {
     return;
   pthread_mutex_lock(&losing);
   if (!rig__is_lost(d)) {
-    d->lost_at = rig_edge_word_load(&d->word) > atomic_load(&d->signaled)
-                     ? rig_edge_word_load(&d->word)
-                     : atomic_load(&d->signaled);    /* LOSS-15 */
-    snprintf(d->lost_buf, sizeof d->lost_buf, "%s", why && *why ? why : "fault");
-    atomic_store(&d->mag_ok, false);
-    atomic_store(&d->lost, d->lost_buf);             /* LOSS-10 */
+    d->life.lost_at = rig_edge_word_load(&d->tl.word) > atomic_load(&d->tl.signaled)
+                     ? rig_edge_word_load(&d->tl.word)
+                     : atomic_load(&d->tl.signaled);    /* LOSS-15 */
+    snprintf(d->life.lost_buf, sizeof d->life.lost_buf, "%s", why && *why ? why : "fault");
+    atomic_store(&d->mem.mag_ok, false);
+    atomic_store(&d->life.lost, d->life.lost_buf);             /* LOSS-10 */
   }
   pthread_mutex_unlock(&losing);
 }
@@ -213,7 +213,7 @@ RIG_API void rig_device_release(rig_device *d) {
 }
 
 void rig__device_free(rig_device *d) {
-  if (d->drv && d->drv->destroy && d->h && !d->forked) {
+  if (d->drv && d->drv->destroy && d->h && !d->life.forked) {
     sigset_t old;
     rig__signals_block(&old); /* a driver's finaliser takes no signal (ERR-18) */
     d->drv->destroy(d->h);
@@ -240,9 +240,9 @@ static rig_device *record_make(void) {
   rig_device *d = calloc(1, sizeof *d);
   if (!d)
     return NULL;
-  pthread_mutex_init(&d->submit_lock, NULL);
-  pthread_mutex_init(&d->mem_lock, NULL);
-  pthread_mutex_init(&d->hang_lock, NULL);
+  pthread_mutex_init(&d->locks.submit, NULL);
+  pthread_mutex_init(&d->locks.mem, NULL);
+  pthread_mutex_init(&d->locks.hang, NULL);
   pthread_mutex_lock(&records_lock);
   d->all_next = atomic_load(&records);
   atomic_store(&records, d);
@@ -364,14 +364,14 @@ static void unlink_entry(name_entry *x) {
  * submit lock keeps new ones out, and lost devices take none. */
 static int run_stop(rig_device *d, rig_edge_error *err) {
   int r = RIG_EDGE_OK;
-  atomic_store(&d->stopping, true);
-  rig__lock(&d->submit_lock);
+  atomic_store(&d->life.stopping, true);
+  rig__lock(&d->locks.submit);
   if (!rig__is_stopped(d)) {
-    if (d->drv->stop && !d->forked) /* the parent's to stop (STOP-20) */
+    if (d->drv->stop && !d->life.forked) /* the parent's to stop (STOP-20) */
       r = RIG__DRIVER(d->drv->stop(d->h, err));
-    __atomic_store_n(&d->stop_returned, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&d->life.stop_returned, true, __ATOMIC_RELEASE);
   }
-  rig__unlock(&d->submit_lock);
+  rig__unlock(&d->locks.submit);
   rig__check_stopped(d);
   rig__mappings_release(d, true);                    /* OPEN-23, PROP-7 */
   rig__locals_drop(d);                               /* LOCAL-5, LOCAL-6 */
@@ -419,8 +419,8 @@ static rig_status make_device(const char *name, const rig_edge_driver *t, void *
   d->h = h;
   d->facts = *f;
   d->iset = iset_of(d->facts.arch);
-  atomic_store(&d->budget, f->budget);
-  atomic_store(&d->mag_ok, t->io == NULL); /* RECLAIM-12: io memory is never kept */
+  atomic_store(&d->mem.budget, f->budget);
+  atomic_store(&d->mem.mag_ok, t->io == NULL); /* RECLAIM-12: io memory is never kept */
   *out = d;
   return RIG_OK;
 }
@@ -430,7 +430,7 @@ static rig_status bind_word(rig_device *d) {
   rig_edge_error err = {0};
   if ((d->facts.flags & RIG_EDGE_OWN_WORD) || !d->drv->bind_word)
     return RIG_OK;
-  if (RIG__DRIVER(d->drv->bind_word(d->h, &d->word, &err)) != RIG_EDGE_OK)
+  if (RIG__DRIVER(d->drv->bind_word(d->h, &d->tl.word, &err)) != RIG_EDGE_OK)
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: %s", d->name, err.message);
   return RIG_OK;
 }
@@ -454,7 +454,7 @@ static rig_status io_budget(rig_device *d) {
   uint64_t n = 0;
   if (d->drv->io->budget && RIG__DRIVER(d->drv->io->budget(d->h, &n, &err)) != RIG_EDGE_OK)
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: budget: %s", d->name, err.message);
-  atomic_store(&d->budget, n);
+  atomic_store(&d->mem.budget, n);
   return RIG_OK;
 }
 
@@ -576,7 +576,7 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   while ((e = settle(name, &st))) {
     if (!rig__is_lost(e->dev))
       return reuse(e, t, name, args, out);
-    if (atomic_load(&e->dev->stopping) && !__atomic_load_n(&e->dev->stopped, __ATOMIC_ACQUIRE))
+    if (atomic_load(&e->dev->life.stopping) && !__atomic_load_n(&e->dev->life.stopped, __ATOMIC_ACQUIRE))
       /* OPEN-5: another call runs the stop now */
       return rig__fail(RIG_UNAVAILABLE, e->dev, 0,
                        "%s: the stop of its lost device has not returned", name);
@@ -710,7 +710,7 @@ RIG_API rig_status rig_device_close(rig_device *d) {
     return rig__fail(RIG_INVALID, d, 0, "rig_device_close: %s", d ? "the host is never closed"
                                                            : "device is NULL"); /* OPEN-59 */
   if (!rig__is_lost(d)) {
-    st = rig__point_wait(rig_point_make(d->slot, atomic_load(&d->submitted))); /* OPEN-45 */
+    st = rig__point_wait(rig_point_make(d->slot, atomic_load(&d->tl.submitted))); /* OPEN-45 */
     if (st == RIG_INTERRUPTED)
       return st;                                                   /* OPEN-57 */
     rig__lose(d, "closed");                                        /* OPEN-46 */
@@ -734,13 +734,13 @@ RIG_API rig_status rig_device_close(rig_device *d) {
 /* A device whose stop returned gives back its memory, then its slot once
  * nothing of it remains (OPEN-10..12, STOP-2), and the registry's reference. */
 bool rig__check_stopped(rig_device *d) {
-  if (__atomic_load_n(&d->stopped, __ATOMIC_ACQUIRE))
+  if (__atomic_load_n(&d->life.stopped, __ATOMIC_ACQUIRE))
     return true;
-  if (!__atomic_load_n(&d->stop_returned, __ATOMIC_ACQUIRE))
+  if (!__atomic_load_n(&d->life.stop_returned, __ATOMIC_ACQUIRE))
     return false;
-  uint64_t reported = atomic_load(&d->signaled);
-  if (!d->forked && !d->is_host) { /* the word is read once more (STOP-6) */
-    uint64_t w = rig_edge_word_load(&d->word);
+  uint64_t reported = atomic_load(&d->tl.signaled);
+  if (!d->life.forked && !d->is_host) { /* the word is read once more (STOP-6) */
+    uint64_t w = rig_edge_word_load(&d->tl.word);
     if (d->facts.flags & RIG_EDGE_OWN_WORD && d->drv->signaled) {
       rig_edge_error err = {0};
       if (d->drv->signaled(d->h, &w, &err) != RIG_EDGE_OK)
@@ -748,10 +748,10 @@ bool rig__check_stopped(rig_device *d) {
     }
     reported = w > reported ? w : reported;
   }
-  if (reported < atomic_load(&d->taken))
+  if (reported < atomic_load(&d->tl.taken))
     return false;                                     /* STOP-5, STOP-7 */
-  atomic_store(&d->mag_ok, false);
-  __atomic_store_n(&d->stopped, true, __ATOMIC_RELEASE);
+  atomic_store(&d->mem.mag_ok, false);
+  __atomic_store_n(&d->life.stopped, true, __ATOMIC_RELEASE);
   return true;
 }
 
@@ -759,11 +759,11 @@ void rig__device_stopped(rig_device *d) {
   if (rig__check_stopped(d))
     rig__return_all(d);
   pthread_mutex_lock(&registry);
-  bool leave = rig__is_stopped(d) && atomic_load(&d->live_allocs) == 0 && rig__slot_of(d->slot) &&
+  bool leave = rig__is_stopped(d) && atomic_load(&d->mem.live_allocs) == 0 && rig__slot_of(d->slot) &&
                rig__slot_of(d->slot)->taken && atomic_load(&rig__slot_of(d->slot)->dev) == d;
   if (leave)
     rig__slot_leave(d);
-  d->slot_pending = !leave;
+  d->life.slot_pending = !leave;
   pthread_mutex_unlock(&registry);
   if (!leave)
     rig__stopped_add(d);
@@ -773,8 +773,8 @@ void rig__device_stopped(rig_device *d) {
 /* The last allocation of a stopped device came back: leave the slot. */
 void rig__device_drained(rig_device *d) {
   pthread_mutex_lock(&registry);
-  if (d->slot_pending && rig__is_stopped(d) && atomic_load(&d->live_allocs) == 0) {
-    d->slot_pending = false;
+  if (d->life.slot_pending && rig__is_stopped(d) && atomic_load(&d->mem.live_allocs) == 0) {
+    d->life.slot_pending = false;
     rig__slot_leave(d);
   }
   pthread_mutex_unlock(&registry);

@@ -40,6 +40,6 @@ rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes, const ch
 }
 
 rig_status rig__lost_error(const rig_device *d) {
-  const char *why = atomic_load(&d->lost);
+  const char *why = atomic_load(&d->life.lost);
   return rig__fail(RIG_LOST, d, 0, "%s lost: %s", d->name, why ? why : "?");
 }

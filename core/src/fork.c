@@ -55,10 +55,10 @@ static void drivers_fork(rig__fork_phase ph) {
 }
 
 static void submit_locks(rig__fork_phase ph) {
-  rig__devices_fork(ph, offsetof(rig_device, submit_lock));
+  rig__devices_fork(ph, offsetof(rig_device, locks.submit));
 }
 static void memory_locks(rig__fork_phase ph) {
-  rig__devices_fork(ph, offsetof(rig_device, mem_lock));
+  rig__devices_fork(ph, offsetof(rig_device, locks.mem));
 }
 
 /* The lock order of internal.h, outer first: prepare takes them in it,
@@ -93,9 +93,9 @@ static void forked(rig_device *d) {
    * (STOP-23), and so is one whose stop returned; one lost whose stop had
    * not returned, owed or under way, stays lost, and its stop and memory
    * are the parent's (STOP-24). */
-  if (d->drv->io && (!rig__is_lost(d) || d->stop_returned))
+  if (d->drv->io && (!rig__is_lost(d) || d->life.stop_returned))
     return;
-  d->forked = true;                                        /* STOP-20 */
+  d->life.forked = true;                                        /* STOP-20 */
   unsigned n = atomic_load(&ninherited);
   if (n < MAX_FORKED) {
     inherited[n] = rig_device_retain(d);
@@ -103,10 +103,10 @@ static void forked(rig_device *d) {
   }
   if (rig__is_lost(d))
     return;                                                /* STOP-18: its own reason */
-  snprintf(d->lost_buf, sizeof d->lost_buf, "forked");     /* ERR-34 */
-  d->lost_at = d->start;                                   /* STOP-19 */
-  atomic_store(&d->mag_ok, false);
-  atomic_store(&d->lost, d->lost_buf);
+  snprintf(d->life.lost_buf, sizeof d->life.lost_buf, "forked");     /* ERR-34 */
+  d->life.lost_at = d->start;                                   /* STOP-19 */
+  atomic_store(&d->mem.mag_ok, false);
+  atomic_store(&d->life.lost, d->life.lost_buf);
 }
 
 static void child(void) {

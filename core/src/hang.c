@@ -30,15 +30,15 @@ static void clock_check(rig_device *d) {
   if (!bound)
     return;                                        /* HANG-1 */
   uint64_t reached = rig__read_signaled(d), now = now_ms();
-  uint64_t committed = atomic_load(&d->committed);
-  pthread_mutex_lock(&d->hang_lock);
+  uint64_t committed = atomic_load(&d->tl.committed);
+  pthread_mutex_lock(&d->locks.hang);
   if (reached >= committed)
-    d->hang_since = 0;                             /* HANG-5: idle, no clock */
-  else if (!d->hang_since || reached != d->hang_value)
-    d->hang_since = now;                           /* HANG-3, HANG-4 */
-  d->hang_value = reached;
-  bool hung = d->hang_since && now - d->hang_since > bound;
-  pthread_mutex_unlock(&d->hang_lock);
+    d->hang.since = 0;                             /* HANG-5: idle, no clock */
+  else if (!d->hang.since || reached != d->hang.value)
+    d->hang.since = now;                           /* HANG-3, HANG-4 */
+  d->hang.value = reached;
+  bool hung = d->hang.since && now - d->hang.since > bound;
+  pthread_mutex_unlock(&d->locks.hang);
   if (hung) {
     char why[64];
     snprintf(why, sizeof why, "no progress for %u ms", bound);

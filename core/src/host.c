@@ -157,20 +157,20 @@ static void host_init(void) {
   host.is_host = true;
   host.name = "CPU";                                          /* DEV-3 */
   host.drv = &host_driver;
-  atomic_store(&host.mag_ok, true);
+  atomic_store(&host.mem.mag_ok, true);
   atomic_store(&host.refs, 1);
-  pthread_mutex_init(&host.submit_lock, NULL);
-  pthread_mutex_init(&host.mem_lock, NULL);
-  pthread_mutex_init(&host.hang_lock, NULL);
+  pthread_mutex_init(&host.locks.submit, NULL);
+  pthread_mutex_init(&host.locks.mem, NULL);
+  pthread_mutex_init(&host.locks.hang, NULL);
   rig_edge_error err = {0};
   host_driver.open("", &host.h, &err);
   host.facts.size = sizeof host.facts;
   host_driver.facts(host.h, &host.facts, &err);
   host.iset = strncmp(host.facts.arch, "arm64", 5) == 0 ? "arm64" : "x86_64";
-  atomic_store(&host.budget, host.facts.budget);
+  atomic_store(&host.mem.budget, host.facts.budget);
   rig__slot_take_first(&host);
   rig__fork_handlers();                                       /* STOP-18 */
-  host_driver.bind_word(host.h, &host.word, &err);
+  host_driver.bind_word(host.h, &host.tl.word, &err);
 }
 
 rig_device *rig__host_device(void) {

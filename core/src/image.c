@@ -51,9 +51,9 @@ static void unload(void *p) {
   rig_image *im = p;
   rig_device *d = im->dev;
   rig_edge_error err = {0};
-  if (d->drv->unload && !d->forked && !rig__is_stopped(d))
+  if (d->drv->unload && !d->life.forked && !rig__is_stopped(d))
     (void)RIG__DRIVER_OF(d, d->drv->unload(d->h, im->handle, &err));
-  atomic_fetch_sub(&d->allocated, im->code_bytes);
+  atomic_fetch_sub(&d->mem.allocated, im->code_bytes);
   for (rig_function *f = atomic_load(&im->functions), *n; f; f = n) {
     n = f->next;
     free(f->name);
@@ -66,10 +66,10 @@ static void unload(void *p) {
 /* Charges the code to d's budget; refused over it (the code was loaded:
  * the caller unloads it). */
 static rig_status charge(rig_device *d, uint64_t bytes) {
-  uint64_t was = atomic_fetch_add(&d->allocated, bytes);
-  if (d->is_host || was + bytes <= atomic_load(&d->budget))
+  uint64_t was = atomic_fetch_add(&d->mem.allocated, bytes);
+  if (d->is_host || was + bytes <= atomic_load(&d->mem.budget))
     return RIG_OK;
-  atomic_fetch_sub(&d->allocated, bytes);
+  atomic_fetch_sub(&d->mem.allocated, bytes);
   return rig__fail(RIG_OUT_OF_MEMORY, d, bytes, "%s: out of memory for %llu bytes of code",
                    d->name, (unsigned long long)bytes);
 }

@@ -160,12 +160,17 @@ struct rig_device {
   uint32_t slot;
   /* Made once with the record and kept when it is reused (device.c): a
    * fork's prepare handler may hold them at that moment (fork.c). */
-  pthread_mutex_t submit_lock;    /* timeline.c: values in acceptance order */
-  pthread_mutex_t mem_lock;       /* reclaim.c: cache, collected, budget */
-  pthread_mutex_t hang_lock;      /* the hang clock (hang.c) */
+  struct {
+    pthread_mutex_t submit;       /* timeline.c: values in acceptance order */
+    pthread_mutex_t mem;          /* reclaim.c: cache, collected, budget */
+    pthread_mutex_t hang;         /* the hang clock (hang.c) */
+  } locks;
   struct rig_device *all_next;    /* every record ever made (device.c) */
+
   /* Zeroed when the record is reused, from here on. */
   uint64_t start;                 /* the value the timeline started after */
+
+  /* What the open made (open.c): the driver, its handle and its facts. */
   const rig_edge_driver *drv;
   void *h;                        /* the driver's handle */
   struct rig__plugin *plugin;     /* NULL for host and static drivers */
@@ -174,49 +179,61 @@ struct rig_device {
   const char *iset;
   bool is_host;
   uint32_t io_flags;              /* an io device's open flags (iodev.c) */
-  /* Its memory may wait in magazines: not io, not lost, not stopped.
-   * Cleared once, by a loss or a stop. */
-  _Atomic bool mag_ok;
 
-  /* timeline (timeline.c) */
-  _Atomic uint64_t submitted;
-  _Atomic uint64_t signaled;      /* last value read */
-  _Alignas(64) volatile uint64_t word; /* core's word for the driver */
+  struct {                        /* timeline.c */
+    _Atomic uint64_t submitted;
+    _Atomic uint64_t signaled;    /* last value read */
+    _Atomic uint64_t committed;   /* values released to the device (TL-7) */
+    _Atomic uint64_t taken;       /* the last value its driver took */
+    _Alignas(64) volatile uint64_t word; /* core's word for the driver */
+  } tl;
 
-  /* loss (device.c) */
-  _Atomic(const char *) lost;     /* reason, or NULL */
-  uint64_t lost_at;               /* values after it are dropped */
-  char lost_buf[RIG_MESSAGE_BYTES];
-  bool stopped;                   /* stop returned, and it reported the last
+  struct {                        /* loss and stop (loss.c, open.c, reclaim.c) */
+    _Atomic(const char *) lost;   /* reason, or NULL */
+    uint64_t lost_at;             /* values after it are dropped */
+    char lost_buf[RIG_MESSAGE_BYTES];
+    bool stopped;                 /* stop returned, and it reported the last
                                      value its driver took (STOP-1) */
-  bool stop_returned;             /* the driver's stop returned */
-  _Atomic uint64_t taken;         /* the last value its driver took */
-  _Atomic bool stopping;          /* a call runs, or ran, its stop */
-  _Atomic uint64_t committed;     /* values released to the device (TL-7) */
-  rig__mapping_t *mappings;       /* other devices' words its queue maps */
-  rig__mapping_t *retired;        /* earlier devices' of a slot (OPEN-21) */
-  _Atomic uint64_t queue_waits, host_waits, word_mappings; /* rig_device_stats */
-  _Atomic uint64_t borrow_mappings;
-  _Atomic(void *) *_Atomic locals;  /* values per key (local.c) */
-  bool locals_dropping, locals_dropped; /* local.c, under its lock */
-  bool slot_pending;              /* stopped; leaves its slot when drained */
-  bool forked;                    /* inherited by a child of fork: its driver
+    bool stop_returned;           /* the driver's stop returned */
+    _Atomic bool stopping;        /* a call runs, or ran, its stop */
+    bool slot_pending;            /* stopped; leaves its slot when drained */
+    bool drained;                 /* stopped, and the last one came back */
+    bool forked;                  /* inherited by a child of fork: its driver
                                      is never called again (fork.c) */
+    struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
+  } life;
 
-  /* memory (reclaim.c) */
-  _Atomic uint64_t budget;
-  _Atomic uint64_t allocated;
-  _Atomic(struct rig__alloc *) collected; /* pushed by any release */
-  struct rig__alloc *waiting;     /* collected, points not yet reached */
-  struct rig__alloc *cache[64];   /* by hash of the charged size */
-  uint64_t cached_bytes;
-  _Atomic uint64_t live_allocs;   /* allocations not yet returned */
-  rig__staging *staging;          /* host memory it maps for copies (staging.c) */
-  _Atomic(rig__borrow *) borrows; /* mappings of borrows gone, to give back */
-  _Atomic(rig__kept *) kept;      /* values of released submissions (keep.c) */
-  uint64_t hang_value, hang_since; /* under hang_lock */
-  bool drained;                   /* stopped, and the last one came back */
-  struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
+  struct {                        /* waits on other devices (waits.c, borrow.c) */
+    rig__mapping_t *mappings;     /* other devices' words its queue maps */
+    rig__mapping_t *retired;      /* earlier devices' of a slot (OPEN-21) */
+    _Atomic uint64_t queue_waits, host_waits, word_mappings; /* rig_device_stats */
+    _Atomic uint64_t borrow_mappings;
+  } waits;
+
+  struct {                        /* memory (reclaim.c) */
+    _Atomic uint64_t budget;
+    _Atomic uint64_t allocated;
+    _Atomic(struct rig__alloc *) collected; /* pushed by any release */
+    struct rig__alloc *waiting;   /* collected, points not yet reached */
+    struct rig__alloc *cache[64]; /* by hash of the charged size */
+    uint64_t cached_bytes;
+    _Atomic uint64_t live_allocs; /* allocations not yet returned */
+    /* Its memory may wait in magazines: not io, not lost, not stopped.
+     * Cleared once, by a loss or a stop. */
+    _Atomic bool mag_ok;
+    rig__staging *staging;        /* host memory it maps for copies (staging.c) */
+    _Atomic(rig__borrow *) borrows; /* mappings of borrows gone, to give back */
+    _Atomic(rig__kept *) kept;    /* values of released submissions (keep.c) */
+  } mem;
+
+  struct {                        /* the hang clock, under locks.hang (hang.c) */
+    uint64_t value, since;
+  } hang;
+
+  struct {                        /* values per key (local.c) */
+    _Atomic(void *) *_Atomic values;
+    bool dropping, dropped;       /* under local.c's lock */
+  } locals;
 };
 
 RIG__HIDDEN rig_device *rig__host_device(void);
@@ -224,10 +241,10 @@ RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
 /* Whether d's stop returned and it reported its last value (STOP-1); read
  * by any thread. */
 static inline bool rig__is_stopped(const rig_device *d) {
-  return __atomic_load_n(&d->stopped, __ATOMIC_ACQUIRE);
+  return __atomic_load_n(&d->life.stopped, __ATOMIC_ACQUIRE);
 }
 static inline bool rig__is_lost(const rig_device *d) {
-  return atomic_load_explicit(&d->lost, memory_order_acquire) != NULL;
+  return atomic_load_explicit(&d->life.lost, memory_order_acquire) != NULL;
 }
 /* Loses d for a driver's failure: a fault with its message (ERR-28),
  * a change left half done as RIG_EDGE_HALF("message") (ERR-23, ERR-29). */
@@ -261,7 +278,7 @@ RIG__HIDDEN void rig__fork_release_kept(void);
 typedef enum { RIG__FORK_PREPARE, RIG__FORK_PARENT, RIG__FORK_CHILD } rig__fork_phase;
 /* Locks m in prepare, unlocks it after. */
 RIG__HIDDEN void rig__fork_mutex(pthread_mutex_t *m, rig__fork_phase ph);
-/* The lock at offset lock (offsetof(rig_device, mem_lock), say) of the
+/* The lock at offset lock (offsetof(rig_device, locks.mem), say) of the
  * host and of every device record ever made, in one order (device.c). */
 RIG__HIDDEN void rig__devices_fork(rig__fork_phase ph, size_t lock);
 /* The list of device records: no record joins it during a fork. */

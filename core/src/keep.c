@@ -49,11 +49,11 @@ rig__kept *rig__keep_new(void) { return malloc(sizeof(rig__kept)); }
 
 void rig__keep_push(rig_device *d, rig__kept *k, void *value, rig_keep_release release) {
   *k = (rig__kept){value, release, NOT_NOTED, NULL};
-  push(&d->kept, k);
+  push(&d->mem.kept, k);
   /* Checked after the push: a stop that completes meanwhile takes the
    * value with rig__return_all's exchange, or this one takes it. */
   if (rig__is_stopped(d))
-    for (rig__kept *l = atomic_exchange(&d->kept, NULL), *n; l; l = n) {
+    for (rig__kept *l = atomic_exchange(&d->mem.kept, NULL), *n; l; l = n) {
       n = l->next;
       push(&stopped_kept, l);
     }
@@ -78,16 +78,16 @@ void rig__keep_release_stopped(void) {
 
 
 void rig__keep_release(rig_device *d, bool all) {
-  rig__kept *list = atomic_exchange(&d->kept, NULL), *wait = NULL;
+  rig__kept *list = atomic_exchange(&d->mem.kept, NULL), *wait = NULL;
   if (!list)
     return;
-  uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->submitted);
+  uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->tl.submitted);
   while (list) {
     rig__kept *k = list;
     list = list->next;
     if (k->after == NOT_NOTED)
       k->after = submitted; /* RECLAIM-17; a device that took no work waits for none */
-    if (all || d->forked || (!rig__is_lost(d) && reached >= k->after)) { /* STOP-21 */
+    if (all || d->life.forked || (!rig__is_lost(d) && reached >= k->after)) { /* STOP-21 */
       let_go(k);
       continue;
     }
@@ -97,9 +97,9 @@ void rig__keep_release(rig_device *d, bool all) {
   while (wait) { /* back for a later move */
     rig__kept *k = wait;
     wait = wait->next;
-    rig__kept *head = atomic_load(&d->kept);
+    rig__kept *head = atomic_load(&d->mem.kept);
     do
       k->next = head;
-    while (!atomic_compare_exchange_weak(&d->kept, &head, k));
+    while (!atomic_compare_exchange_weak(&d->mem.kept, &head, k));
   }
 }

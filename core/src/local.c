@@ -50,13 +50,13 @@ RIG_API rig_status rig_local_new_key(rig_local_init init, rig_local_release rele
 
 /* d's table of values, made at its first get. */
 static _Atomic(void *) *table(rig_device *d) {
-  _Atomic(void *) *t = atomic_load(&d->locals);
+  _Atomic(void *) *t = atomic_load(&d->locals.values);
   if (t)
     return t;
   _Atomic(void *) *fresh = calloc(MAX_KEYS, sizeof *fresh);
   if (!fresh)
     return NULL;
-  if (!atomic_compare_exchange_strong(&d->locals, &t, fresh)) {
+  if (!atomic_compare_exchange_strong(&d->locals.values, &t, fresh)) {
     free(fresh);
     return t;
   }
@@ -72,7 +72,7 @@ static rig_status make(rig_local_key *k, rig_device *d, void **out) {
   void *v = NULL;
   _Atomic(void *) *t;
   rig__lock(&locals_lock);
-  if (d->locals_dropping)
+  if (d->locals.dropping)
     st = rig__lost_error(d);                         /* closed meanwhile */
   else if (!(t = table(d)))
     st = rig__fail(RIG_OUT_OF_MEMORY, d, MAX_KEYS * sizeof *t, "rig_local_get: out of memory");
@@ -91,7 +91,7 @@ static rig_status make(rig_local_key *k, rig_device *d, void **out) {
 RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out) {
   if (!k || !d || !out)
     return rig__fail(RIG_INVALID, d, 0, "rig_local_get: NULL argument");
-  _Atomic(void *) *t = atomic_load(&d->locals);
+  _Atomic(void *) *t = atomic_load(&d->locals.values);
   void *v = t ? atomic_load(&t[k->index]) : NULL;
   if (v) {
     *out = v;                                        /* DOM-23: no lock */
@@ -109,8 +109,8 @@ RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out) {
  * no one ends it in the child, whose close would wait for it for good. Its
  * values are that thread's to release, so the child leaves them. */
 static void drop_ended(rig_device *d) {
-  if (d->locals_dropping)
-    d->locals_dropped = true;
+  if (d->locals.dropping)
+    d->locals.dropped = true;
 }
 
 void rig__locals_fork(rig__fork_phase ph) {
@@ -125,12 +125,12 @@ void rig__locals_drop(rig_device *d) {
   /* Taking the lock waits for an init under way on any device: its value
    * is in the table by then, and none is made after (LOCAL-5). */
   pthread_mutex_lock(&locals_lock);
-  bool first = !d->locals_dropping;
-  d->locals_dropping = true;
-  _Atomic(void *) *t = first ? atomic_exchange(&d->locals, NULL) : NULL;
+  bool first = !d->locals.dropping;
+  d->locals.dropping = true;
+  _Atomic(void *) *t = first ? atomic_exchange(&d->locals.values, NULL) : NULL;
   /* Another holder's close drops them: return once it has (LOCAL-6,
    * OPEN-51). */
-  while (!first && !d->locals_dropped)
+  while (!first && !d->locals.dropped)
     pthread_cond_wait(&locals_dropped, &locals_lock);
   pthread_mutex_unlock(&locals_lock);
   if (!first)
@@ -145,7 +145,7 @@ void rig__locals_drop(rig_device *d) {
     free(t);
   }
   pthread_mutex_lock(&locals_lock);
-  d->locals_dropped = true;
+  d->locals.dropped = true;
   pthread_cond_broadcast(&locals_dropped);
   pthread_mutex_unlock(&locals_lock);
 }

@@ -62,9 +62,9 @@ static inline bool rig__mag_put(rig_buffer *b) {
   rig__alloc *a = b->alloc;
   const rig_device *d = b->dev; /* a's own: b is no borrow */
   if (atomic_load_explicit(&a->refs, memory_order_relaxed) != 1 || b->borrow || !a->keepable ||
-      !atomic_load_explicit(&d->mag_ok, memory_order_relaxed) ||
-      atomic_load_explicit(&d->allocated, memory_order_relaxed) >
-          atomic_load_explicit(&d->budget, memory_order_relaxed))
+      !atomic_load_explicit(&d->mem.mag_ok, memory_order_relaxed) ||
+      atomic_load_explicit(&d->mem.allocated, memory_order_relaxed) >
+          atomic_load_explicit(&d->mem.budget, memory_order_relaxed))
     return false;
   rig__mag *m = rig__mine;
   if (__builtin_expect(!m, 0) && !(m = rig__mag_new()))

@@ -61,16 +61,16 @@ static void give_back_memory(rig_device *d, rig__alloc *a) {
     rig__batch_step(batch);
   else
     rig__signals_block(&old);
-  if (d->forked || a->adopted)
+  if (d->life.forked || a->adopted)
     ; /* the parent's memory: a child of fork leaves it (STOP-20); memory
          Buffer.of_io named was never the driver's to give */
   else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
   if (!batch)
     rig__signals_restore(&old);
-  atomic_fetch_sub(&budget_of(d, a->kind)->allocated, a->charge);
-  if (atomic_fetch_sub(&d->live_allocs, 1) == 1 && rig__is_stopped(d))
-    d->drained = true;
+  atomic_fetch_sub(&budget_of(d, a->kind)->mem.allocated, a->charge);
+  if (atomic_fetch_sub(&d->mem.live_allocs, 1) == 1 && rig__is_stopped(d))
+    d->life.drained = true;
 }
 
 static void destroy_record(rig__alloc *a) {
@@ -120,16 +120,16 @@ static uint64_t host_peak_note(uint64_t live) {
 static bool host_keeps(rig_device *d, rig__alloc *a) {
   if (a->charge < HOST_KEEP_MIN)
     return false;
-  if (d->cached_bytes + a->charge <= HOST_KEEP_ALWAYS)
+  if (d->mem.cached_bytes + a->charge <= HOST_KEEP_ALWAYS)
     return true;
-  uint64_t held = atomic_load(&d->allocated);
-  return held <= host_peak_note(held - d->cached_bytes - a->charge);
+  uint64_t held = atomic_load(&d->mem.allocated);
+  return held <= host_peak_note(held - d->mem.cached_bytes - a->charge);
 }
 
 static bool keeps(rig_device *d, rig__alloc *a) {
   if (rig__is_stopped(d) || atomic_load(&a->dead) || d->drv->io)
     return false;                                   /* RECLAIM-12, STOP-2 */
-  if (atomic_load(&d->allocated) > atomic_load(&d->budget))
+  if (atomic_load(&d->mem.allocated) > atomic_load(&d->mem.budget))
     return false;                                   /* RECLAIM-11 */
   return d->is_host ? host_keeps(d, a) : true;
 }
@@ -148,9 +148,9 @@ static void place(rig_device *d, rig__alloc *a) {
     return;
   }
   unsigned b = bucket(a->bytes);
-  a->next = d->cache[b];
-  d->cache[b] = a;
-  d->cached_bytes += a->charge;
+  a->next = d->mem.cache[b];
+  d->mem.cache[b] = a;
+  d->mem.cached_bytes += a->charge;
 }
 
 /* Moves d's collected memory on; mem_lock held. */
@@ -158,15 +158,15 @@ static void move_locked(rig_device *d) {
   rig__batch regions = {.on = false};
   rig__batch *outer = batch;
   batch = outer ? outer : &regions;
-  rig__alloc *in = atomic_exchange(&d->collected, NULL);
+  rig__alloc *in = atomic_exchange(&d->mem.collected, NULL);
   while (in) {
     rig__alloc *a = in;
     in = in->next;
-    a->next = d->waiting;
-    d->waiting = a;
+    a->next = d->mem.waiting;
+    d->mem.waiting = a;
   }
   bool held = rig__is_lost(d) && !rig__is_stopped(d); /* STOP-2: until its stop */
-  for (rig__alloc **p = &d->waiting; *p && !held;) {
+  for (rig__alloc **p = &d->mem.waiting; *p && !held;) {
     rig__alloc *a = *p;
     /* RECLAIM-5; and no host access in flight (buffer.c's free) */
     if (!atomic_load(&a->hosts) && (rig__is_stopped(d) || rig__stamps_done(a))) {
@@ -182,8 +182,8 @@ static void move_locked(rig_device *d) {
 }
 
 static void after_move(rig_device *d) {
-  if (d->drained) {
-    d->drained = false;
+  if (d->life.drained) {
+    d->life.drained = false;
     rig__device_drained(d);
   }
 }
@@ -203,9 +203,9 @@ static void before_move(rig_device *d) {
 
 void rig__move_collected(rig_device *d) {
   before_move(d);
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   move_locked(d);
-  rig__unlock(&d->mem_lock);
+  rig__unlock(&d->locks.mem);
   after_move(d);
 }
 
@@ -216,10 +216,10 @@ static void trim_locked(rig_device *d, uint64_t keep) {
   rig__batch *outer = batch;
   batch = outer ? outer : &regions;
   for (unsigned b = 0; b < 64 && (!rig__is_lost(d) || rig__is_stopped(d)); b++) /* STOP-2 */
-    while (d->cache[b] && (keep == 0 || atomic_load(&d->allocated) > keep)) {
-      rig__alloc *a = d->cache[b];
-      d->cache[b] = a->next;
-      d->cached_bytes -= a->charge;
+    while (d->mem.cache[b] && (keep == 0 || atomic_load(&d->mem.allocated) > keep)) {
+      rig__alloc *a = d->mem.cache[b];
+      d->mem.cache[b] = a->next;
+      d->mem.cached_bytes -= a->charge;
       give_back(d, a);
     }
   if (!outer) {
@@ -233,12 +233,12 @@ void rig__return_all(rig_device *d) {
   rig__keep_release(d, true);                         /* STOP-2 */
   rig__staging_release(d, true);
   rig__borrows_release(d, true);                      /* STOP-3 */
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   move_locked(d);
   trim_locked(d, 0);                                  /* RECLAIM-75 */
-  if (atomic_load(&d->live_allocs) == 0)
-    d->drained = false;
-  rig__unlock(&d->mem_lock);
+  if (atomic_load(&d->mem.live_allocs) == 0)
+    d->life.drained = false;
+  rig__unlock(&d->locks.mem);
 }
 
 /* Takes an exact fit from the cache, with empty stamps (RECLAIM-7). */
@@ -246,16 +246,16 @@ static rig__alloc *from_cache(rig_device *d, uint64_t bytes, rig_kind kind) {
   rig__alloc *a = NULL;
   rig__mags_drain_mine(d);
   before_move(d);
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   move_locked(d);
-  for (rig__alloc **p = &d->cache[bucket(bytes)]; *p; p = &(*p)->next)
+  for (rig__alloc **p = &d->mem.cache[bucket(bytes)]; *p; p = &(*p)->next)
     if ((*p)->bytes == bytes && (*p)->kind == kind) {
       a = *p;
       *p = a->next;
-      d->cached_bytes -= a->charge;
+      d->mem.cached_bytes -= a->charge;
       break;
     }
-  rig__unlock(&d->mem_lock);
+  rig__unlock(&d->locks.mem);
   after_move(d);
   return a;
 }
@@ -277,16 +277,16 @@ static bool reclaim_round(rig_device *d, int round) {
   rig__mags_drain(d);
   if (round >= 2 && d->is_host)
     staging_release_everywhere();                     /* RECLAIM-55 */
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   move_locked(d);
   trim_locked(d, 0);
   rig_point wait = 0;
-  if (d->waiting) {
+  if (d->mem.waiting) {
     rig_point need[2 * RIG__STAMPS + 1];
-    if (rig__stamps_needed(d->waiting, true, need, 2 * RIG__STAMPS + 1) > 0)
+    if (rig__stamps_needed(d->mem.waiting, true, need, 2 * RIG__STAMPS + 1) > 0)
       wait = need[0];
   }
-  rig__unlock(&d->mem_lock);
+  rig__unlock(&d->locks.mem);
   rig_status st = wait ? rig__point_wait(wait) : RIG_OK;
   rig__move_everywhere();                             /* RECLAIM-19 */
   return st == RIG_INTERRUPTED;                       /* the wait hook's (DOM-9) */
@@ -300,14 +300,14 @@ static void trim_pinned_locked(rig_device *d) {
   rig__batch *outer = batch;
   batch = outer ? outer : &regions;
   for (unsigned b = 0; b < 64; b++)
-    for (rig__alloc **p = &d->cache[b]; *p;) {
+    for (rig__alloc **p = &d->mem.cache[b]; *p;) {
       rig__alloc *a = *p;
       if (a->kind != RIG_KIND_PINNED) {
         p = &a->next;
         continue;
       }
       *p = a->next;
-      d->cached_bytes -= a->charge;
+      d->mem.cached_bytes -= a->charge;
       give_back(d, a);
     }
   if (!outer) {
@@ -321,9 +321,9 @@ static void trim_pinned_locked(rig_device *d) {
 static void return_mappings(rig_device *d) {
   rig__borrows_release(d, false);
   rig__staging_release(d, false);
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   trim_pinned_locked(d);
-  rig__unlock(&d->mem_lock);
+  rig__unlock(&d->locks.mem);
 }
 
 static void collect(void);
@@ -337,7 +337,7 @@ rig_status rig__reclaim_mappings(void) {
   size_t n = rig__devices_retain(list, 64);
   rig_status st = RIG_OK;
   for (size_t i = 0; i < n; i++) {
-    uint64_t v = atomic_load(&list[i]->submitted);
+    uint64_t v = atomic_load(&list[i]->tl.submitted);
     if (st != RIG_INTERRUPTED && !rig__is_lost(list[i]) && v > list[i]->start)
       st = rig__point_wait(rig_point_make(list[i]->slot, v)); /* a loss: its memory stays */
   }
@@ -390,16 +390,16 @@ static rig_status oom(rig_device *d, uint64_t n) {
 static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_alloc *mem,
                         rig_edge_error *err) {
   rig_device *b = budget_of(d, kind);
-  if (atomic_load(&b->allocated) + bytes > atomic_load(&b->budget))
+  if (atomic_load(&b->mem.allocated) + bytes > atomic_load(&b->mem.budget))
     return RIG_EDGE_NO_ROOM;                          /* RECLAIM-52 */
   int r = RIG__DRIVER(d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err));
   if (r == RIG_EDGE_OK) {
     mem->bytes = (mem->bytes + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* RECLAIM-25 */
-    uint64_t held = atomic_fetch_add(&b->allocated, mem->bytes) + mem->bytes;
+    uint64_t held = atomic_fetch_add(&b->mem.allocated, mem->bytes) + mem->bytes;
     if (d->is_host && mem->bytes >= HOST_KEEP_MIN) {
-      rig__lock(&d->mem_lock);
-      host_peak_note(held - d->cached_bytes);
-      rig__unlock(&d->mem_lock);
+      rig__lock(&d->locks.mem);
+      host_peak_note(held - d->mem.cached_bytes);
+      rig__unlock(&d->locks.mem);
     }
   }
   return r;
@@ -411,7 +411,7 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
 static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind kind,
                            rig_edge_alloc *mem) {
   rig_edge_error err = {0};
-  if (!d->is_host && bytes > atomic_load(&budget_of(d, kind)->budget))
+  if (!d->is_host && bytes > atomic_load(&budget_of(d, kind)->mem.budget))
     return oom(d, n);                                 /* RECLAIM-51, RECLAIM-78 */
   int r = try_allocate(d, bytes, kind, mem, &err);
   uint64_t since = 0;
@@ -458,7 +458,7 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
     a->bytes = bytes;
     a->mem = mem;
     a->charge = mem.bytes;
-    atomic_fetch_add(&d->live_allocs, 1);
+    atomic_fetch_add(&d->mem.live_allocs, 1);
   }
   rig__stamps_clear(a);
   a->length = n;
@@ -487,7 +487,7 @@ rig_status rig__alloc_adopt(rig_device *d, uint64_t address, uint64_t n, rig__al
   a->mem.address = address;
   a->adopted = true;                                  /* charge 0, not keepable */
   atomic_store(&a->refs, 1);
-  atomic_fetch_add(&d->live_allocs, 1);
+  atomic_fetch_add(&d->mem.live_allocs, 1);
   *out = a;
   return RIG_OK;
 }
@@ -501,17 +501,17 @@ void rig__alloc_release(rig__alloc *a) {
   }
   rig__note_collection();
   rig_device *d = a->dev;                             /* RECLAIM-2: collected */
-  rig__alloc *head = atomic_load(&d->collected);
+  rig__alloc *head = atomic_load(&d->mem.collected);
   do
     a->next = head;
-  while (!atomic_compare_exchange_weak(&d->collected, &head, a));
+  while (!atomic_compare_exchange_weak(&d->mem.collected, &head, a));
 }
 
 /* ---- budgets (RECLAIM-24, 65..76) ---- */
 
-RIG_API uint64_t rig_device_budget(const rig_device *d) { return d ? atomic_load(&d->budget) : 0; }
+RIG_API uint64_t rig_device_budget(const rig_device *d) { return d ? atomic_load(&d->mem.budget) : 0; }
 RIG_API uint64_t rig_device_allocated(const rig_device *d) {
-  return d ? atomic_load(&d->allocated) : 0;
+  return d ? atomic_load(&d->mem.allocated) : 0;
 }
 
 RIG_API rig_status rig_device_set_budget(rig_device *d, uint64_t n) {
@@ -523,15 +523,15 @@ RIG_API rig_status rig_device_set_budget(rig_device *d, uint64_t n) {
                      d ? "budget is negative as an int64" : "device is NULL"); /* RECLAIM-71 */
   if (rig__is_lost(d))        /* closed or lost: a use of it (OPEN-48, LMEM-7) */
     return rig__lost_error(d);
-  atomic_store(&d->budget, n);
+  atomic_store(&d->mem.budget, n);
   rig__mags_drain(d);
   rig__staging_release(d, false);                     /* RECLAIM-10 */
   rig__batch regions;
   bool opened = regions_begin(&regions);
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   move_locked(d);
   trim_locked(d, n);                                  /* RECLAIM-69, 70 */
-  rig__unlock(&d->mem_lock);
+  rig__unlock(&d->locks.mem);
   regions_end(&regions, opened);
   after_move(d);
   return RIG_OK;
@@ -551,10 +551,10 @@ RIG_API rig_status rig_device_free_cache(rig_device *d) {
   rig__staging_release(d, false);                     /* RECLAIM-72 */
   rig__batch regions;
   bool opened = regions_begin(&regions);
-  rig__lock(&d->mem_lock);
+  rig__lock(&d->locks.mem);
   move_locked(d);                                     /* RECLAIM-73 */
   trim_locked(d, 0);                                  /* RECLAIM-74, 76 */
-  rig__unlock(&d->mem_lock);
+  rig__unlock(&d->locks.mem);
   regions_end(&regions, opened);
   after_move(d);
   return RIG_OK;
@@ -572,7 +572,7 @@ static _Atomic unsigned nstopped;
 
 void rig__stopped_add(rig_device *d) {
   pthread_mutex_lock(&stopped_lock);
-  d->next_stopped = stopped_list;
+  d->life.next_stopped = stopped_list;
   stopped_list = rig_device_retain(d);
   atomic_fetch_add(&nstopped, 1);
   pthread_mutex_unlock(&stopped_lock);
@@ -587,17 +587,17 @@ void rig__move_stopped(void) {
   for (rig_device **p = &stopped_list; *p;) {
     rig_device *d = *p;
     if (!rig__check_stopped(d)) { /* its last value not reported yet (STOP-7) */
-      p = &d->next_stopped;
+      p = &d->life.next_stopped;
       continue;
     }
     rig__return_all(d);
-    if (atomic_load(&d->live_allocs) == 0) {
-      *p = d->next_stopped;
+    if (atomic_load(&d->mem.live_allocs) == 0) {
+      *p = d->life.next_stopped;
       atomic_fetch_sub(&nstopped, 1);
       rig__device_drained(d);
       rig_device_release(d);
     } else
-      p = &d->next_stopped;
+      p = &d->life.next_stopped;
   }
   pthread_mutex_unlock(&stopped_lock);
 }
@@ -610,10 +610,10 @@ void rig__alloc_free_early(rig__alloc *a) {
   a->early = true;
   a->keepable = false;
   rig_device *d = a->dev;
-  rig__alloc *head = atomic_load(&d->collected);
+  rig__alloc *head = atomic_load(&d->mem.collected);
   do
     a->next = head;
-  while (!atomic_compare_exchange_weak(&d->collected, &head, a));
+  while (!atomic_compare_exchange_weak(&d->mem.collected, &head, a));
   rig__move_collected(d);
 }
 

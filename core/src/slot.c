@@ -52,10 +52,10 @@ rig_status rig__slot_take(rig_device *d) {
   rig_device *old = atomic_load(&r->dev);
   d->slot = s;
   d->start = r->high;                                          /* OPEN-17 */
-  atomic_store(&d->submitted, d->start);
-  atomic_store(&d->signaled, d->start);
-  d->word = d->start;
-  d->lost_at = d->start;
+  atomic_store(&d->tl.submitted, d->start);
+  atomic_store(&d->tl.signaled, d->start);
+  d->tl.word = d->start;
+  d->life.lost_at = d->start;
   r->taken = true;
   atomic_store(&r->dev, rig_device_retain(d));
   if (old)
@@ -66,17 +66,17 @@ rig_status rig__slot_take(rig_device *d) {
 /* Records the values d never reached, so that its points answer for good
  * once a later device has its slot (PROP-5, OPEN-26). */
 static void remember_dropped(rig__slot *r, rig_device *d, uint64_t submitted) {
-  if (!rig__is_lost(d) || d->lost_at >= submitted)
+  if (!rig__is_lost(d) || d->life.lost_at >= submitted)
     return;
   struct rig__dropped *x = calloc(1, sizeof *x);
   if (!x) {
     r->retired = true; /* keep the device's record itself instead */
     return;
   }
-  x->lo = d->lost_at;
+  x->lo = d->life.lost_at;
   x->hi = submitted;
   x->name = strdup(d->name);
-  x->why = strdup(atomic_load(&d->lost));
+  x->why = strdup(atomic_load(&d->life.lost));
   if (!x->name) {
     free(x->why);
     free(x);
@@ -91,7 +91,7 @@ static void remember_dropped(rig__slot *r, rig_device *d, uint64_t submitted) {
 
 void rig__slot_leave(rig_device *d) {
   rig__slot *r = &slots[d->slot];
-  uint64_t submitted = atomic_load(&d->submitted);
+  uint64_t submitted = atomic_load(&d->tl.submitted);
   remember_dropped(r, d, submitted);
   r->high = submitted;
   r->taken = false;
@@ -148,11 +148,11 @@ bool rig__point_reached(rig_point p, bool commit) {
     return v <= r->high && !dropped_of(r, v);
   bool reached;
   if (rig__is_lost(d))
-    reached = v <= d->lost_at;                   /* LMEM-11 */
+    reached = v <= d->life.lost_at;                   /* LMEM-11 */
   else {
     /* The last value read only grows: a point at or below it needs no
      * call into the driver (a Vulkan counter read takes lavapipe's lock). */
-    reached = v <= atomic_load_explicit(&d->signaled, memory_order_acquire) ||
+    reached = v <= atomic_load_explicit(&d->tl.signaled, memory_order_acquire) ||
               v <= rig__read_signaled(d);
     if (!reached && commit) {
       rig__commit(d, v, false);                  /* TL-15 */
@@ -171,7 +171,7 @@ static void wait_slice(rig_device *d, uint64_t v) {
   rig_edge_error err;
   rig__edge_error_clear(&err);
   int r = d->drv->wait ? d->drv->wait(d->h, v, 100, &err)
-                       : rig_edge_word_wait(&d->word, v, 100);
+                       : rig_edge_word_wait(&d->tl.word, v, 100);
   if (r == RIG_EDGE_OK)
     rig__signaled_raise(d, v); /* the wait says v is reached: no read to learn it again */
 }
@@ -188,7 +188,7 @@ rig_status rig__point_check(rig_point p, const char *fn) {
                ? rig__fail(RIG_INVALID, NULL, 0, "%s: point of no device", fn)
                : RIG_OK;
   rig_status st = RIG_OK;
-  if (v > atomic_load(&d->submitted))
+  if (v > atomic_load(&d->tl.submitted))
     st = rig__fail(RIG_INVALID, d, 0, "%s: %s has not been given value %llu", fn, d->name,
                    (unsigned long long)v);
   rig_device_release(d);
@@ -211,7 +211,7 @@ rig_status rig__point_wait(rig_point p) {
     return RIG_OK;
   }
   rig_status st = RIG_OK;
-  if (v > atomic_load(&d->submitted))
+  if (v > atomic_load(&d->tl.submitted))
     st = rig__fail(RIG_INVALID, d, 0, "rig_point_wait: %s has not been given value %llu",
                    d->name, (unsigned long long)v);
   if (st == RIG_OK)
@@ -267,7 +267,7 @@ rig__pstate rig__point_state(rig_point p, bool *stopped) {
     return RIG__DROPPED;
   }
   rig__pstate st = RIG__PENDING;
-  if (rig__is_lost(d) && v > d->lost_at) {
+  if (rig__is_lost(d) && v > d->life.lost_at) {
     *stopped = rig__is_stopped(d);
     rig__lost_error(d);
     st = RIG__DROPPED;

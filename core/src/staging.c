@@ -35,7 +35,7 @@ static bool idle(const rig__staging *s) {
  * mem_lock held. */
 static void release_locked(rig_device *g, bool all) {
   rig_device *host = rig__host_device();
-  for (rig__staging **p = &g->staging; *p;) {
+  for (rig__staging **p = &g->mem.staging; *p;) {
     rig__staging *s = *p;
     if (!(all ? s->busy != HELD : idle(s))) {
       p = &s->next;
@@ -43,18 +43,18 @@ static void release_locked(rig_device *g, bool all) {
     }
     *p = s->next;
     rig_edge_error err = {0};
-    if (g->drv->unmap && !rig__is_stopped(g) && !g->forked)
+    if (g->drv->unmap && !rig__is_stopped(g) && !g->life.forked)
       (void)RIG__DRIVER(g->drv->unmap(g->h, &s->map, &err));
     free(s->host);
-    atomic_fetch_sub(&host->allocated, s->bytes);
+    atomic_fetch_sub(&host->mem.allocated, s->bytes);
     free(s);
   }
 }
 
 void rig__staging_release(rig_device *g, bool all) {
-  rig__lock(&g->mem_lock);
+  rig__lock(&g->locks.mem);
   release_locked(g, all);
-  rig__unlock(&g->mem_lock);
+  rig__unlock(&g->locks.mem);
 }
 
 /* A new region of n bytes mapped on g, or NULL with the error set: the
@@ -94,33 +94,33 @@ static rig__staging *make(rig_device *g, uint64_t n) {
               err.message);                         /* RECLAIM-63 */
     return NULL;
   }
-  atomic_fetch_add(&rig__host_device()->allocated, bytes);
+  atomic_fetch_add(&rig__host_device()->mem.allocated, bytes);
   return s;
 }
 
 rig__staging *rig__staging_take(rig_device *g, uint64_t n) {
   rig__staging *best = NULL;
-  rig__lock(&g->mem_lock);
-  for (rig__staging *s = g->staging; s; s = s->next)
+  rig__lock(&g->locks.mem);
+  for (rig__staging *s = g->mem.staging; s; s = s->next)
     if (s->bytes >= n && idle(s) && (!best || s->bytes < best->bytes))
       best = s;
   if (best)
     best->busy = HELD;
-  rig__unlock(&g->mem_lock);
+  rig__unlock(&g->locks.mem);
   if (best || !(best = make(g, n)))
     return best;
   best->busy = HELD;
-  rig__lock(&g->mem_lock);
-  best->next = g->staging;
-  g->staging = best;
-  rig__unlock(&g->mem_lock);
+  rig__lock(&g->locks.mem);
+  best->next = g->mem.staging;
+  g->mem.staging = best;
+  rig__unlock(&g->locks.mem);
   return best;
 }
 
 void rig__staging_put(rig_device *g, rig__staging *s, rig_point until) {
-  rig__lock(&g->mem_lock);
+  rig__lock(&g->locks.mem);
   s->busy = until;
-  rig__unlock(&g->mem_lock);
+  rig__unlock(&g->locks.mem);
 }
 
 void *rig__staging_host(rig__staging *s) { return s->host; }

@@ -206,7 +206,7 @@ static bool spent(rig_point p) {
     break;
   }
   rig_device *d = stopped ? NULL : rig_point_device(p);
-  bool over = !d || d->forked || rig__read_signaled(d) >= rig_point_value(p);
+  bool over = !d || d->life.forked || rig__read_signaled(d) >= rig_point_value(p);
   rig_device_release(d);
   return over;
 }

@@ -93,12 +93,12 @@ static rig_status grow(rig_device *d, const rig_edge_work *work) {
  * device still has no room in. */
 static rig_status lock_with_room(rig_device *d, const rig_edge_work *work) {
   for (;;) {
-    rig__lock(&d->submit_lock);
+    rig__lock(&d->locks.submit);
     bool room = true;
     if (!d->drv->room || RIG__DRIVER(d->drv->room(d->h, work, &room)) != RIG_EDGE_OK || room)
       return RIG_OK;
-    uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->submitted);
-    rig__unlock(&d->submit_lock);
+    uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->tl.submitted);
+    rig__unlock(&d->locks.submit);
     rig_status st = reached >= submitted ? grow(d, work)
                                          : rig__point_wait(rig_point_make(d->slot, reached + 1));
     if (st != RIG_OK)
@@ -118,8 +118,8 @@ static rig_status lock_for(rig_device *d, rig_edge_work *work, rig__waits *w) {
     if (failed < 0)
       return RIG_OK;
     rig_point p = w->points[failed];
-    rig__unlock(&d->submit_lock);
-    atomic_fetch_add(&d->host_waits, 1);
+    rig__unlock(&d->locks.submit);
+    atomic_fetch_add(&d->waits.host_waits, 1);
     if ((st = rig__point_wait(p)) != RIG_OK)
       return st;
     drop_point(w, (uint32_t)failed);
@@ -151,23 +151,23 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   if (st != RIG_OK)
     return st;
   if (rig__is_lost(d)) {
-    rig__unlock(&d->submit_lock);
+    rig__unlock(&d->locks.submit);
     return rig__lost_error(d);                         /* SUBMIT-29 */
   }
   if (freed_meanwhile(uses, nuses)) {
-    rig__unlock(&d->submit_lock);
+    rig__unlock(&d->locks.submit);
     return rig__fail(RIG_INVALID, d, 0, "the buffer is dead: freed by another thread");
   }
-  uint64_t v = atomic_load(&d->submitted) + 1;
+  uint64_t v = atomic_load(&d->tl.submitted) + 1;
   if (v > RIG_POINT_VALUE_MAX) {
     rig__lose(d, "timeline exhausted");                /* SUBMIT-32 */
-    rig__unlock(&d->submit_lock);
+    rig__unlock(&d->locks.submit);
     return rig__lost_error(d);
   }
   work->value = v;
   /* Release, not seq_cst: readers load with acquire, and the submit lock
    * orders writers; a locked store per value is a submit's largest cost. */
-  atomic_store_explicit(&d->submitted, v, memory_order_release);
+  atomic_store_explicit(&d->tl.submitted, v, memory_order_release);
   rig__assigned = true;                                /* DOM-10: no interruption now */
   rig_edge_error err;
   rig__edge_error_clear(&err);
@@ -179,10 +179,10 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
   else if (!d->drv->commit)
-    atomic_store_explicit(&d->committed, v, memory_order_release); /* its submit commits */
+    atomic_store_explicit(&d->tl.committed, v, memory_order_release); /* its submit commits */
   if (r == RIG_EDGE_OK)
-    atomic_store_explicit(&d->taken, v, memory_order_release);
-  rig__unlock(&d->submit_lock);
+    atomic_store_explicit(&d->tl.taken, v, memory_order_release);
+  rig__unlock(&d->locks.submit);
   if (r != RIG_EDGE_OK)
     return rig__lost_error(d);
   *out = p;
@@ -195,18 +195,18 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
  * tries the lock: a submit or commit under way will commit in its turn, or
  * the driver itself within k values (TL-10). */
 void rig__commit(rig_device *d, uint64_t v, bool block) {
-  if (!d->drv->commit || atomic_load(&d->committed) >= v || rig__is_lost(d))
+  if (!d->drv->commit || atomic_load(&d->tl.committed) >= v || rig__is_lost(d))
     return;
-  if (rig__inside_lock() || (block ? pthread_mutex_lock(&d->submit_lock)
-                                   : pthread_mutex_trylock(&d->submit_lock)) != 0)
+  if (rig__inside_lock() || (block ? pthread_mutex_lock(&d->locks.submit)
+                                   : pthread_mutex_trylock(&d->locks.submit)) != 0)
     return;
-  uint64_t upto = atomic_load(&d->submitted);
-  if (atomic_load(&d->committed) < upto && !rig__is_lost(d)) {
+  uint64_t upto = atomic_load(&d->tl.submitted);
+  if (atomic_load(&d->tl.committed) < upto && !rig__is_lost(d)) {
     rig_edge_error err = {0};
     if (RIG__DRIVER(d->drv->commit(d->h, upto, &err)) == RIG_EDGE_OK)
-      atomic_store(&d->committed, upto);
+      atomic_store(&d->tl.committed, upto);
     else
       rig__lose(d, err.message);                       /* LOSS-3 */
   }
-  pthread_mutex_unlock(&d->submit_lock);
+  pthread_mutex_unlock(&d->locks.submit);
 }

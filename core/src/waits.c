@@ -99,8 +99,8 @@ static map_peer_fn peer_mapper(const rig_edge_driver *t) {
  * handles are its parent's (STOP-20): it maps nothing. */
 static bool queue_can_wait(const rig_device *d, const rig_device *other) {
   if (other->facts.flags & RIG_EDGE_OWN_WORD)
-    return other->drv == d->drv && peer_mapper(d->drv) && d->drv->unmap_word && !d->forked &&
-           !other->forked;
+    return other->drv == d->drv && peer_mapper(d->drv) && d->drv->unmap_word && !d->life.forked &&
+           !other->life.forked;
   return d->facts.flags & RIG_EDGE_QUEUE_WAITS;
 }
 
@@ -117,7 +117,7 @@ static void *map_of(rig_device *d, rig_device *o) {
   int r = !queue_can_wait(d, o) ? RIG_EDGE_UNSUPPORTED
           : (o->facts.flags & RIG_EDGE_OWN_WORD)
               ? RIG__DRIVER(peer_mapper(d->drv)(d->h, o->h, &map, &err))
-              : RIG__DRIVER(d->drv->map_word(d->h, &o->word, &map, &err));
+              : RIG__DRIVER(d->drv->map_word(d->h, &o->tl.word, &map, &err));
   return r == RIG_EDGE_OK ? map : NULL;
 }
 
@@ -136,7 +136,7 @@ rig_status rig__waits_on_host(rig__waits *w, rig_device *d) {
       w->points[keep++] = p;
       continue;
     }
-    atomic_fetch_add(&d->host_waits, 1);                   /* SUBMIT-3 */
+    atomic_fetch_add(&d->waits.host_waits, 1);                   /* SUBMIT-3 */
     rig_status st = rig__point_wait(p);
     if (st != RIG_OK)
       return st;
@@ -148,11 +148,11 @@ rig_status rig__waits_on_host(rig__waits *w, rig_device *d) {
 /* Moves mappings whose queue waits are passed from retired to freed. */
 static void release_passed(rig_device *d) {
   uint64_t reached = rig__read_signaled(d);
-  for (rig__mapping **p = &d->retired; *p;) {
+  for (rig__mapping **p = &d->waits.retired; *p;) {
     rig__mapping *m = *p;
     if (m->last_use <= reached || rig__is_stopped(d)) {
       *p = m->next;
-      if (d->drv->unmap_word && !d->forked) {
+      if (d->drv->unmap_word && !d->life.forked) {
         sigset_t old;
         rig__signals_block(&old);                        /* ERR-9 */
         d->drv->unmap_word(d->h, m->mapping);
@@ -160,7 +160,7 @@ static void release_passed(rig_device *d) {
       }
       rig_device_release(m->dev);
       free(m);
-      atomic_fetch_sub(&d->word_mappings, 1);
+      atomic_fetch_sub(&d->waits.word_mappings, 1);
     } else
       p = &m->next;
   }
@@ -168,7 +168,7 @@ static void release_passed(rig_device *d) {
 
 /* The mapping of o's word for d's queue; submit lock held. */
 static rig__mapping *mapping_for(rig_device *d, rig_device *o) {
-  rig__mapping **p = &d->mappings;
+  rig__mapping **p = &d->waits.mappings;
   for (; *p; p = &(*p)->next)
     if ((*p)->slot == o->slot)
       break;
@@ -177,8 +177,8 @@ static rig__mapping *mapping_for(rig_device *d, rig_device *o) {
     return m;
   if (m) { /* a later device of the slot: the earlier one's retires (OPEN-21) */
     *p = m->next;
-    m->next = d->retired;
-    d->retired = m;
+    m->next = d->waits.retired;
+    d->waits.retired = m;
     release_passed(d);
   }
   void *map = NULL;
@@ -189,9 +189,9 @@ static rig__mapping *mapping_for(rig_device *d, rig_device *o) {
   m->slot = o->slot;
   m->dev = rig_device_retain(o);
   m->mapping = map;
-  m->next = d->mappings;
-  d->mappings = m;
-  atomic_fetch_add(&d->word_mappings, 1);
+  m->next = d->waits.mappings;
+  d->waits.mappings = m;
+  atomic_fetch_add(&d->waits.word_mappings, 1);
   return m;
 }
 
@@ -218,46 +218,46 @@ void rig__waits_used(rig__waits *w, rig_device *d, uint64_t value) {
       w->maps[i]->waited = v;
   }
   if (w->n) /* a locked add per submit is a fifth of a host launch's cost */
-    atomic_fetch_add(&d->queue_waits, w->n);               /* SUBMIT-2 */
+    atomic_fetch_add(&d->waits.queue_waits, w->n);               /* SUBMIT-2 */
 }
 
 void rig__mappings_release(rig_device *d, bool all) {
-  if (!d->retired && !(all && d->mappings))
+  if (!d->waits.retired && !(all && d->waits.mappings))
     return;
-  rig__lock(&d->submit_lock);
+  rig__lock(&d->locks.submit);
   if (all) {
-    while (d->mappings) {
-      rig__mapping *m = d->mappings;
-      d->mappings = m->next;
-      m->next = d->retired;
-      d->retired = m;
+    while (d->waits.mappings) {
+      rig__mapping *m = d->waits.mappings;
+      d->waits.mappings = m->next;
+      m->next = d->waits.retired;
+      d->waits.retired = m;
     }
   }
   release_passed(d);
-  rig__unlock(&d->submit_lock);
+  rig__unlock(&d->locks.submit);
 }
 
 RIG_API void rig_device_stats(const rig_device *d, rig_stats *out) {
   if (!out)
     return;
-  out->queue_waits = d ? atomic_load(&d->queue_waits) : 0;
-  out->host_waits = d ? atomic_load(&d->host_waits) : 0;
-  out->word_mappings = d ? atomic_load(&d->word_mappings) : 0;
-  out->borrow_mappings = d ? atomic_load(&d->borrow_mappings) : 0;
+  out->queue_waits = d ? atomic_load(&d->waits.queue_waits) : 0;
+  out->host_waits = d ? atomic_load(&d->waits.host_waits) : 0;
+  out->word_mappings = d ? atomic_load(&d->waits.word_mappings) : 0;
+  out->borrow_mappings = d ? atomic_load(&d->waits.borrow_mappings) : 0;
 }
 
 bool rig__waits_on_lost(rig_device *d, char *who, size_t n) {
   bool found = false;
-  if (!waits_in_queue(d) || pthread_mutex_trylock(&d->submit_lock) != 0)
+  if (!waits_in_queue(d) || pthread_mutex_trylock(&d->locks.submit) != 0)
     return false; /* no queue waits, or a submit under way: the next slice looks */
   /* The value is read only where a mapping could name a lost device: a
    * driver's read costs (a Vulkan counter read takes lavapipe's lock). */
-  uint64_t reached = d->mappings ? rig__read_signaled(d) : 0;
-  for (rig__mapping *m = d->mappings; m && !found; m = m->next)
-    if (rig__is_lost(m->dev) && m->waited > m->dev->lost_at && m->last_use > reached) {
+  uint64_t reached = d->waits.mappings ? rig__read_signaled(d) : 0;
+  for (rig__mapping *m = d->waits.mappings; m && !found; m = m->next)
+    if (rig__is_lost(m->dev) && m->waited > m->dev->life.lost_at && m->last_use > reached) {
       snprintf(who, n, "%s", m->dev->name);
       found = true;
     }
-  pthread_mutex_unlock(&d->submit_lock);
+  pthread_mutex_unlock(&d->locks.submit);
   return found;
 }
