@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 /* Checks that b admits the access. */
 static rig_status check(rig_buffer *b, bool write, const char *fn) {

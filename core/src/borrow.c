@@ -12,7 +12,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 #define PAGE 4096u
 

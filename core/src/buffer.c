@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "alloc.h"
 #include "magazine.h"
 
 static _Atomic(rig_buffer *) returned;

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 enum { CLAIM_READ, CLAIM_HOLD, CLAIM_EXCLUSIVE };
 

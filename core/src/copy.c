@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "waits.h"
 
 static bool can_run(rig_device *r, const rig_buffer *b, uint32_t kind) {
   return !rig__is_lost(r) && r->facts.part_queue[kind] != RIG_EDGE_NO_QUEUE &&

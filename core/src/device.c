@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "waits.h"
 
 typedef struct name_entry {
   char *name;

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "device.h"
 
 static _Thread_local rig_error last;
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "device.h"
 
 /* The driver tables with a fork hook, noted at their first open; the
  * registry guards them. 64 tables of drivers are more than a process

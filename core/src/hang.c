@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "internal.h"
+#include "waits.h"
 
 static uint64_t now_ms(void) {
   struct timespec ts;

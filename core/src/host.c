@@ -11,7 +11,7 @@
 
 #include <rig/link.h>
 
-#include "internal.h"
+#include "device.h"
 
 #define PAGE 4096u
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
 
 struct rig_function {
   rig_image *image;

@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 /* Bytes per chunk of a staged io copy: large enough that a call's cost is
  * noise, small enough that two chunks overlap well. */

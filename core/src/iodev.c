@@ -4,7 +4,7 @@
  * (ERR-26), the device's loss for a fault (a page the file lost under a
  * mapping of it).
  */
-#include "internal.h"
+#include "alloc.h"
 
 /* The flags of rig_device_open_io's argument string; 0 for any other. */
 uint32_t rig__io_flags(const char *args) {

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 #define NOT_NOTED UINT64_MAX /* above every value (2^47 - 1 at most) */
 

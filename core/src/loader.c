@@ -20,7 +20,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "device.h"
 
 #ifndef RIG_DRIVER_DIR
 #define RIG_DRIVER_DIR "/usr/local/lib/rig/drivers"

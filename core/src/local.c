@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "device.h"
 
 #define MAX_KEYS 256
 

@@ -8,7 +8,7 @@
  */
 #include <time.h>
 
-#include "internal.h"
+#include "device.h"
 
 /* initial-exec: a load, not a call to __tls_get_addr, on every call of rig's */
 _Thread_local int rig__held __attribute__((tls_model("initial-exec")));

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "alloc.h"
 #include "magazine.h"
 
 static pthread_mutex_t mags_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -4,7 +4,7 @@
 #ifndef RIG_MAGAZINE_H
 #define RIG_MAGAZINE_H
 
-#include "internal.h"
+#include "alloc.h"
 
 #define RIG__MAG 16
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
 
 /* ---- the count --------------------------------------------------------- */
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "waits.h"
 
 #define HOST_KEEP_MIN (64u * 1024u)          /* RECLAIM-47 */
 #define HOST_KEEP_ALWAYS (32u * 1024u * 1024u) /* RECLAIM-48 */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "waits.h"
 
 /* A range of values an earlier device of a slot never reached (OPEN-26). */
 struct rig__dropped {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 #define PAGE 4096u
 #define HELD UINT64_MAX /* busy: a copy fills or drains it now */

@@ -22,7 +22,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 static bool reached(rig_point p) {
   bool stopped;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "waits.h"
 #include "submit.h"
 
 static void run_destroy(rig_run *r);

@@ -3,7 +3,7 @@
 #ifndef RIG_CORE_SUBMIT_H
 #define RIG_CORE_SUBMIT_H
 
-#include "internal.h"
+#include "waits.h"
 
 enum { RUN_FREE, RUN_TAKEN, RUN_SUBMITTING };
 

@@ -8,7 +8,7 @@
  * taken (DOM-3); on a synchronous device the work itself runs under it, so
  * other submits wait for that work before they take a value (DOM-6).
  */
-#include "internal.h"
+#include "waits.h"
 
 /* Removes point i from the set: the host has waited for it. */
 static void drop_point(rig__waits *w, uint32_t i) {

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "waits.h"
 
 struct rig__mapping {
   uint32_t slot;
