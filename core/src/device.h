@@ -144,8 +144,9 @@ RIG__HIDDEN void rig__devices_fork(rig__fork_phase ph, size_t lock);
 RIG__HIDDEN void rig__records_list_fork(rig__fork_phase ph);
 /* Calls fn on every device record but the host's, in use or not. */
 RIG__HIDDEN void rig__devices_each(void (*fn)(rig_device *));
-RIG__HIDDEN void rig__registry_fork(rig__fork_phase ph);    /* device.c */
-RIG__HIDDEN void rig__records_fork(rig__fork_phase ph);     /* device.c: pool, losing */
+RIG__HIDDEN void rig__registry_fork(rig__fork_phase ph);    /* open.c */
+RIG__HIDDEN void rig__records_fork(rig__fork_phase ph);     /* device.c: the records' pool */
+RIG__HIDDEN void rig__losses_fork(rig__fork_phase ph);      /* loss.c */
 RIG__HIDDEN void rig__stopped_fork(rig__fork_phase ph);     /* reclaim.c */
 RIG__HIDDEN void rig__locals_fork(rig__fork_phase ph);      /* local.c */
 RIG__HIDDEN void rig__plugins_fork(rig__fork_phase ph);     /* loader.c */
@@ -159,6 +160,16 @@ RIG__HIDDEN void rig__fork_note_driver(const rig_edge_driver *t);
 RIG__HIDDEN void rig__registry_each(void (*fn)(rig_device *));
 /* Drops d's values per key once its stop returned (LOCAL-5). */
 RIG__HIDDEN void rig__locals_drop(rig_device *d);
+/* Loses every open device with why, the registry taken (open.c). */
+RIG__HIDDEN void rig__registry_lose(const char *why);
+/* Reads and checks the facts of a new handle h of table t (OPEN-33,
+ * OPEN-35); RIG_UNAVAILABLE or RIG_INVALID naming name (device.c). */
+RIG__HIDDEN rig_status rig__facts_read(const char *name, const rig_edge_driver *t, void *h,
+                                       rig_edge_facts *f);
+/* A new record for name over the driver's handle h, with one reference;
+ * RIG_UNAVAILABLE when out of memory (device.c). */
+RIG__HIDDEN rig_status rig__device_make(const char *name, const rig_edge_driver *t, void *h,
+                                        const rig_edge_facts *f, rig_device **out);
 /* Returns a device record to the pool once unreferenced. */
 RIG__HIDDEN void rig__device_free(rig_device *d);
 

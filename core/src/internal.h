@@ -17,7 +17,7 @@
  *       take, each under the submit lock of the device it stamps (not at
  *       a fork)
  *   the stopped list (reclaim.c)
- *   registry (device.c: names and slots)
+ *   registry (open.c: names and slots)
  *   plugins (loader.c)
  *   locals (local.c: keys' init runs under it)
  *   every device's memory lock (reclaim.c, staging.c: cache, collected,
@@ -25,10 +25,10 @@
  *   a device's hang lock (hang.c: its clock; not at a fork)
  *   the launch pool (pool.c)
  *   the magazines' list (magazine.c), then each magazine's busy flag
- *   buffer records (buffer.c), device records, losses (device.c)
+ *   buffer records (buffer.c), device records (device.c), losses (loss.c)
  *   objects' locks (lock.c: a submission's run pool)
  *   each driver's own locks: drivers never call core
- * The open mark of a name (device.c, held while a driver opens, DOM-4) is
+ * The open mark of a name (open.c, held while a driver opens, DOM-4) is
  * a condition on the registry, not a lock: a submit or a stop may run under
  * it, and no fork handler waits for it.
  * No lock is held while waiting for a point (DOM-3): waits happen before the

@@ -6,7 +6,7 @@
  * devices were given (OPEN-17), so a point names one device for good and the
  * number of opens has no bound (OPEN-18). The table is static: 65,536 small
  * records, touched only where used. Slot records are written under the
- * registry lock (device.c) and read lock-free.
+ * registry lock (open.c) and read lock-free.
  */
 #include <stdio.h>
 #include <stdlib.h>

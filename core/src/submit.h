@@ -1,5 +1,6 @@
-/* submit.h: what submit.c (submissions, runs, submit) and run.c (a run's
- * launch blocks and their setters) share. Internal to librig-core. */
+/* submit.h: what submission.c (making and checking submissions), run.c
+ * (taking runs, their launch blocks and setters) and submit.c share.
+ * Internal to librig-core. */
 #ifndef RIG_CORE_SUBMIT_H
 #define RIG_CORE_SUBMIT_H
 
@@ -51,5 +52,55 @@ struct rig_submission {
   rig_run *all_runs;
   uint32_t nruns;                /* runs made, at most RIG_SUBMISSION_RUNS */
 };
+
+/* How many uses of slots p makes: a copy reads its source and writes its
+ * destination, a fill writes its destination, a launch uses each slot a
+ * ref names, words name none. */
+static inline uint32_t rig__part_nuses(const rig_part *p) {
+  switch (p->kind) {
+  case RIG_PART_COPY:
+    return 2;
+  case RIG_PART_FILL:
+    return 1;
+  case RIG_PART_LAUNCH:
+    return p->nrefs;
+  default:
+    return 0;
+  }
+}
+
+/* Use k of p: its slot, whether it writes, whether it is unordered; false
+ * for an entry ref, which names no slot. */
+static inline __attribute__((always_inline)) bool rig__part_use(const rig_part *p, uint32_t k,
+                                                                 uint32_t *slot, bool *write,
+                                                                 bool *unordered) {
+  *unordered = p->flags & RIG_PART_UNORDERED;
+  if (p->kind == RIG_PART_LAUNCH) {
+    const rig_ref *r = &p->refs[k];
+    *slot = r->slot;
+    *write = r->kind != RIG_REF_READ;
+    *unordered = *unordered || (r->flags & RIG_PART_UNORDERED);
+    return r->kind != RIG_REF_ENTRY && !r->fixed;
+  }
+  *slot = k == 0 ? p->dst : p->src;
+  *write = k == 0;
+  return true;
+}
+
+/* Frees a run's memory (run.c): a submission's release. */
+RIG__HIDDEN void rig__run_destroy(rig_run *r);
+/* Gives a run back to its submission's pool: the spare, else the free
+ * list. Inline: every submit ends with it (P1). */
+static inline void rig__run_free(rig_run *r) {
+  rig_submission *s = r->s;
+  rig_run *none = NULL;
+  atomic_store_explicit(&r->state, RUN_FREE, memory_order_release);
+  if (atomic_compare_exchange_strong(&s->spare, &none, r))
+    return;
+  pthread_mutex_lock(s->lock); /* not counted: submit frees inside a lock too */
+  r->next_free = s->free_runs;
+  s->free_runs = r;
+  pthread_mutex_unlock(s->lock);
+}
 
 #endif

@@ -1,5 +1,5 @@
 /* test_open_loss.c: opens and closes around a loss, and the facts drivers
- * state (core/src/device.c, slot.c).
+ * state (core/src/open.c, loss.c, slot.c).
  *
  * Rules: OPEN-3 OPEN-5 OPEN-12 OPEN-17 OPEN-19 OPEN-25 OPEN-26 OPEN-27
  *        OPEN-28 OPEN-29 OPEN-35 OPEN-45 OPEN-46 OPEN-47 OPEN-48 OPEN-50
