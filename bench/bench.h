@@ -29,6 +29,11 @@ int rig_bench_pingpong(FILE *out);
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);
 
+/* Prints "bench: WHAT: message" on stderr when status (a rig_status) is
+ * not RIG_OK; returns status. For the steps whose failure a bench reports
+ * but outlives (a close at its end, a budget it sets). */
+int rig_bench_status(int status, const char *what);
+
 /* The bytes of the file at path, malloc'd, or NULL; *n their count. */
 void *rig_bench_read_file(const char *path, size_t *n);
 

@@ -1,6 +1,8 @@
 /* compare.c: the timing every benchmark shares (bench.h). */
 #include <time.h>
 
+#include <rig/rig.h>
+
 #include "bench.h"
 
 static double now_ns(void) {
@@ -29,4 +31,10 @@ double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_benc
   fprintf(out, "%-44s rig %12.1f ns   anchor %12.1f ns   ratio %.3f\n", name, best_rig,
           best_anchor, ratio);
   return ratio;
+}
+
+int rig_bench_status(int status, const char *what) {
+  if (status != RIG_OK)
+    fprintf(stderr, "bench: %s: %s\n", what, rig_error_last()->message);
+  return status;
 }

@@ -41,8 +41,8 @@ int rig_bench_copy(FILE *out) {
     return 1;
   memset(c.a, 1, BYTES); /* fault every page in before timing */
   memset(c.b, 2, BYTES);
-  rig_buffer_fill(c.host, 3, 1);
-  rig_buffer_fill(c.dev, 4, 1);
+  rig_bench_status(rig_buffer_fill(c.host, 3, 1), "rig_buffer_fill(c.host, 3, 1)");
+  rig_bench_status(rig_buffer_fill(c.dev, 4, 1), "rig_buffer_fill(c.dev, 4, 1)");
   c.to_device = 1;
   rig_bench_compare(out, "copy host -> memory 256 MiB", with_rig, with_memcpy, &c, 4, 5);
   c.to_device = 0;
@@ -51,7 +51,7 @@ int rig_bench_copy(FILE *out) {
   free(c.b);
   rig_buffer_release(c.host);
   rig_buffer_release(c.dev);
-  rig_device_close(m);
+  rig_bench_status(rig_device_close(m), "rig_device_close(m)");
   rig_device_release(m);
   return c.failed;
 }

@@ -69,14 +69,14 @@ static void pressure_malloc(void *p, uint64_t iters) {
 
 static int bench_pressure(FILE *out, rig_device *m) {
   struct pressure c = {m, {0}, {0}, 0, 0};
-  rig_device_set_budget(m, 64u << 20); /* 36 live of at most 1.4 MiB: about 90% */
+  rig_bench_status(rig_device_set_budget(m, 64u << 20), "rig_device_set_budget(m, 64u << 20)"); /* 36 live of at most 1.4 MiB: about 90% */
   rig_bench_compare(out, "allocation under pressure (90% of budget)", pressure_rig,
                     pressure_malloc, &c, 20000, 5);
   for (int i = 0; i < WINDOW; i++) {
     rig_buffer_release(c.live[i]);
     free(c.plain[i]);
   }
-  rig_device_set_budget(m, INT64_MAX);
+  rig_bench_status(rig_device_set_budget(m, INT64_MAX), "rig_device_set_budget(m, INT64_MAX)");
   return c.failed;
 }
 
@@ -103,7 +103,7 @@ int rig_bench_create(FILE *out) {
     failed |= c.failed;
   }
   failed |= bench_pressure(out, m);
-  rig_device_close(m);
+  rig_bench_status(rig_device_close(m), "rig_device_close(m)");
   rig_device_release(m);
   return failed;
 }

@@ -75,8 +75,8 @@ int rig_bench_io(FILE *out) {
     return 1;
   }
   memset(c.plain, 0, BYTES); /* fault every page in before timing */
-  rig_buffer_fill(host, 0, 1);
-  rig_buffer_fill(mem, 0, 1);
+  rig_bench_status(rig_buffer_fill(host, 0, 1), "rig_buffer_fill(host, 0, 1)");
+  rig_bench_status(rig_buffer_fill(mem, 0, 1), "rig_buffer_fill(mem, 0, 1)");
   char *own = c.plain;
   c.into = host;
   rig_bench_compare(out, "P8 file (page cache) -> host 1 GiB", with_rig, with_read, &c, 1, 5);
@@ -94,9 +94,9 @@ int rig_bench_io(FILE *out) {
   rig_buffer_release(c.file);
   rig_buffer_release(host);
   rig_buffer_release(mem);
-  rig_device_close(m);
+  rig_bench_status(rig_device_close(m), "rig_device_close(m)");
   rig_device_release(m);
-  rig_device_close(io);
+  rig_bench_status(rig_device_close(io), "rig_device_close(io)");
   rig_device_release(io);
   close(c.fd);
   unlink(path);

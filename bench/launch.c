@@ -46,8 +46,9 @@ static rig_function *function_of(const char *obj, const char *name, rig_image **
   size_t n;
   void *b = object(obj, &n);
   rig_function *f = NULL;
-  if (b && rig_image_load(rig_device_host(), b, n, im) == RIG_OK)
-    rig_image_resolve(*im, name, &f);
+  if (b && rig_image_load(rig_device_host(), b, n, im) == RIG_OK &&
+      rig_image_resolve(*im, name, &f) != RIG_OK)
+    f = NULL;
   free(b);
   return f;
 }
@@ -90,9 +91,13 @@ static int bench_p1(FILE *out) {
   c.fn = (void (*)(const void *, int64_t, int64_t))(uintptr_t)rig_function_entry(f);
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(f, refs, 3, 32);
+  bool made = true;
   for (int i = 0; i < 3; i++)
-    rig_buffer_create(rig_device_host(), 4096, &c.bufs[i]);
-  rig_submission_make(rig_device_host(), &launch, 1, &c.s);
+    made = made && rig_buffer_create(rig_device_host(), 4096, &c.bufs[i]) == RIG_OK;
+  if (!made || rig_submission_make(rig_device_host(), &launch, 1, &c.s) != RIG_OK) {
+    fprintf(out, "bench P1: %s\n", rig_error_last()->message);
+    return 1;
+  }
   p1_rig(&c, 1); /* the first take makes the run: a submission's one-time cost */
   struct mallinfo2 before = mallinfo2();
   p1_rig(&c, 10000);
@@ -151,7 +156,10 @@ static int bench_p4(FILE *out) {
   }
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(f, refs, 3, 32);
-  rig_submission_make(rig_device_host(), &launch, 1, &c.s);
+  if (rig_submission_make(rig_device_host(), &launch, 1, &c.s) != RIG_OK) {
+    fprintf(out, "bench P4: %s\n", rig_error_last()->message);
+    return 1;
+  }
   c.xs = rig_buffer_host_address(c.x);
   c.ys = rig_buffer_host_address(c.y);
   c.zs = rig_buffer_host_address(c.z);
@@ -188,7 +196,8 @@ static void p5_rig(void *p, uint64_t iters) {
     }
     rig_image_release(im);
   }
-  rig_device_free_cache(rig_device_host()); /* the released images' code goes */
+  if (rig_device_free_cache(rig_device_host()) != RIG_OK) /* the released images' code goes */
+    c->failed = 1;
 }
 
 static void p5_dlopen(void *p, uint64_t iters) {

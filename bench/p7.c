@@ -453,7 +453,7 @@ int main(void) {
   }
   rig_submission_release(c.s);
   rig_buffer_release(c.b);
-  rig_device_close(c.d);
+  rig_bench_status(rig_device_close(c.d), "rig_device_close(c.d)");
   rig_device_release(c.d);
   anchor_close(&c);
   if (failed)

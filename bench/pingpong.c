@@ -132,7 +132,7 @@ static int pair(FILE *out, const char *name, rig_device *x, rig_device *y, rig_d
 
 static void done(rig_device *d) {
   if (d) {
-    rig_device_close(d);
+    rig_bench_status(rig_device_close(d), "rig_device_close(d)");
     rig_device_release(d);
   }
 }

@@ -25,10 +25,16 @@ int rig_demo_add_host(void) {
     printf("  add on host: %s\n", rig_error_last()->message);
     return 1;
   }
-  rig_buffer *x, *y, *z;
-  rig_buffer_create(rig_device_host(), N * 4, &x);
-  rig_buffer_create(rig_device_host(), N * 4, &y);
-  rig_buffer_create(rig_device_host(), N * 4, &z);
+  rig_buffer *x = NULL, *y = NULL, *z = NULL;
+  if (rig_buffer_create(rig_device_host(), N * 4, &x) != RIG_OK ||
+      rig_buffer_create(rig_device_host(), N * 4, &y) != RIG_OK ||
+      rig_buffer_create(rig_device_host(), N * 4, &z) != RIG_OK) {
+    printf("  add on host: %s\n", rig_error_last()->message);
+    rig_buffer_release(x);
+    rig_buffer_release(y);
+    rig_image_release(image);
+    return 1;
+  }
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
         *zs = rig_buffer_host_address(z);
   for (int i = 0; i < N; i++) {
@@ -48,10 +54,13 @@ int rig_demo_add_host(void) {
   if (st == RIG_OK)
     st = rig_submission_block(s, 0, &k);
   if (st == RIG_OK) {
-    rig_run_groups(run, k, 64, 1, 1);
-    rig_run_threads(run, k, (N + 63) / 64, 1, 1);
-    rig_run_int64(run, k, 24, N);
-    st = rig_run_submit(run, bufs, 3, NULL, 0, &p);
+    st = rig_run_groups(run, k, 64, 1, 1);
+    if (st == RIG_OK)
+      st = rig_run_threads(run, k, (N + 63) / 64, 1, 1);
+    if (st == RIG_OK)
+      st = rig_run_int64(run, k, 24, N);
+    rig_status sub = rig_run_submit(run, bufs, 3, NULL, 0, &p); /* gives the run back */
+    st = st ? st : sub;
   }
   int bad = st != RIG_OK;
   for (int i = 0; i < N && !bad; i++)

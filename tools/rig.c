@@ -29,9 +29,17 @@ static void facts(rig_device *d) {
   printf("    budget          %llu\n", (unsigned long long)rig_device_budget(d));
   printf("    reaches host    %s\n", rig_device_reaches(d, rig_device_host()) ? "yes" : "no");
   uint64_t signaled = 0;
-  (void)rig_device_signaled(d, &signaled);
+  if (rig_device_signaled(d, &signaled) != RIG_OK)
+    printf("    signaled        unreadable: %s\n", rig_error_last()->message);
   printf("    timeline        submitted %llu, signaled %llu\n",
          (unsigned long long)rig_device_submitted(d), (unsigned long long)signaled);
+}
+
+/* Closes and lets go of d; a stop's failure is worth a line, not a stop. */
+static void close_device(rig_device *d) {
+  if (rig_device_close(d) != RIG_OK)
+    printf("    close           %s\n", rig_error_last()->message);
+  rig_device_release(d);
 }
 
 /* The drivers rig knows of, and the name `rig info` opens for each. */
@@ -59,8 +67,7 @@ static bool try_driver(const char *driver, const char *name) {
     return false;
   }
   facts(d);
-  rig_device_close(d);
-  rig_device_release(d);
+  close_device(d);
   return true;
 }
 
@@ -74,8 +81,7 @@ static void try_more(const char *driver) {
     if (rig_device_open(name, &d) != RIG_OK)
       return;
     facts(d);
-    rig_device_close(d);
-    rig_device_release(d);
+    close_device(d);
   }
 }
 
@@ -99,8 +105,7 @@ static void try_io(void) {
   }
   printf("  io devices (files, opened with rig_device_open_io):\n");
   facts(d);
-  rig_device_close(d);
-  rig_device_release(d);
+  close_device(d);
   unlink(path);
 }
 
@@ -219,10 +224,14 @@ static rig_status double_on_device(rig_device *d, rig_buffer *x, size_t n, rig_p
   if (st != RIG_OK)
     return st;
   if ((st = rig_submission_take(s, &run)) == RIG_OK) {
-    rig_run_groups(run, 0, (n + 63) / 64, 1, 1);
-    rig_run_threads(run, 0, 64, 1, 1);
-    rig_run_int64(run, 0, 8, (int64_t)n);
-    st = rig_run_submit(run, &x, 1, NULL, 0, p);
+    st = rig_run_groups(run, 0, (n + 63) / 64, 1, 1);
+    if (st == RIG_OK)
+      st = rig_run_threads(run, 0, 64, 1, 1);
+    if (st == RIG_OK)
+      st = rig_run_int64(run, 0, 8, (int64_t)n);
+    /* A run is given back by its submit, also one refused for a bad grid. */
+    rig_status sub = rig_run_submit(run, &x, 1, NULL, 0, p);
+    st = st ? st : sub;
   }
   rig_submission_release(s);
   return st;

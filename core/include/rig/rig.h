@@ -39,6 +39,15 @@ extern "C" {
 #define RIG_API
 #endif
 
+/* On every call that returns rig_status: a status dropped unread is a
+ * failure nobody sees, so the compiler warns. (gcc warns even through a
+ * (void) cast: look at the status, or keep it in a variable.) */
+#if defined(__GNUC__) || defined(__clang__)
+#define RIG_MUST_USE __attribute__((warn_unused_result))
+#else
+#define RIG_MUST_USE
+#endif
+
 /* ---- status and errors ---------------------------------------------------- */
 
 typedef enum rig_status {
@@ -108,7 +117,7 @@ RIG_API bool rig_point_reached(rig_point p);
  * RIG_LOST if p's device is lost and never reached p; RIG_INVALID for a
  * point of no device or a value past the device's submitted value;
  * RIG_INTERRUPTED from the wait hook. Blocks; may lock. */
-RIG_API rig_status rig_point_wait(rig_point p);
+RIG_API RIG_MUST_USE rig_status rig_point_wait(rig_point p);
 
 /* Writes "NAME:VALUE" into out (at most n bytes with the NUL) and returns the
  * full length, as snprintf does (Point.pp). A point of a slot since reused
@@ -131,10 +140,10 @@ RIG_API rig_device *rig_device_host(void);
  * of another ABI major (the message names the file), facts that break a rule
  * (OPEN-35), or an open of the same name from inside its own open (OPEN-36).
  * Blocks while another thread opens the same name (DOM-4); may lock. */
-RIG_API rig_status rig_device_open(const char *name, rig_device **out);
+RIG_API RIG_MUST_USE rig_status rig_device_open(const char *name, rig_device **out);
 
 /* Opens the memory device named name: rig_device_open("memory:NAME") (OPEN-38). */
-RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out);
+RIG_API RIG_MUST_USE rig_status rig_device_open_memory(const char *name, rig_device **out);
 
 /* What rig_device_open_io opens (Rig_edge.io_opener; docs/io.md): an io library,
  * librig-driver-LIBRARY.so found as rig_device_open finds drivers, and the target
@@ -166,7 +175,7 @@ typedef struct rig_io_opener {
  * an io library, a name open with other flags; RIG_UNAVAILABLE: as
  * rig_device_open, and a file that does not open (its errno text). Blocks on the
  * file system; may lock. */
-RIG_API rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out);
+RIG_API RIG_MUST_USE rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out);
 
 /* Whether d is an io device. Lock-free. */
 RIG_API bool rig_device_is_io(const rig_device *d);
@@ -176,13 +185,13 @@ RIG_API bool rig_device_is_io(const rig_device *d);
  * RIG_IO with the errno's text, losing nothing (ERR-26); RIG_LOST once the
  * file lost a page under a borrow (docs/io.md, IO-11); RIG_INVALID for a
  * device that is not io. Blocks. */
-RIG_API rig_status rig_device_io_sync(rig_device *d);
+RIG_API RIG_MUST_USE rig_status rig_device_io_sync(rig_device *d);
 
 /* Opens a device through a driver table linked into the program, under name
  * (how tests add a test driver and a binding passes its own). The table must
  * outlive the process's use of the device. RIG_INVALID if name is open under
  * another driver (OPEN-34). Otherwise as rig_device_open. */
-RIG_API rig_status rig_device_open_driver(const char *name, const void *driver_table,
+RIG_API RIG_MUST_USE rig_status rig_device_open_driver(const char *name, const void *driver_table,
                                    const char *args, rig_device **out);
 
 /* Waits for the work submitted on d before the call, loses d with "closed",
@@ -194,7 +203,7 @@ RIG_API rig_status rig_device_open_driver(const char *name, const void *driver_t
  * (OPEN-57). A failure other than a fault escaping the driver's stop is
  * returned with the driver's message (STOP-16; docs/decisions.md gives the
  * statuses); a fault escaping it is not. Blocks; may lock. */
-RIG_API rig_status rig_device_close(rig_device *d);
+RIG_API RIG_MUST_USE rig_status rig_device_close(rig_device *d);
 
 /* Adds a reference to d and returns d. Lock-free. */
 RIG_API rig_device *rig_device_retain(rig_device *d);
@@ -233,7 +242,7 @@ RIG_API uint64_t rig_device_submitted(const rig_device *d);
  * (TL-22, TL-23). RIG_LOST, having written the last value read, when the
  * driver's read of its own word fails, or when d is lost while the read is
  * under way (TL-25, TL-26). Lock-free. */
-RIG_API rig_status rig_device_signaled(rig_device *d, uint64_t *out);
+RIG_API RIG_MUST_USE rig_status rig_device_signaled(rig_device *d, uint64_t *out);
 /* What a device's submits waited for, and where: observable so that tests
  * tell the queue's waits from the host's. */
 typedef struct rig_stats {
@@ -271,9 +280,9 @@ RIG_API uint64_t rig_device_allocated(const rig_device *d);
  * text, RECLAIM-71). RIG_LOST, changing nothing, for a closed or lost d
  * (OPEN-48): rig_device_free_cache still returns a stopped one's memory. May
  * lock. */
-RIG_API rig_status rig_device_set_budget(rig_device *d, uint64_t n);
+RIG_API RIG_MUST_USE rig_status rig_device_set_budget(rig_device *d, uint64_t n);
 /* Returns d's cached memory to its driver (RECLAIM-72..76). May lock. */
-RIG_API rig_status rig_device_free_cache(rig_device *d);
+RIG_API RIG_MUST_USE rig_status rig_device_free_cache(rig_device *d);
 
 /* ---- hooks ----------------------------------------------------------------- */
 
@@ -319,9 +328,9 @@ typedef enum rig_kind {
  * 128 bytes, and of 64 KiB or more on a page (PROP-28..30). Its allocation
  * holds whole words (WORD-6). RIG_OUT_OF_MEMORY when d's budget or driver
  * refuses n (RECLAIM-51..59); RIG_LOST for a lost d. May lock. */
-RIG_API rig_status rig_buffer_create(rig_device *d, size_t n, rig_buffer **out);
+RIG_API RIG_MUST_USE rig_status rig_buffer_create(rig_device *d, size_t n, rig_buffer **out);
 /* rig_buffer_create of a kind. RIG_INVALID for a kind d has none of. */
-RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind,
+RIG_API RIG_MUST_USE rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind,
                                           rig_buffer **out);
 /* A borrow: a buffer on d over b's bytes, with no copy (PRE-16), sharing
  * b's allocation, stamps and claims (LIFE-2). d must map the memory: one it
@@ -333,19 +342,19 @@ RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind
  * RIG_OUT_OF_MEMORY when d's driver has no room for the mapping after one
  * round of returning mappings (RECLAIM-60..63, RECLAIM-79); RIG_LOST for a
  * lost d (LMEM-9). May lock. */
-RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **out);
+RIG_API RIG_MUST_USE rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **out);
 /* Buffer.of_io: a buffer over bytes [offset, offset+length) of io device d's
  * memory as it is, such as a file's contents, with no copy and no charge to
  * d's budget; releasing it gives nothing back to the library. Moves
  * collected memory of d first (RECLAIM-16). RIG_INVALID for a device that
  * is not io or a NULL; RIG_LOST for a lost d. The bytes need not exist
  * yet: reading past a file's end is RIG_IO when it happens. May lock. */
-RIG_API rig_status rig_buffer_of_io(rig_device *d, uint64_t offset, size_t length,
+RIG_API RIG_MUST_USE rig_status rig_buffer_of_io(rig_device *d, uint64_t offset, size_t length,
                                     rig_buffer **out);
 /* A buffer over bytes [offset, offset+length) of b, sharing its allocation,
  * stamps and claims (LIFE-2), admitting access (at most b's). RIG_INVALID for
  * a dead b or a range out of b. Lock-free. */
-RIG_API rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
+RIG_API RIG_MUST_USE rig_status rig_buffer_view(rig_buffer *b, size_t offset, size_t length,
                                    rig_access access, rig_buffer **out);
 /* Adds a reference to b and returns it. Lock-free. */
 RIG_API rig_buffer *rig_buffer_retain(rig_buffer *b);
@@ -361,7 +370,7 @@ RIG_API void rig_buffer_release(rig_buffer *b);
  * the memory returns only after them, and such a call begun after the free
  * is RIG_INVALID. An export's bytes are not to be used after it. Does not drop the
  * caller's reference. RIG_INVALID for a dead b. May lock. */
-RIG_API rig_status rig_buffer_free(rig_buffer *b);
+RIG_API RIG_MUST_USE rig_status rig_buffer_free(rig_buffer *b);
 
 /* Properties (lock-free). A dead buffer keeps them. */
 RIG_API size_t rig_buffer_length(const rig_buffer *b);
@@ -391,42 +400,42 @@ RIG_API bool rig_buffer_share_byte(const rig_buffer *a, const rig_buffer *b);
  * (ORDER-12, 13). RIG_INVALID for memory the host does not address, a dead
  * b, a Read b given to write. Blocks; may lock. */
 typedef void (*rig_bytes_fn)(void *bytes, size_t n, void *ctx);
-RIG_API rig_status rig_buffer_read(rig_buffer *b, rig_bytes_fn fn, void *ctx);
-RIG_API rig_status rig_buffer_write(rig_buffer *b, rig_bytes_fn fn, void *ctx);
+RIG_API RIG_MUST_USE rig_status rig_buffer_read(rig_buffer *b, rig_bytes_fn fn, void *ctx);
+RIG_API RIG_MUST_USE rig_status rig_buffer_write(rig_buffer *b, rig_bytes_fn fn, void *ctx);
 /* Blocks until host code may read (RIG_READ) or write (RIG_READ_WRITE) b's
  * memory (ORDER-14, ORDER-34). May lock. */
-RIG_API rig_status rig_buffer_wait(rig_buffer *b, rig_access access);
+RIG_API RIG_MUST_USE rig_status rig_buffer_wait(rig_buffer *b, rig_access access);
 /* Whether host code may access b's memory now without waiting. Lock-free. */
 RIG_API bool rig_buffer_reached(rig_buffer *b, rig_access access);
 /* Waits once for every use, then gives b's bytes out for good (HACC-3). The
  * export holds a reference to b, which the caller drops with
  * rig_buffer_release(b) when done with *out_bytes. Blocks; may lock. */
-RIG_API rig_status rig_buffer_export(rig_buffer *b, void **out_bytes);
+RIG_API RIG_MUST_USE rig_status rig_buffer_export(rig_buffer *b, void **out_bytes);
 
 /* Copies n bytes from b at offset into dst (Buffer.blit_to_bytes): a read of
  * b. Blocks; may lock. RIG_INVALID for a range out of b. */
-RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t offset, void *dst, size_t n);
+RIG_API RIG_MUST_USE rig_status rig_buffer_get(rig_buffer *b, size_t offset, void *dst, size_t n);
 /* Copies n bytes from src into b at offset (Buffer.blit_from_string): a write
  * of b. Blocks; may lock. */
-RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t offset, const void *src,
+RIG_API RIG_MUST_USE rig_status rig_buffer_put(rig_buffer *b, size_t offset, const void *src,
                                   size_t n);
 /* Fills b with a pattern of pattern_bytes (1, 2 or 4) bytes; b's length must
  * be a multiple of it. Returns once done. Blocks; may lock. */
-RIG_API rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern,
+RIG_API RIG_MUST_USE rig_status rig_buffer_fill(rig_buffer *b, uint32_t pattern,
                                    uint32_t pattern_bytes);
 /* Copies src into dst, of one length and sharing no byte (WORD-5), and
  * returns once the bytes are in dst (STAMP-11). A read of src and a write of
  * dst (ORDER-15). Blocks; may lock. */
-RIG_API rig_status rig_buffer_copy(rig_buffer *src, rig_buffer *dst);
+RIG_API RIG_MUST_USE rig_status rig_buffer_copy(rig_buffer *src, rig_buffer *dst);
 /* Submits the copy of src into dst and returns its point without waiting for
  * it: on the device that runs it (one that reaches both, the device's own
  * before the host), or on host, which takes a host value (TL-3). May lock;
  * blocks only for the points its memory follows on devices that cannot wait
  * for them in their queue. */
-RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst,
+RIG_API RIG_MUST_USE rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst,
                                           rig_point *out);
 /* Submits a fill of dst as rig_buffer_fill does, returning its point. */
-RIG_API rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
+RIG_API RIG_MUST_USE rig_status rig_buffer_submit_fill(rig_buffer *dst, uint32_t pattern,
                                           uint32_t pattern_bytes, rig_point *out);
 
 /* ---- claims (docs/claims.md) ------------------------------------------------ */
@@ -440,11 +449,11 @@ typedef struct rig_claim rig_claim;
 /* Takes a claim that reads b's memory until rig_claim_release. It is a
  * read (LMEM-3): RIG_LOST where a read of the memory would be. Waits for
  * nothing. */
-RIG_API rig_status rig_buffer_claim(rig_buffer *b, rig_claim **out);
+RIG_API RIG_MUST_USE rig_status rig_buffer_claim(rig_buffer *b, rig_claim **out);
 /* Takes a hold: a claim whose release only queues, for a finaliser or any
  * callback; the claim goes at the next call that moves memory
  * (RECLAIM-20). */
-RIG_API rig_status rig_claim_hold(rig_buffer *b, rig_claim **out);
+RIG_API RIG_MUST_USE rig_status rig_claim_hold(rig_buffer *b, rig_claim **out);
 /* Releases a claim of rig_buffer_claim or rig_claim_hold. An exclusive
  * claim ends with its rig_claim_with instead. */
 RIG_API void rig_claim_release(rig_claim *c);
@@ -456,7 +465,7 @@ RIG_API void rig_claim_release(rig_claim *c);
  * VALID-14), and so is a second rig_claim_with. fn must not block on
  * another thread that uses the memory. */
 typedef void (*rig_claim_fn)(rig_claim *c, rig_buffer *b, void *ctx);
-RIG_API rig_status rig_claim_with(rig_buffer *b, rig_claim_fn fn, void *ctx);
+RIG_API RIG_MUST_USE rig_status rig_claim_with(rig_buffer *b, rig_claim_fn fn, void *ctx);
 /* Whether c is the only claim on its memory (PRE-25). */
 RIG_API bool rig_claim_only(const rig_claim *c);
 /* Consumes the memory c holds exclusive as its only claim: every buffer
@@ -465,7 +474,7 @@ RIG_API bool rig_claim_only(const rig_claim *c);
  * their rounding to words) with its stamps, takes the donor's
  * result. RIG_INVALID unless c is rig_claim_with's claim, on its thread,
  * and the only one. */
-RIG_API rig_status rig_claim_consume(rig_claim *c, rig_buffer **out);
+RIG_API RIG_MUST_USE rig_status rig_claim_consume(rig_claim *c, rig_buffer **out);
 
 /* ---- values per device -------------------------------------------------------- */
 
@@ -480,13 +489,13 @@ typedef void (*rig_local_release)(void *value, void *ctx);
 
 /* Makes a key; release may be NULL. Keys live for the process (256 at
  * most). Lock-free. */
-RIG_API rig_status rig_local_new_key(rig_local_init init, rig_local_release release, void *ctx,
+RIG_API RIG_MUST_USE rig_status rig_local_new_key(rig_local_init init, rig_local_release release, void *ctx,
                                      rig_local_key **out);
 /* Writes d's value of k, made by k's init at the first get on d
  * (LOCAL-2, LOCAL-3). A reopened name is a new device with values of its
  * own (LOCAL-7). Lock-free once the value exists (DOM-23); else may lock.
  * RIG_LOST for a lost d without the value. */
-RIG_API rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out);
+RIG_API RIG_MUST_USE rig_status rig_local_get(rig_local_key *k, rig_device *d, void **out);
 
 /* The host's performance cores (PERF-1..5): on Linux the CPUs of the first
  * asking thread's affinity mask whose cpu_capacity is over half the
@@ -513,12 +522,12 @@ RIG_API void rig_host_parallel(void (*fn)(const void *ctx, int64_t first, int64_
  * object the rules refuse (the text's Error); RIG_INVALID for a device that
  * loads no code (a memory or io device, OPEN-42) or NULL; RIG_OUT_OF_MEMORY
  * over the budget; RIG_LOST for a lost d. Blocks; may lock. */
-RIG_API rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, rig_image **out);
+RIG_API RIG_MUST_USE rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, rig_image **out);
 /* Finds the function name of im (Image.resolve; HOST-3: on host, a named
  * symbol of an executable section). *out is NULL where im has none (None);
  * the function lives as long as im. RIG_INVALID for a function the device
  * cannot run (ERR-26: d keeps serving). May lock. */
-RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out);
+RIG_API RIG_MUST_USE rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out);
 RIG_API rig_image *rig_image_retain(rig_image *im);
 /* Drops a reference. The code goes once no reference and no submission
  * holds it, and the work submitted until then is done. Never blocks. */
@@ -572,19 +581,19 @@ typedef struct rig_ref {
 } rig_ref;
 
 static inline rig_ref rig_ref_read(uint32_t slot, uint32_t at) {
-  rig_ref r = {RIG_REF_READ, slot, at, 0, NULL, NULL};
+  rig_ref r = {.kind = RIG_REF_READ, .slot = slot, .at = at};
   return r;
 }
 static inline rig_ref rig_ref_write(uint32_t slot, uint32_t at) {
-  rig_ref r = {RIG_REF_WRITE, slot, at, 0, NULL, NULL};
+  rig_ref r = {.kind = RIG_REF_WRITE, .slot = slot, .at = at};
   return r;
 }
 static inline rig_ref rig_ref_read_write(uint32_t slot, uint32_t at) {
-  rig_ref r = {RIG_REF_READ_WRITE, slot, at, 0, NULL, NULL};
+  rig_ref r = {.kind = RIG_REF_READ_WRITE, .slot = slot, .at = at};
   return r;
 }
 static inline rig_ref rig_ref_entry(const rig_function *f, uint32_t at) {
-  rig_ref r = {RIG_REF_ENTRY, 0, at, 0, f, NULL};
+  rig_ref r = {.kind = RIG_REF_ENTRY, .at = at, .entry = f};
   return r;
 }
 /* Fixed memory (BUF-1): the submission holds b from make on, and each
@@ -592,7 +601,8 @@ static inline rig_ref rig_ref_entry(const rig_function *f, uint32_t at) {
  * and a write), with no slot. Make refuses a written fixed buffer that
  * permits only reads (VALID-7) and a dead one (VALID-4). */
 static inline rig_ref rig_ref_fixed(rig_buffer *b, rig_access access, uint32_t at) {
-  rig_ref r = {access == RIG_READ ? RIG_REF_READ : RIG_REF_READ_WRITE, 0, at, 0, NULL, b};
+  rig_ref r = {.kind = access == RIG_READ ? RIG_REF_READ : RIG_REF_READ_WRITE, .at = at,
+               .fixed = b};
   return r;
 }
 /* r, its use unordered (Submission.unordered: ORDER-23, ORDER-24, LMEM-4). */
@@ -623,27 +633,30 @@ typedef struct rig_part {
   uint32_t params_bytes;
 } rig_part;
 
-/* Parts (lock-free constructors). */
+/* Parts (lock-free constructors). Designated initialisers, here and for
+ * refs: a field added later starts at zero and shifts nothing. */
 static inline rig_part rig_part_copy(uint32_t src_slot, uint32_t dst_slot) {
-  rig_part p = {RIG_PART_COPY, src_slot, dst_slot, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0};
+  rig_part p = {.kind = RIG_PART_COPY, .src = src_slot, .dst = dst_slot};
   return p;
 }
 static inline rig_part rig_part_fill(uint32_t dst_slot, uint32_t pattern,
                                      uint32_t pattern_bytes) {
-  rig_part p = {RIG_PART_FILL, 0, dst_slot, pattern, pattern_bytes, 0, NULL, 0, NULL, NULL, 0, 0};
+  rig_part p = {.kind = RIG_PART_FILL, .dst = dst_slot, .pattern = pattern,
+                .pattern_bytes = pattern_bytes};
   return p;
 }
 /* Words the device's queue takes as they are (Submission.words), whose
  * effect rig cannot see. */
 static inline rig_part rig_part_words(const uint32_t *words, uint32_t n) {
-  rig_part p = {RIG_PART_WORDS, 0, 0, 0, 0, 0, words, n, NULL, NULL, 0, 0};
+  rig_part p = {.kind = RIG_PART_WORDS, .words = words, .nwords = n};
   return p;
 }
 /* A launch of f (Submission.launch ~refs f ~params:n): its run's block holds
  * n bytes of parameters and the grid (rig_run_groups, rig_run_threads). */
 static inline rig_part rig_part_launch(const rig_function *f, const rig_ref *refs, uint32_t nrefs,
                                        uint32_t params_bytes) {
-  rig_part p = {RIG_PART_LAUNCH, 0, 0, 0, 0, 0, NULL, 0, f, refs, nrefs, params_bytes};
+  rig_part p = {.kind = RIG_PART_LAUNCH, .function = f, .refs = refs, .nrefs = nrefs,
+                .params_bytes = params_bytes};
   return p;
 }
 /* p, with its uses unordered. */
@@ -656,7 +669,7 @@ static inline rig_part rig_part_unordered(rig_part p) {
  * times (SUBS-1). RIG_INVALID for each rule of VALID-1..10 it can check
  * (a device with no queue for a part, sparse slots, a fill of another pattern
  * size). The submission copies parts. May lock; allocates. */
-RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, size_t n,
+RIG_API RIG_MUST_USE rig_status rig_submission_make(rig_device *d, const rig_part *parts, size_t n,
                                        rig_submission **out);
 /* Lets release(value) run once s is released and the work submitted on its
  * device until the first call that moves that device's memory afterwards
@@ -664,7 +677,7 @@ RIG_API rig_status rig_submission_make(rig_device *d, const rig_part *parts, siz
  * at its stop (STOP-2). It runs inside a lock (DOM-12). A second keep
  * replaces the first, whose value is never released. Lock-free. */
 typedef void (*rig_keep_release)(void *value);
-RIG_API rig_status rig_submission_keep(rig_submission *s, void *value, rig_keep_release release);
+RIG_API RIG_MUST_USE rig_status rig_submission_keep(rig_submission *s, void *value, rig_keep_release release);
 RIG_API rig_submission *rig_submission_retain(rig_submission *s);
 /* Drops a reference; its memory returns after its last submit's work
  * (RUN-8). Lock-free. */
@@ -680,30 +693,30 @@ RIG_API uint32_t rig_submission_slots(const rig_submission *s);
  * growing without bound. Allocates only the first time a run is needed.
  * May lock. */
 #define RIG_SUBMISSION_RUNS 256u
-RIG_API rig_status rig_submission_take(rig_submission *s, rig_run **out);
+RIG_API RIG_MUST_USE rig_status rig_submission_take(rig_submission *s, rig_run **out);
 /* The submission r belongs to. Lock-free. */
 RIG_API rig_submission *rig_run_submission(const rig_run *r);
 
 /* The block of launch part `part` (Submission.block): the k that the run's
  * setters take. RIG_INVALID for a part that is no launch. Lock-free. */
-RIG_API rig_status rig_submission_block(const rig_submission *s, uint32_t part, uint32_t *out_k);
+RIG_API RIG_MUST_USE rig_status rig_submission_block(const rig_submission *s, uint32_t part, uint32_t *out_k);
 
 /* A run's launch blocks (Submission.Run). Each sets what one submit of the
  * run passes block k: its grid of groups, the threads of a group, and its
  * parameters, stored at byte off; refs overwrite their own bytes at the
  * submit. RIG_INVALID for a block or a range out of bounds. Lock-free: they
  * touch only the caller's run. */
-RIG_API rig_status rig_run_groups(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z);
-RIG_API rig_status rig_run_threads(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z);
-RIG_API rig_status rig_run_int64(rig_run *r, uint32_t k, uint32_t off, int64_t v);
-RIG_API rig_status rig_run_int32(rig_run *r, uint32_t k, uint32_t off, int32_t v);
-RIG_API rig_status rig_run_float(rig_run *r, uint32_t k, uint32_t off, float v);
-RIG_API rig_status rig_run_double(rig_run *r, uint32_t k, uint32_t off, double v);
-RIG_API rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t off, const void *src,
+RIG_API RIG_MUST_USE rig_status rig_run_groups(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z);
+RIG_API RIG_MUST_USE rig_status rig_run_threads(rig_run *r, uint32_t k, uint64_t x, uint64_t y, uint64_t z);
+RIG_API RIG_MUST_USE rig_status rig_run_int64(rig_run *r, uint32_t k, uint32_t off, int64_t v);
+RIG_API RIG_MUST_USE rig_status rig_run_int32(rig_run *r, uint32_t k, uint32_t off, int32_t v);
+RIG_API RIG_MUST_USE rig_status rig_run_float(rig_run *r, uint32_t k, uint32_t off, float v);
+RIG_API RIG_MUST_USE rig_status rig_run_double(rig_run *r, uint32_t k, uint32_t off, double v);
+RIG_API RIG_MUST_USE rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t off, const void *src,
                                  uint32_t n);
 /* Bytes of shared memory per group a launch asks for. The host has none:
  * submit refuses a host launch that asks (LAUNCH-12). */
-RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes);
+RIG_API RIG_MUST_USE rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes);
 
 /* Runs r's submission once with buffers[i] as slot i and returns its point
  * (d, submitted d + 1) (SUBMIT-6). The work follows waits besides the points
@@ -715,7 +728,7 @@ RIG_API rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes);
  * reached (SUBMIT-29..31); past value 2^47 - 1 d is lost with "timeline
  * exhausted" (SUBMIT-32). Allocates nothing (SUBMIT-20). Blocks for room and
  * for points waited on the host; may lock. */
-RIG_API rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+RIG_API RIG_MUST_USE rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
                               const rig_point *waits, size_t nwaits, rig_point *out);
 
 #ifdef __cplusplus
