@@ -19,6 +19,7 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
+#include "driver_memory.h"
 #include "util.h"
 
 static volatile sig_atomic_t handled;
@@ -91,9 +92,7 @@ static int s_wait(void *h, uint64_t v, uint32_t ms, rig_edge_error *err) {
 static int s_alloc(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                    rig_edge_error *err) {
   seen.alloc_int = blocked(SIGINT);
-  void *p = calloc(1, bytes ? bytes : 1);
-  *out = (rig_edge_alloc){p, p, (uint64_t)(uintptr_t)p, bytes};
-  return p ? RIG_EDGE_OK : RIG_EDGE_NO_ROOM;
+  return driver_memory_take("sig", bytes, true, true, out, err);
 }
 static int s_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   int n = ++seen.releases;
@@ -105,8 +104,7 @@ static int s_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
     seen.handled_at_64 = handled;
   if (n == 70)
     seen.handled_at_70 = handled;
-  free(a->handle);
-  return RIG_EDGE_OK;
+  return driver_memory_release(h, a, err);
 }
 
 static const void *s_capability(void *h, const char *key) {
