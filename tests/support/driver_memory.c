@@ -16,6 +16,14 @@ int driver_memory_take(const char *who, uint64_t bytes, bool host, bool address,
   return RIG_EDGE_OK;
 }
 
+void driver_memory_queues(rig_edge_facts *f) {
+  f->queues = 1;
+  f->part_queue[RIG_EDGE_PART_COPY] = 0;
+  f->part_queue[RIG_EDGE_PART_FILL] = 0;
+  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+}
+
 int driver_memory_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                            rig_edge_error *err) {
   (void)h;

@@ -1,8 +1,8 @@
-/* driver_memory.h: the memory of the drivers the tests define (tables
- * passed to rig_device_open_driver, and the test plugins): host memory,
- * taken and given back as the memory driver (drivers/memory) does, so that
- * each test's table states only what its test is about. Needs <rig/edge.h>
- * only, as a driver does. */
+/* driver_memory.h: what the drivers the tests define (tables passed to
+ * rig_device_open_driver, and the test plugins) take from the memory
+ * driver (drivers/memory): its host memory, taken and given back, and its
+ * queues, so that each test's table states only what its test is about.
+ * Needs <rig/edge.h> only, as a driver does. */
 #ifndef RIG_TEST_DRIVER_MEMORY_H
 #define RIG_TEST_DRIVER_MEMORY_H
 
@@ -19,6 +19,10 @@
  * Does not block; the memory is not zeroed. */
 int driver_memory_take(const char *who, uint64_t bytes, bool host, bool address,
                        rig_edge_alloc *out, rig_edge_error *err);
+
+/* Sets the queues of f as the memory driver states them: one, that runs
+ * copies and fills; no queue for launches or words. */
+void driver_memory_queues(rig_edge_facts *f);
 
 /* Table entries (rig_edge_driver's allocate and release). */
 /* The memory driver's: its own memory (RIG_EDGE_KIND_DEVICE) only, which

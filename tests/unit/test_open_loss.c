@@ -153,11 +153,7 @@ static int ctl_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 64;
   f->budget = UINT64_C(1) << 24;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_HOST_ADDRESSES | RIG_EDGE_SYNCHRONOUS;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   f->commit_k = 1;
   return RIG_EDGE_OK;
 }

@@ -56,11 +56,7 @@ static int s_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 16;
   f->budget = UINT64_C(1) << 30;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_HOST_ADDRESSES;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   return RIG_EDGE_OK;
 }
 static int s_bind(void *h, volatile uint64_t *word, rig_edge_error *err) {

@@ -323,11 +323,7 @@ static int lazy_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 16;
   f->budget = 1 << 20;
   f->flags = RIG_EDGE_COMPUTES;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   f->commit_k = ((lazy *)h)->k; /* informative only, and here a lie */
   return RIG_EDGE_OK;
 }
@@ -505,11 +501,7 @@ static int own_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 16;
   f->budget = 1 << 20;
   f->flags = RIG_EDGE_OWN_WORD | RIG_EDGE_COMPUTES;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   f->commit_k = UINT32_MAX; /* never read (TL-11) */
   return RIG_EDGE_OK;
 }
