@@ -28,6 +28,8 @@
 
 #include <rig/rig.h>
 
+#include "clock.h"
+#include "kernel_file.h"
 #include "rig-vulkan.h"
 
 #define ok(expr)                                                                   \
@@ -65,17 +67,6 @@ static void close_dev(rig_device *d) {
   assert_int_equal(atomic_load(&v->errors), 0); /* the layer found nothing */
   ok(rig_device_close(d));
   rig_device_release(d);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned ms) {
-  struct timespec ts = {0, (long)ms * 1000000L};
-  nanosleep(&ts, NULL);
 }
 
 /* ---- facts and opening ----------------------------------------------------- */
@@ -480,18 +471,11 @@ static void empty_buffers(void **st) {
 /* The bytes of kernel NAME.spv, built from tests/kernels/vulkan/NAME.comp
  * into $RIG_KERNELS/kernels/vulkan; the caller frees them. */
 static void *kernel_bytes(const char *kernel, size_t *n) {
-  char path[512];
-  const char *dir = getenv("RIG_KERNELS");
-  snprintf(path, sizeof path, "%s/kernels/vulkan/%s.spv", dir ? dir : ".", kernel);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("no kernel %s: build the tests (RIG_KERNELS=%s)", path, dir ? dir : "");
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *b = malloc(*n);
-  assert_int_equal(fread(b, 1, *n, f), *n);
-  fclose(f);
+  char file[128], path[512];
+  snprintf(file, sizeof file, "kernels/vulkan/%s.spv", kernel);
+  void *b = kernel_file_read(file, n);
+  if (!b)
+    fail_msg("no kernel %s: build the tests", kernel_file_path(file, path, sizeof path));
   return b;
 }
 

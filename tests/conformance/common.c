@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_launch.h"
+
 const char *conf_name(void) {
   const char *n = getenv("RIG_CONF_DEVICE");
   return n && *n ? n : "memory:conformance";
@@ -34,82 +36,22 @@ rig_device *conf_open(void) {
 
 /* ---- copies and fills as host launches (HOST-4) ---------------------------- */
 
-/* The parameters of tests/kernels/copy_bytes.c and fill_bytes.c. */
-struct copy_bytes {
-  const uint8_t *src;
-  uint8_t *dst;
-  int64_t n;
-};
-struct fill_bytes {
-  uint8_t *dst;
-  int64_t n;
-  uint32_t pattern, size;
-};
-enum { THREADS = 256 }; /* of a group: a thread per byte */
-
-/* Loads kernel NAME from $RIG_KERNELS onto d and resolves its function of
- * the same name; NULL with a message when it does not load. */
-static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f) {
-  char path[512];
-  const char *dir = getenv("RIG_KERNELS");
-  snprintf(path, sizeof path, "%s/%s.o", dir ? dir : ".", name);
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    print_error("no kernel %s: build the tests (RIG_KERNELS=%s)\n", path, dir ? dir : "");
-    return NULL;
-  }
-  fseek(file, 0, SEEK_END);
-  long n = ftell(file);
-  fseek(file, 0, SEEK_SET);
-  void *bytes = malloc(n > 0 ? (size_t)n : 1);
-  rig_image *im = NULL;
-  if (bytes && n > 0 && fread(bytes, 1, (size_t)n, file) == (size_t)n &&
-      rig_image_load(d, bytes, (size_t)n, &im) == RIG_OK &&
-      (rig_image_resolve(im, name, f) != RIG_OK || !*f)) {
-    rig_image_release(im);
-    im = NULL;
-  }
-  if (!im)
-    print_error("kernel %s does not load: %s\n", path, rig_error_last()->message);
-  free(bytes);
-  fclose(file);
-  return im;
-}
-
 rig_status conf_submission_make(rig_device *d, const rig_part *parts, size_t n,
                                 rig_submission **out) {
   if (!d || !rig_device_equal(d, rig_device_host()) || !parts || n == 0)
     return rig_submission_make(d, parts, n, out);
-  rig_function *copy = NULL, *fill = NULL;
-  rig_image *copy_im = load_kernel(d, "copy_bytes", &copy);
-  rig_image *fill_im = load_kernel(d, "fill_bytes", &fill);
-  assert_non_null(copy_im);
-  assert_non_null(fill_im);
+  host_kernels k;
+  conf_ok(host_kernels_load(&k));
   rig_part *launches = calloc(n, sizeof *launches);
   rig_ref *refs = calloc(2 * n, sizeof *refs);
   assert_non_null(launches);
   assert_non_null(refs);
-  for (size_t i = 0; i < n; i++) {
-    const rig_part *p = &parts[i];
-    rig_ref *r = &refs[2 * i];
-    if (p->kind == RIG_PART_COPY) {
-      r[0] = rig_ref_read(p->src, offsetof(struct copy_bytes, src));
-      r[1] = rig_ref_write(p->dst, offsetof(struct copy_bytes, dst));
-      launches[i] = rig_part_launch(copy, r, 2, sizeof(struct copy_bytes));
-    } else if (p->kind == RIG_PART_FILL) {
-      r[0] = rig_ref_write(p->dst, offsetof(struct fill_bytes, dst));
-      launches[i] = rig_part_launch(fill, r, 1, sizeof(struct fill_bytes));
-    } else {
-      launches[i] = *p;
-      continue;
-    }
-    launches[i].flags = p->flags;
-  }
+  for (size_t i = 0; i < n; i++)
+    launches[i] = host_launch_of(&k, &parts[i], &refs[2 * i]);
   rig_status st = rig_submission_make(d, launches, n, out);
   free(refs);
   free(launches);
-  rig_image_release(copy_im); /* the submission holds its code (RUN-8) */
-  rig_image_release(fill_im);
+  host_kernels_release(&k); /* the submission holds its code (RUN-8) */
   return st;
 }
 
@@ -132,14 +74,8 @@ void conf_run_set(rig_run *r, const rig_part *parts, size_t nparts, rig_buffer *
     if (p->kind == RIG_PART_COPY) {
       uint64_t m = length_of(bufs, nbufs, p->src);
       n = m < n ? m : n; /* a copy of unequal lengths is refused (VALID-17) */
-      struct copy_bytes c = {NULL, NULL, (int64_t)n};
-      conf_ok(rig_run_bytes(r, k, 0, &c, sizeof c));
-    } else {
-      struct fill_bytes f = {NULL, (int64_t)n, p->pattern, p->pattern_bytes};
-      conf_ok(rig_run_bytes(r, k, 0, &f, sizeof f));
     }
-    conf_ok(rig_run_groups(r, k, n / THREADS + 1, 1, 1));
-    conf_ok(rig_run_threads(r, k, THREADS, 1, 1));
+    conf_ok(host_launch_set(r, k, p, n));
   }
 }
 

@@ -16,6 +16,7 @@
  * so its test runs in a forked child.
  */
 #include "common.h"
+#include "check.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -24,24 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ---- helpers -------------------------------------------------------------- */
-
 
 /* rig_device_signaled's value, asserting it answered (TL-19). */
 static uint64_t signaled_of(rig_device *d) {
   uint64_t v = UINT64_MAX;
   assert_int_equal(rig_device_signaled(d, &v), RIG_OK);
   return v;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static uint32_t slot_of(const rig_device *d) { return rig_point_slot(rig_device_point(d, 0)); }
@@ -1531,20 +1523,7 @@ static void fail_child(void) {
  * forked child since it fails the whole process; the parent only waits. */
 static void err_39_41_44_open_4_fail_in_child(void **state) {
   (void)state;
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0)
-    fail_child();
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    print_error("the child ended with status %#x\n", status);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
-  /* The parent has not failed. */
-  assert_null(rig_runtime_failure());
+  run_in_child(fail_child); /* asserts the parent has not failed */
   rig_device *d = dut();
   assert_null(rig_device_lost(d));
   rig_device_release(d);

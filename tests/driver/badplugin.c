@@ -6,6 +6,8 @@
 
 #include <rig/edge.h>
 
+#include "driver_memory.h"
+
 /* How often stop ran, for OPEN-29; read by the test through dlsym. */
 RIG_EDGE_PLUGIN_EXPORT int rig_test_stops;
 
@@ -47,21 +49,6 @@ static int bad_stop(void *h, rig_edge_error *err) {
 
 static void bad_destroy(void *h) { free(h); }
 
-static int bad_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
-                        rig_edge_error *err) {
-  void *p = calloc(1, bytes ? bytes : 1);
-  if (!p)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "no memory");
-  out->handle = out->host = p;
-  out->bytes = bytes;
-  return RIG_EDGE_OK;
-}
-
-static int bad_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
-  free(a->handle);
-  return RIG_EDGE_OK;
-}
-
 static const rig_edge_driver table = {
 #ifdef ABI2
     .abi_major = 2,
@@ -75,8 +62,8 @@ static const rig_edge_driver table = {
     .facts = bad_facts,
     .stop = bad_stop,
     .destroy = bad_destroy,
-    .allocate = bad_allocate,
-    .release = bad_release,
+    .allocate = driver_memory_allocate,
+    .release = driver_memory_release,
 };
 
 #ifndef NOENTRY

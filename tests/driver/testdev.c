@@ -71,6 +71,7 @@
 
 #include <rig/edge.h>
 
+#include "driver_memory.h"
 #include "testdev.h"
 
 #define MAX_Q 2
@@ -634,28 +635,14 @@ static int td_commit(void *h, uint64_t value, rig_edge_error *err) {
 static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                        rig_edge_error *err) {
   testdev *t = h;
-  void *p = NULL;
   if (kind == RIG_EDGE_KIND_MAPPED)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "test: no Mapped memory");
   if (shared_check(t, err) != RIG_EDGE_OK)
     return RIG_EDGE_FAULT;
   if (t->half_alloc && atomic_fetch_add(&t->allocs, 1) + 1 == t->half_alloc)
     return rig_edge_fail(err, RIG_EDGE_HALF, "page table half written");
-  /* Large allocations start on a page, as a GPU's do, so that other
-   * drivers can borrow them (MACH-23). */
-  if (posix_memalign(&p, bytes >= 65536 ? 4096 : 256, bytes ? bytes : 1) != 0)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "test: no %llu bytes", (unsigned long long)bytes);
-  out->handle = p;
   /* Pinned memory is host memory it maps: the host addresses it. */
-  out->host = t->host || kind == RIG_EDGE_KIND_PINNED ? p : NULL;
-  out->address = (uint64_t)(uintptr_t)p;
-  out->bytes = bytes;
-  return RIG_EDGE_OK;
-}
-
-static int td_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
-  free(a->handle);
-  return RIG_EDGE_OK;
+  return driver_memory_take("test", bytes, t->host || kind == RIG_EDGE_KIND_PINNED, true, out, err);
 }
 
 static const rig_edge_driver test_driver = {
@@ -676,7 +663,7 @@ static const rig_edge_driver test_driver = {
     .grow = td_grow,
     .commit = td_commit,
     .allocate = td_allocate,
-    .release = td_release,
+    .release = driver_memory_release,
     .peer = td_peer,
     .map = td_map,
     .unmap = td_unmap,

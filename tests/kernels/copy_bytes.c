@@ -1,8 +1,7 @@
 /* copy_bytes.c: a copy as a host launch (HOST-4: the host's queue runs
  * only launches, so the tests that copy within a host submission launch
  * this). Thread i copies byte i of src into dst, for i < n. */
-#include <stdint.h>
-struct copy_bytes { const uint8_t *src; uint8_t *dst; int64_t n; };
+#include "../support/kernels.h" /* struct copy_bytes */
 void copy_bytes(const struct copy_bytes *p, int64_t first, int64_t end) {
   for (int64_t i = first; i < end && i < p->n; i++)
     p->dst[i] = p->src[i];

@@ -1,8 +1,7 @@
 /* fill_bytes.c: a fill as a host launch (HOST-4). Thread i writes byte i
  * of dst, for i < n: byte i % size of the pattern as the host lays it
  * down (little-endian), as a fill of a 1-, 2- or 4-byte pattern does. */
-#include <stdint.h>
-struct fill_bytes { uint8_t *dst; int64_t n; uint32_t pattern; uint32_t size; };
+#include "../support/kernels.h" /* struct fill_bytes */
 void fill_bytes(const struct fill_bytes *p, int64_t first, int64_t end) {
   uint32_t size = p->size ? p->size : 1;
   for (int64_t i = first; i < end && i < p->n; i++)

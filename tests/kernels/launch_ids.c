@@ -1,8 +1,7 @@
 /* launch_ids.c: records which threads each call ran (LAUNCH-6..8): count[i]
  * counts the runs of thread i, and bad counts calls that did not cover
  * whole groups. */
-#include <stdint.h>
-struct ids { int64_t *count; int64_t per_group; int64_t *bad; int64_t *calls; };
+#include "../support/kernels.h" /* struct ids */
 void ids(const struct ids *p, int64_t first, int64_t end) {
   __atomic_fetch_add(p->calls, 1, __ATOMIC_RELAXED);
   if (first % p->per_group || end % p->per_group || end <= first)

@@ -7,18 +7,9 @@
  * (a while, bounded) for a call on the caller: the workers then hold at
  * most one chunk each until the submitting thread took one, so whether it
  * runs calls (LAUNCH-1) does not depend on how the threads are scheduled. */
-#include <stdint.h>
+#include "../support/kernels.h" /* struct pool */
 unsigned long pthread_self(void);
 int pthread_sigmask(int how, const void *set, void *old);
-struct pool {
-  int64_t *active, *peak;
-  int64_t spin;
-  uint64_t *thread;        /* per call */
-  int64_t *segv_blocked;   /* per call */
-  int64_t *calls;
-  uint64_t caller;         /* the submitting thread, with caller_ran */
-  int64_t *caller_ran;     /* NULL: no wait */
-};
 void pool(const struct pool *p, int64_t first, int64_t end) {
   int64_t me = __atomic_fetch_add(p->calls, 1, __ATOMIC_RELAXED);
   int64_t now = __atomic_add_fetch(p->active, 1, __ATOMIC_RELAXED);

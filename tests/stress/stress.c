@@ -39,6 +39,8 @@
 
 #include <rig/rig.h>
 
+#include "clock.h"
+#include "host_launch.h"
 #include "stress.h"
 
 #define ALLOCS_PER_DEVICE 2
@@ -315,19 +317,6 @@ static size_t sub_parts(unsigned d, unsigned k, rig_part *out) {
   }
 }
 
-/* The parameters of tests/kernels/copy_bytes.c and fill_bytes.c. */
-struct copy_bytes {
-  const uint8_t *src;
-  uint8_t *dst;
-  int64_t n;
-};
-struct fill_bytes {
-  uint8_t *dst;
-  int64_t n;
-  uint32_t pattern, size;
-};
-#define KERNEL_THREADS 256 /* of a group: a thread per byte */
-
 /* Sets the blocks of r, a run of the host's prepared submission k, whose
  * parts are launches, for spans of len bytes: a thread per byte. */
 static rig_status set_launches(rig_run *r, unsigned k, size_t len) {
@@ -336,19 +325,8 @@ static rig_status set_launches(rig_run *r, unsigned k, size_t len) {
   rig_status st = RIG_OK;
   for (uint32_t i = 0; i < n && !st; i++) {
     uint32_t b;
-    if ((st = rig_submission_block(rig_run_submission(r), i, &b)))
-      break;
-    if (parts[i].kind == RIG_PART_COPY) {
-      struct copy_bytes c = {NULL, NULL, (int64_t)len};
-      st = rig_run_bytes(r, b, 0, &c, sizeof c);
-    } else {
-      struct fill_bytes f = {NULL, (int64_t)len, parts[i].pattern, parts[i].pattern_bytes};
-      st = rig_run_bytes(r, b, 0, &f, sizeof f);
-    }
-    if (!st)
-      st = rig_run_groups(r, b, len / KERNEL_THREADS + 1, 1, 1);
-    if (!st)
-      st = rig_run_threads(r, b, KERNEL_THREADS, 1, 1);
+    if ((st = rig_submission_block(rig_run_submission(r), i, &b)) == RIG_OK)
+      st = host_launch_set(r, b, &parts[i], len);
   }
   return st;
 }
@@ -517,31 +495,6 @@ static rig_status open_device(stress *s, unsigned i, uint64_t *rng) {
   return rig_device_open(name, &s->dev[i]);
 }
 
-/* Loads kernel NAME from folder dir onto the host and resolves its
- * function of the same name. */
-static rig_status load_kernel(const char *dir, const char *name, rig_image **im,
-                              rig_function **f) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.o", dir, name);
-  FILE *file = fopen(path, "rb");
-  static unsigned char bytes[1 << 16];
-  size_t n = file ? fread(bytes, 1, sizeof bytes, file) : 0;
-  if (file)
-    fclose(file);
-  if (!file || n == 0 || n == sizeof bytes) {
-    fprintf(stderr, "stress: no kernel %s: build the tests\n", path);
-    return RIG_UNAVAILABLE;
-  }
-  rig_status st = rig_image_load(rig_device_host(), bytes, n, im);
-  if (!st && (st = rig_image_resolve(*im, name, f)) == RIG_OK && !*f)
-    st = RIG_UNAVAILABLE;
-  if (st && *im) {
-    rig_image_release(*im);
-    *im = NULL;
-  }
-  return st;
-}
-
 /* The host's prepared submissions: its queue runs only launches (HOST-4),
  * so each copy and fill part becomes a launch of copy_bytes or fill_bytes
  * over the same slots; without RIG_KERNELS, none (buffer_parts). */
@@ -552,28 +505,17 @@ static rig_status make_host_submissions(stress *s) {
                     "rig_buffer_submit_copy and _fill)\n");
     return RIG_OK;
   }
-  rig_image *copy_im = NULL, *fill_im = NULL;
-  rig_function *copy = NULL, *fill = NULL;
-  rig_status st = load_kernel(dir, "copy_bytes", &copy_im, &copy);
-  if (!st)
-    st = load_kernel(dir, "fill_bytes", &fill_im, &fill);
+  host_kernels kernels;
+  rig_status st = host_kernels_load(&kernels);
   for (unsigned k = 0; k < SUBS && !st; k++) {
     rig_part parts[3], launches[3];
     rig_ref refs[3][2];
     size_t n = sub_parts(0, k, parts);
     for (size_t i = 0; i < n; i++)
-      if (parts[i].kind == RIG_PART_COPY) {
-        refs[i][0] = rig_ref_read(parts[i].src, offsetof(struct copy_bytes, src));
-        refs[i][1] = rig_ref_write(parts[i].dst, offsetof(struct copy_bytes, dst));
-        launches[i] = rig_part_launch(copy, refs[i], 2, sizeof(struct copy_bytes));
-      } else {
-        refs[i][0] = rig_ref_write(parts[i].dst, offsetof(struct fill_bytes, dst));
-        launches[i] = rig_part_launch(fill, refs[i], 1, sizeof(struct fill_bytes));
-      }
+      launches[i] = host_launch_of(&kernels, &parts[i], refs[i]);
     st = rig_submission_make(s->dev[0], launches, n, &s->sub[0][k]);
   }
-  rig_image_release(copy_im); /* the submissions hold their code (RUN-8) */
-  rig_image_release(fill_im);
+  host_kernels_release(&kernels); /* the submissions hold their code (RUN-8) */
   s->host_launches = st == RIG_OK;
   if (!st)
     fprintf(s->log, "    (the host's prepared work: launches of copy_bytes and fill_bytes)\n");
@@ -684,12 +626,6 @@ static void tear_down(stress *s) {
 }
 
 /* ---- the run ------------------------------------------------------------------ */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Waits for the threads; aborts, saying where each stands, when none
  * finished an op for HANG_S seconds: a lost wake-up or a wait cycle. */

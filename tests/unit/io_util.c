@@ -6,13 +6,10 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <signal.h>
-#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "io_util.h"
@@ -108,19 +105,4 @@ bool small_tmpfs(char *mnt, size_t n) {
 void io_unmount(const char *mnt) {
   umount(mnt);
   rmdir(mnt);
-}
-
-void in_child(int (*body)(void)) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    signal(SIGBUS, SIG_DFL);
-    signal(SIGSEGV, SIG_DFL);
-    _exit(body());
-  }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status))
-    fail_msg("the child ended by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  if (WEXITSTATUS(status))
-    fail_msg("the child's check %d failed", WEXITSTATUS(status));
 }

@@ -40,10 +40,4 @@ bool buffer_is_pattern(rig_buffer *b, unsigned seed);
 bool small_tmpfs(char *mnt, size_t n);
 void io_unmount(const char *mnt);
 
-/* Runs body in a child of fork with the fault signals at their defaults,
- * so that a signal that would end a program ends the child, not the test
- * runner; asserts that it exits 0, and prints which check failed (its exit
- * status) or which signal ended it. */
-void in_child(int (*body)(void));
-
 #endif

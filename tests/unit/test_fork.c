@@ -8,7 +8,6 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -38,8 +37,7 @@ static void stop_18_26_a_child_of_fork(void **state) {
   rig_submission *s;
   check_ok(rig_submission_make(m, &part, 1, &s), "make");
   check_ok(rig_submission_keep(s, &kept, release_kept), "keep");
-  pid_t pid = fork();
-  assert_true(pid >= 0);
+  pid_t pid = fork_ok();
   if (pid == 0) {
     CHECK(10, rig_device_lost(m) && strcmp(rig_device_lost(m), "forked") == 0);    /* STOP-18, ERR-34 */
     CHECK(11, rig_device_lost(t) && strcmp(rig_device_lost(t), t_why) == 0);      /* its own reason */
@@ -65,10 +63,7 @@ static void stop_18_26_a_child_of_fork(void **state) {
     CHECK(25, rig_buffer_get(fresh, 0, &byte, 1) == RIG_OK && byte == 5);
     _exit(0);
   }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  wait_child_ok(pid);
   assert_null(rig_device_lost(m)); /* the parent's devices live on */
   check_ok(rig_point_wait(pm), "wait in the parent");
   rig_submission_release(s);
@@ -111,10 +106,7 @@ static void stop_25_staging_in_use_at_the_fork(void **state) {
     sleep_ms(1);
   uint64_t host1 = rig_device_allocated(rig_device_host());
   assert_true(rig_device_submitted(g) == taken + 1 && host1 > host0); /* the copy under way */
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
+  pid_t pid = fork_ok();
   if (pid == 0) {
     CHECK(40, rig_device_lost(g) && strcmp(rig_device_lost(g), "forked") == 0);
     CHECK(41, rig_device_free_cache(rig_device_host()) == RIG_OK && rig_device_free_cache(g) == RIG_OK);
@@ -127,11 +119,9 @@ static void stop_25_staging_in_use_at_the_fork(void **state) {
     CHECK(46, rig_device_allocated(rig_device_host()) >= host1);
     _exit(0);
   }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  pthread_join(t, NULL);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  int code = wait_child_exit(pid);
+  pthread_join(t, NULL); /* before the assertion, which would leave it running */
+  assert_int_equal(code, 0);
   check_ok(get.st, "the parent's get");
   assert_memory_equal(get.bytes, pattern, sizeof pattern);
   rig_buffer_release(get.x);

@@ -37,6 +37,8 @@
 
 #include <rig/rig.h>
 
+#include "kernel_file.h"
+#include "kernels.h"
 #include "util.h"
 
 #define WORKERS 4
@@ -55,13 +57,6 @@
 #define CHILD_SMALL 256u
 #endif
 #define MAX_DEVICES 5
-
-/* The parameters of tests/kernels/fill_bytes.c. */
-struct fill_bytes {
-  uint8_t *dst;
-  int64_t n;
-  uint32_t pattern, size;
-};
 
 typedef struct setup {
   rig_device *dev[MAX_DEVICES]; /* host, memory, io, test, vulkan */
@@ -328,22 +323,6 @@ static int reap(pid_t pid, int *code) {
   return 2;
 }
 
-static void *file_bytes(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *b = malloc(*n);
-  if (b && fread(b, 1, *n, f) != *n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  return b;
-}
-
 static void open_devices(void) {
   S.dev[S.ndev++] = rig_device_host();
   S.dev[S.ndev++] = open_ok("memory:fork-threads");
@@ -356,11 +335,8 @@ static void open_devices(void) {
   rig_device *vk = NULL;
   if (rig_device_open("vulkan:0", &vk) == RIG_OK) {
     S.dev[S.ndev++] = vk;
-    char path[512];
-    const char *dir = getenv("RIG_KERNELS");
-    snprintf(path, sizeof path, "%s/kernels/vulkan/fill.spv", dir ? dir : ".");
     size_t n;
-    void *spv = file_bytes(path, &n);
+    void *spv = kernel_file_read("kernels/vulkan/fill.spv", &n);
     if (spv && rig_image_load(vk, spv, n, &S.vk_image) == RIG_OK)
       check_ok(rig_image_resolve(S.vk_image, "fill", &S.vk_fill), "resolve fill");
     free(spv);
@@ -403,11 +379,8 @@ static void no_child_of_fork_finds_a_lock_held(void **state) {
   int first_code = 0;
   double start = now_s();
   for (unsigned k = 0; k < forks; k++) {
-    fflush(stdout);
-    fflush(stderr);
     pause_workers(true);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_ok();
     if (pid == 0)
       child();
     pause_workers(false);

@@ -311,7 +311,7 @@ static void err_26_full_file_system(void **state) {
  * the limit are RIG_IO with EFBIG's text, nothing is lost, and what fits
  * still works. In a child, whose limit ends with it. */
 static void err_26_file_size_limit(void **state) {
-  pid_t pid = fork();
+  pid_t pid = fork_ok();
   if (pid == 0) {
     signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
     struct rlimit lim = {1u << 20, 1u << 20};
@@ -335,10 +335,7 @@ static void err_26_file_size_limit(void **state) {
     rig_buffer_release(h);
     _exit(rig_device_close(d) == RIG_OK ? 0 : 15);
   }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  wait_child_ok(pid);
 }
 
 /* IO-8: durability: a device opened RIG_IO_DURABLE, and rig_device_io_sync. */
@@ -396,7 +393,7 @@ static void stop_23_child_keeps_a_live_io_device(void **state) {
   file_put(0, 4096, 4);
   rig_buffer *b;
   ok(rig_buffer_of_io(d, 0, 4096, &b));
-  pid_t pid = fork();
+  pid_t pid = fork_ok();
   if (pid == 0) {
     unsigned char got[4096];
     int bad = rig_device_lost(d) != NULL;
@@ -406,9 +403,7 @@ static void stop_23_child_keeps_a_live_io_device(void **state) {
     bad |= rig_device_lost(m) == NULL || strcmp(rig_device_lost(m), "forked") != 0;
     _exit(bad);
   }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  wait_child_ok(pid);
   unsigned char got[1];
   ok(rig_buffer_get(b, 0, got, 1));
   assert_int_equal(got[0], 0x42);                         /* the child's write */
@@ -422,7 +417,7 @@ static void stop_23_child_keeps_a_live_io_device(void **state) {
  * of it and frees none of its memory. The test forks twice, so that
  * rig_runtime_fail spares the test's process. */
 static void stop_24_owed_io_stop_stays_the_parents(void **state) {
-  pid_t outer = fork();
+  pid_t outer = fork_ok();
   if (outer == 0) {
     rig_device *d;
     if (open_io(RIG_IO_CREATE, 0, &d) != RIG_OK)
@@ -458,10 +453,7 @@ static void stop_24_owed_io_stop_stays_the_parents(void **state) {
       _exit(20);
     _exit(0);
   }
-  int status;
-  assert_int_equal(waitpid(outer, &status, 0), outer);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  wait_child_ok(outer);
 }
 
 int main(void) {

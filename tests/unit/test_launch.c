@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernels.h"
 #include "util.h"
 
 static rig_function *resolve(rig_image *im, const char *name) {
@@ -151,13 +151,6 @@ static void sym_1_a_launch_calls_the_c_library(void **state) {
   rig_submission_release(s);
   rig_image_release(im);
 }
-
-struct ids {
-  int64_t *count;
-  int64_t per_group;
-  int64_t *bad;
-  int64_t *calls;
-};
 
 /* Launches ids over groups g and threads t; returns the threads. */
 static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t[3],
@@ -289,16 +282,6 @@ static void launch_12_14_refused_launches_never_run(void **state) {
   rig_submission_release(s);
   rig_image_release(im);
 }
-
-struct pool {
-  int64_t *active, *peak;
-  int64_t spin;
-  uint64_t *thread;
-  int64_t *segv_blocked;
-  int64_t *calls;
-  uint64_t caller;
-  int64_t *caller_ran;
-};
 
 /* LAUNCH-1, LAUNCH-9, LAUNCH-10, ERR-19, PERF-1: a launch runs on the
  * submitting thread and the pool, on at most rig_host_cores() threads at
@@ -603,15 +586,8 @@ static void image_code_counts_in_the_budget(void **state) {
 /* Runs this test program again as `test-launch what`, a fresh process
  * whose count of cores no call took yet; returns its exit status. */
 static int fresh_process(const char *what) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/proc/self/exe", "test-launch", what, (char *)NULL);
-    _exit(127);
-  }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  return WEXITSTATUS(status);
+  char *argv[] = {"test-launch", (char *)what, NULL};
+  return run_self(argv, NULL);
 }
 
 /* As fresh_process, asserting it exits 0. */

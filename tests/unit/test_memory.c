@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -601,26 +600,11 @@ static int untouched_check(void) {
  * meson test sets): the check runs in a copy of this program without it. */
 static void reclaim_50_new_host_buffers_are_not_touched(void **state) {
   const char *perturb = getenv("MALLOC_PERTURB_");
-  if (!perturb || atoi(perturb) == 0) {
-    int r = untouched_check();
-    if (r == 77)
-      skip();
-    assert_int_equal(r, 0);
-    return;
-  }
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    unsetenv("MALLOC_PERTURB_");
-    execl("/proc/self/exe", "test-memory", "--untouched", (char *)NULL);
-    _exit(2);
-  }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77)
+  char *argv[] = {"test-memory", "--untouched", NULL};
+  int r = !perturb || atoi(perturb) == 0 ? untouched_check() : run_self(argv, "MALLOC_PERTURB_");
+  if (r == 77)
     skip();
-  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(r, 0);
 }
 
 /* ---- host access to memory the host does not address ---------------------- */

@@ -48,6 +48,7 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
+#include "driver_memory.h"
 #include "util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -152,11 +153,7 @@ static int ctl_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 64;
   f->budget = UINT64_C(1) << 24;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_HOST_ADDRESSES | RIG_EDGE_SYNCHRONOUS;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   f->commit_k = 1;
   return RIG_EDGE_OK;
 }
@@ -201,25 +198,6 @@ static int ctl_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
-static int ctl_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
-                        rig_edge_error *err) {
-  if (kind != RIG_EDGE_KIND_DEVICE)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "ctl: only its own memory");
-  void *p = NULL;
-  if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "ctl: no %llu bytes", (unsigned long long)bytes);
-  out->handle = p;
-  out->host = p;
-  out->address = (uint64_t)(uintptr_t)p;
-  out->bytes = bytes;
-  return RIG_EDGE_OK;
-}
-
-static int ctl_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
-  free(a->handle);
-  return RIG_EDGE_OK;
-}
-
 static const rig_edge_driver ctl_driver = {
     .abi_major = RIG_EDGE_ABI_MAJOR,
     .abi_minor = RIG_EDGE_ABI_MINOR,
@@ -231,8 +209,8 @@ static const rig_edge_driver ctl_driver = {
     .destroy = ctl_destroy,
     .bind_word = ctl_bind_word,
     .submit = ctl_submit,
-    .allocate = ctl_allocate,
-    .release = ctl_release,
+    .allocate = driver_memory_allocate,
+    .release = driver_memory_release,
 };
 
 static rig_device *open_ctl(const char *name, const char *args) {
@@ -627,8 +605,8 @@ static const rig_edge_driver busy_driver = {
     .name = "busy",
     .open = busy_open,
     .facts = ctl_facts,
-    .allocate = ctl_allocate,
-    .release = ctl_release,
+    .allocate = driver_memory_allocate,
+    .release = driver_memory_release,
 };
 
 /* OPEN-27, OPEN-28: an open whose driver fails (RIG_EDGE_UNAVAILABLE
@@ -830,8 +808,8 @@ static const rig_edge_driver own_driver = {
     .stop = own_stop,
     .signaled = own_signaled,
     .submit = own_submit,
-    .allocate = ctl_allocate,
-    .release = ctl_release,
+    .allocate = driver_memory_allocate,
+    .release = driver_memory_release,
 };
 
 /* STOP-6, STOP-7, TL-23: a lost device whose driver keeps its own word

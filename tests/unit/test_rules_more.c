@@ -28,6 +28,7 @@
 
 #include <rig/edge.h>
 
+#include "driver_memory.h"
 #include "util.h"
 
 typedef struct fake {
@@ -157,21 +158,10 @@ static int fake_commit(void *h, uint64_t value, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* Memory the host does not address, handle-only where the test asks. */
 static int fake_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                          rig_edge_error *err) {
-  void *p = calloc(1, bytes ? bytes : 1);
-  if (!p)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "fake: no %llu bytes", (unsigned long long)bytes);
-  out->handle = p;
-  out->host = NULL;
-  out->address = ((fake *)h)->handle_only ? 0 : (uint64_t)(uintptr_t)p;
-  out->bytes = bytes;
-  return RIG_EDGE_OK;
-}
-
-static int fake_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
-  free(a->handle);
-  return RIG_EDGE_OK;
+  return driver_memory_take("fake", bytes, false, !((fake *)h)->handle_only, out, err);
 }
 
 static int fake_load(void *h, const void *bytes, size_t n, void **out_image,
@@ -201,7 +191,7 @@ static const rig_edge_driver fake_driver = {
     .room = fake_room,
     .submit = fake_submit,
     .allocate = fake_allocate,
-    .release = fake_release,
+    .release = driver_memory_release,
     .load = fake_load,
     .resolve = fake_resolve,
     .unload = fake_unload,

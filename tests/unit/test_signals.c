@@ -19,6 +19,7 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
+#include "driver_memory.h"
 #include "util.h"
 
 static volatile sig_atomic_t handled;
@@ -55,11 +56,7 @@ static int s_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 16;
   f->budget = UINT64_C(1) << 30;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_HOST_ADDRESSES;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   return RIG_EDGE_OK;
 }
 static int s_bind(void *h, volatile uint64_t *word, rig_edge_error *err) {
@@ -91,9 +88,7 @@ static int s_wait(void *h, uint64_t v, uint32_t ms, rig_edge_error *err) {
 static int s_alloc(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                    rig_edge_error *err) {
   seen.alloc_int = blocked(SIGINT);
-  void *p = calloc(1, bytes ? bytes : 1);
-  *out = (rig_edge_alloc){p, p, (uint64_t)(uintptr_t)p, bytes};
-  return p ? RIG_EDGE_OK : RIG_EDGE_NO_ROOM;
+  return driver_memory_take("sig", bytes, true, true, out, err);
 }
 static int s_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   int n = ++seen.releases;
@@ -105,8 +100,7 @@ static int s_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
     seen.handled_at_64 = handled;
   if (n == 70)
     seen.handled_at_70 = handled;
-  free(a->handle);
-  return RIG_EDGE_OK;
+  return driver_memory_release(h, a, err);
 }
 
 static const void *s_capability(void *h, const char *key) {

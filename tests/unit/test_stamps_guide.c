@@ -75,20 +75,9 @@ typedef struct launched {
 
 /* NAME.spv, built into $RIG_KERNELS/kernels/vulkan, and its entry NAME. */
 static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f) {
-  char path[512];
-  const char *dir = getenv("RIG_KERNELS");
-  snprintf(path, sizeof path, "%s/kernels/vulkan/%s.spv", dir ? dir : ".", name);
-  FILE *file = fopen(path, "rb");
-  if (!file)
-    fail_msg("no kernel %s: build the tests", path);
-  static uint32_t words[16384];
-  size_t n = fread(words, 1, sizeof words, file);
-  fclose(file);
-  rig_image *im;
-  ok(rig_image_load(d, words, n, &im));
-  ok(rig_image_resolve(im, name, f));
-  assert_non_null(*f);
-  return im;
+  char file[128];
+  snprintf(file, sizeof file, "kernels/vulkan/%s.spv", name);
+  return kernel_load_on(d, file, name, f);
 }
 
 /* Sets each launch's block of run: spin.comp's (its scratch at slot 0 of

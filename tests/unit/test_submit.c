@@ -18,6 +18,7 @@
 
 #include <rig/rig.h>
 
+#include "kernels.h"
 #include "util.h"
 
 static rig_submission *fill_submission(rig_device *d) {
@@ -48,13 +49,6 @@ static void submit_15_a_free_run(void **state) {
   rig_buffer_release(b);
   close_release(m);
 }
-
-/* The host's fill: tests/kernels/fill_bytes.c's parameters. */
-struct fill_bytes {
-  uint8_t *dst;
-  int64_t n;
-  uint32_t pattern, size;
-};
 
 /* SUBMIT-24, LAUNCH-3: on host, a submit's work is done when it returns:
  * a launch, the only part the host's queue runs (HOST-4). Its bytes are

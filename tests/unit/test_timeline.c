@@ -41,6 +41,7 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
+#include "driver_memory.h"
 #include "util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -322,11 +323,7 @@ static int lazy_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 16;
   f->budget = 1 << 20;
   f->flags = RIG_EDGE_COMPUTES;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   f->commit_k = ((lazy *)h)->k; /* informative only, and here a lie */
   return RIG_EDGE_OK;
 }
@@ -346,21 +343,6 @@ static int lazy_commit(void *h, uint64_t value, rig_edge_error *err) {
   rig_edge_word_store(l->word, value < t ? value : t);
   return RIG_EDGE_OK;
 }
-static int any_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
-                        rig_edge_error *err) {
-  void *p = calloc(1, bytes ? bytes : 1);
-  if (!p)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "no %llu bytes", (unsigned long long)bytes);
-  out->handle = p;
-  out->host = NULL;
-  out->address = (uint64_t)(uintptr_t)p;
-  out->bytes = bytes;
-  return RIG_EDGE_OK;
-}
-static int any_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
-  free(a->handle);
-  return RIG_EDGE_OK;
-}
 static const rig_edge_driver lazy_driver = {
     .abi_major = RIG_EDGE_ABI_MAJOR,
     .abi_minor = RIG_EDGE_ABI_MINOR,
@@ -372,8 +354,8 @@ static const rig_edge_driver lazy_driver = {
     .bind_word = lazy_bind_word,
     .submit = lazy_submit,
     .commit = lazy_commit,
-    .allocate = any_allocate,
-    .release = any_release,
+    .allocate = driver_memory_allocate_unaddressed,
+    .release = driver_memory_release,
 };
 
 /* TL-11: rig never reads k. Drivers stating k = 0 (nonsense), 1 (a lie:
@@ -519,11 +501,7 @@ static int own_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->alignment = 16;
   f->budget = 1 << 20;
   f->flags = RIG_EDGE_OWN_WORD | RIG_EDGE_COMPUTES;
-  f->queues = 1;
-  f->part_queue[RIG_EDGE_PART_COPY] = 0;
-  f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  driver_memory_queues(f);
   f->commit_k = UINT32_MAX; /* never read (TL-11) */
   return RIG_EDGE_OK;
 }
@@ -585,8 +563,8 @@ static const rig_edge_driver own_driver = {
     .destroy = own_destroy,
     .signaled = own_signaled,
     .submit = own_submit,
-    .allocate = any_allocate,
-    .release = any_release,
+    .allocate = driver_memory_allocate_unaddressed,
+    .release = driver_memory_release,
 };
 
 static rig_device *open_own(const char *name, own **o) {
@@ -691,8 +669,8 @@ static const rig_edge_driver peer_driver = {
     .destroy = own_destroy,
     .signaled = own_signaled,
     .submit = peer_submit,
-    .allocate = any_allocate,
-    .release = any_release,
+    .allocate = driver_memory_allocate_unaddressed,
+    .release = driver_memory_release,
     .unmap_word = peer_unmap,
     .map_peer = peer_map,
 };

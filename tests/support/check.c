@@ -1,0 +1,148 @@
+/* check.c: the cmocka side of the tests' helpers (check.h). */
+#define _GNU_SOURCE
+#include "check.h"
+
+#include <setjmp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "child.h"
+#include "kernel_file.h"
+
+/* ---- calls that must succeed ------------------------------------------- */
+
+/* Prints what failed and rig's message before the assertion, which shows
+ * only the status's number. */
+void check_ok(rig_status st, const char *what) {
+  if (st != RIG_OK)
+    print_error("%s: %s: %s\n", what, rig_status_name(st), rig_error_last()->message);
+  assert_int_equal(st, RIG_OK);
+}
+
+/* The short form, for tests whose calls need no name: the status's name
+ * and rig's message say enough. */
+void ok(rig_status st) {
+  if (st != RIG_OK)
+    fail_msg("%s: %s", rig_status_name(st), rig_error_last()->message);
+}
+
+/* Names the device in the message, as most tests open several. */
+rig_device *open_ok(const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_device_open(name, &d), name);
+  assert_non_null(d);
+  return d;
+}
+
+/* Buffers are made in nearly every test; a failure says which call. */
+rig_buffer *create_ok(rig_device *d, size_t n) {
+  rig_buffer *b = NULL;
+  check_ok(rig_buffer_create(d, n, &b), "rig_buffer_create");
+  return b;
+}
+
+/* Closes before releasing, so that the close's status is checked and the
+ * device's slot and memory come back before the next test. */
+void close_release(rig_device *d) {
+  check_ok(rig_device_close(d), "rig_device_close");
+  rig_device_release(d);
+}
+
+/* ---- host kernels (tests/kernels) --------------------------------------- */
+
+void *kernel_object(const char *name, size_t *n) {
+  char file[128], path[512];
+  snprintf(file, sizeof file, "%s.o", name);
+  void *b = kernel_file_read(file, n);
+  if (!b)
+    fail_msg("no kernel %s: build the tests", kernel_file_path(file, path, sizeof path));
+  return b;
+}
+
+rig_image *kernel_load(const char *name) {
+  size_t n;
+  void *b = kernel_object(name, &n);
+  rig_image *im = NULL;
+  rig_status st = rig_image_load(rig_device_host(), b, n, &im);
+  free(b);
+  check_ok(st, "rig_image_load");
+  return im;
+}
+
+rig_image *kernel_load_on(rig_device *d, const char *file, const char *entry, rig_function **f) {
+  rig_image *im = NULL;
+  check_ok(kernel_file_load(d, file, entry, &im, f), file);
+  return im;
+}
+
+/* ---- children ----------------------------------------------------------- */
+
+pid_t fork_ok(void) {
+  pid_t pid = child_fork();
+  assert_true(pid >= 0);
+  return pid;
+}
+
+/* A child's checks exit with a number of their own, so the status alone
+ * says which failed; a signal says the child crashed. */
+static void say_how_it_ended(int status) {
+  if (status == -1)
+    print_error("waitpid failed: %s\n", strerror(errno));
+  else if (WIFSIGNALED(status))
+    print_error("the child ended by signal %d (%s)\n", WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
+  else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    print_error("the child exited %d: the number of its check that failed\n",
+                WEXITSTATUS(status));
+}
+
+/* The exit status of a child that ended as status says, asserting that it
+ * exited rather than died of a signal. */
+static int exit_status_of(int status) {
+  if (status == -1 || !WIFEXITED(status))
+    say_how_it_ended(status);
+  assert_true(status != -1 && WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+int wait_child_exit(pid_t pid) { return exit_status_of(child_wait(pid)); }
+
+int run_self(char *const argv[], const char *unset) {
+  return exit_status_of(child_exec_self(argv, unset));
+}
+
+void wait_child_ok(pid_t pid) {
+  int status = child_wait(pid);
+  say_how_it_ended(status);
+  assert_true(status != -1 && WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+void run_in_child(void (*child)(void)) {
+  pid_t pid = fork_ok();
+  if (pid == 0) {
+    child();
+    _exit(0);
+  }
+  wait_child_ok(pid);
+  assert_null(rig_runtime_failure());
+}
+
+void in_child(int (*body)(void)) {
+  pid_t pid = fork_ok();
+  if (pid == 0) {
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGSEGV, SIG_DFL);
+    _exit(body());
+  }
+  wait_child_ok(pid);
+}
