@@ -162,10 +162,10 @@ static int group_teardown(void **st) {
 }
 /* Puts the budgets back, whatever a budget test left (RECLAIM-69). */
 static int restore_budgets(void **st) {
-  rig_device_set_budget(dev, dev_budget);
-  rig_device_set_budget(rig_device_host(), INT64_MAX);
-  rig_device_free_cache(dev);
-  return 0;
+  int bad = rig_device_set_budget(dev, dev_budget) != RIG_OK;
+  bad |= rig_device_set_budget(rig_device_host(), INT64_MAX) != RIG_OK;
+  bad |= rig_device_free_cache(dev) != RIG_OK;
+  return bad ? -1 : 0;
 }
 
 /* ---- creation --------------------------------------------------------------- */

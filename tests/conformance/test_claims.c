@@ -27,7 +27,7 @@ static void donor(rig_claim *c, rig_buffer *b, void *ctx) {
   d->only = rig_claim_only(c);
   d->consumed = rig_claim_consume(c, &d->result);
   if (d->consumed == RIG_OK)
-    rig_buffer_fill(d->result, 0x99, 1);
+    d->consumed = rig_buffer_fill(d->result, 0x99, 1); /* the consumed buffer is usable */
 }
 
 /* PRE-23..26: the only claim consumes: every buffer made over the memory

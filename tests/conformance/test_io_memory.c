@@ -27,13 +27,14 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
+  int bad = 0;
   if (!conf_is_host())
-    rig_device_close(dev);
+    bad |= rig_device_close(dev) != RIG_OK;
   rig_device_release(dev);
-  rig_device_close(io);
+  bad |= rig_device_close(io) != RIG_OK;
   rig_device_release(io);
   unlink(path);
-  return 0;
+  return bad ? -1 : 0;
 }
 
 static void pattern(unsigned char *p, size_t n, unsigned seed) {

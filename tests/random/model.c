@@ -522,7 +522,10 @@ static void op_budget(worker *w, const uint32_t *r) {
 }
 
 void rnd_unpress(const rnd_devices *ds) {
-  rig_device_set_budget(ds->tight, ds->tight_budget);
+  if (rig_device_set_budget(ds->tight, ds->tight_budget) != RIG_OK) {
+    fprintf(stderr, "random: budget back: %s\n", rig_error_last()->message);
+    abort();
+  }
   atomic_store(&pressed, false);
 }
 

@@ -187,7 +187,8 @@ void rnd_close(rnd_devices *ds) {
     rig_device_release(ds->d[i]);
   }
   if (ds->io) {
-    rig_device_close(ds->io);
+    if (rig_device_close(ds->io) != RIG_OK)
+      fprintf(stderr, "random: close: %s\n", rig_error_last()->message);
     rig_device_release(ds->io);
   }
 }

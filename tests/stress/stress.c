@@ -619,7 +619,8 @@ static void tear_down(stress *s) {
     for (unsigned k = 0; k < SUBS; k++)
       rig_submission_release(s->sub[d][k]);
     if (d > 0 && s->dev[d]) {
-      rig_device_close(s->dev[d]);
+      if (rig_device_close(s->dev[d]) != RIG_OK)
+        fprintf(stderr, "stress: close: %s\n", rig_error_last()->message);
       rig_device_release(s->dev[d]);
     }
   }

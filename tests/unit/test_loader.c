@@ -193,7 +193,10 @@ static void open_34_name_of_another_driver(void **state) {
 static void *open_slow(void *arg) {
   rig_device *d;
   *(rig_status *)arg = rig_device_open_driver("static:slow", &static_driver, "slow", &d);
-  rig_device_close(d);
+  if (*(rig_status *)arg != RIG_OK)
+    return NULL; /* d was not written (ERR-1) */
+  if (rig_device_close(d) != RIG_OK)
+    *(rig_status *)arg = rig_error_last()->status;
   rig_device_release(d);
   return NULL;
 }

@@ -250,7 +250,7 @@ static int arm(void **state) {
 static bool reported(rig_device *d, uint64_t v) {
   uint64_t seen = 0;
   for (double end = now_s() + 10.0; now_s() < end; sleep_ms(5))
-    if (rig_device_signaled(d, &seen), seen >= v)
+    if (rig_device_signaled(d, &seen) == RIG_OK && seen >= v)
       return true;
   return false;
 }

@@ -584,7 +584,10 @@ static int untouched_check(void) {
   rig_status st = rig_buffer_fill(b, 0x11, 1);
   written = resident_pages();
   rig_buffer_release(b);
-  rig_device_free_cache(rig_device_host());
+  if (rig_device_free_cache(rig_device_host()) != RIG_OK) {
+    fprintf(stderr, "free_cache: %s\n", rig_error_last()->message);
+    return 1;
+  }
   if ((size_t)(created - before) * (size_t)page >= n / 4) {
     fprintf(stderr, "creating %zu bytes made %ld pages resident\n", n, created - before);
     return 1;
