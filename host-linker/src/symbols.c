@@ -104,6 +104,33 @@ reserved_index(rig__link_state *l, size_t rsec, size_t j, const GElf_Rela *r, un
                                                  : "unassigned");
 }
 
+/* What symbol i, of type `type`, stands for where it is defined outside
+ * the image (LINK-7), or NULL. */
+static const char *outside_image(size_t i, const GElf_Sym *s, unsigned type) {
+  if (i == 0)
+    return "no symbol, an absolute address";
+  if (type == STT_TLS)
+    return "a thread-local symbol";
+  if (type == STT_GNU_IFUNC)
+    return "an indirect function (STT_GNU_IFUNC)";
+  if (s->st_shndx == SHN_COMMON)
+    return "a common symbol (SHN_COMMON)";
+  if (s->st_shndx == SHN_ABS)
+    return "an absolute symbol (SHN_ABS)";
+  return NULL;
+}
+
+/* Symbol i, named name, is undefined: it gets a stub (RELOC-8). */
+static rig_link_status add_stub(rig__link_state *l, size_t i, const char *name) {
+  rig__link_stub *ns = realloc(l->stubs, (l->nstubs + 1) * sizeof *ns);
+  if (!ns)
+    return rig__link_fail(l, RIG_LINK_NO_MEMORY, "out of memory for stubs");
+  l->stubs = ns;
+  l->stubs[l->nstubs] = (rig__link_stub){.sym = i, .name = name};
+  l->syms[i] = (rig__link_symbol){.state = RIG__LINK_SYM_UNDEFINED, .at = (uint32_t)l->nstubs++};
+  return RIG_LINK_OK;
+}
+
 /* Classifies the symbol relocation j uses: in the image or undefined (then
  * it gets a stub), or refuses it (LINK-7). */
 static rig_link_status use_symbol(rig__link_state *l, size_t rsec, size_t j, const GElf_Rela *r) {
@@ -115,48 +142,29 @@ static rig_link_status use_symbol(rig__link_state *l, size_t rsec, size_t j, con
   if ((st = get_sym(l, i, &s, &shndx)) != RIG_LINK_OK)
     return st;
   const char *name = rig__link_sym_name(l, &s);
-  unsigned type = GELF_ST_TYPE(s.st_info);
-  const char *outside = NULL;
+  const char *outside = outside_image(i, &s, GELF_ST_TYPE(s.st_info));
 #define RL rig__link_rel_label(l, rsec, j, r).s
   if (!name)
     return rig__link_fail(l, RIG_LINK_REFUSED,
                           "%s: symbol #%zu's name lies outside its string table (LINK-3)", RL, i);
-  if (i == 0)
-    outside = "no symbol, an absolute address";
-  else if (type == STT_TLS)
-    outside = "a thread-local symbol";
-  else if (type == STT_GNU_IFUNC)
-    outside = "an indirect function (STT_GNU_IFUNC)";
-  else if (s.st_shndx == SHN_COMMON)
-    outside = "a common symbol (SHN_COMMON)";
-  else if (s.st_shndx == SHN_ABS)
-    outside = "an absolute symbol (SHN_ABS)";
   if (outside)
     return rig__link_fail(l, RIG_LINK_REFUSED, "%s: uses %s, defined outside the image (LINK-7)",
                           RL, outside);
-  if (shndx == SHN_UNDEF) {
-    if (!name[0])
-      return rig__link_fail(l, RIG_LINK_REFUSED, "%s: an undefined symbol without a name (LINK-3)",
-                            RL);
-    rig__link_stub *ns = realloc(l->stubs, (l->nstubs + 1) * sizeof *ns);
-    if (!ns)
-      return rig__link_fail(l, RIG_LINK_NO_MEMORY, "out of memory for stubs");
-    l->stubs = ns;
-    l->stubs[l->nstubs] = (rig__link_stub){.sym = i, .name = name};
-    l->syms[i] = (rig__link_symbol){.state = RIG__LINK_SYM_UNDEFINED, .at = (uint32_t)l->nstubs++};
-    return RIG_LINK_OK;
-  }
+  if (shndx == SHN_UNDEF && !name[0])
+    return rig__link_fail(l, RIG_LINK_REFUSED, "%s: an undefined symbol without a name (LINK-3)",
+                          RL);
+  if (shndx == SHN_UNDEF)
+    return add_stub(l, i, name);
   if (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX)
     return reserved_index(l, rsec, j, r, s.st_shndx);
   if (shndx >= l->nsec)
     return rig__link_fail(l, RIG_LINK_REFUSED,
                           "%s: its symbol's section #%zu does not exist (LINK-3)", RL, shndx);
   if (!l->secs[shndx].in_image)
-    return rig__link_fail(
-        l, RIG_LINK_REFUSED,
-        "%s: its symbol is defined in section %s, outside the image (not SHF_ALLOC) "
-        "(LINK-7)",
-        RL, rig__link_sec_label(l, shndx).s);
+    return rig__link_fail(l, RIG_LINK_REFUSED,
+                          "%s: its symbol is defined in section %s, outside the image (not "
+                          "SHF_ALLOC) (LINK-7)",
+                          RL, rig__link_sec_label(l, shndx).s);
   if (s.st_value > l->secs[shndx].sh.sh_size)
     return rig__link_fail(l, RIG_LINK_REFUSED,
                           "%s: its symbol's value 0x%" PRIx64
