@@ -146,6 +146,17 @@ static size_t reloc_offsets(const unsigned char *bytes, size_t n, const char *na
   return found;
 }
 
+/* Runs libm's sin_exp, f, over x[0..n) into y: its parameters are x, y
+ * and n. */
+static void run_sin_exp(kernel_fn *f, const float *x, float *y, int64_t n) {
+  struct {
+    const float *x;
+    float *y;
+    int64_t n;
+  } p = {x, y, n};
+  f(&p, 0, n);
+}
+
 /* SYM-1, RELOC-3, RELOC-7, RELOC-8, CALL-4: the math library through the
  * process's global scope. sinf and expf get one stub each, after the image. */
 static void sym_1_libm(void) {
@@ -159,12 +170,7 @@ static void sym_1_libm(void) {
   float x[64], y[64];
   for (int i = 0; i < 64; i++)
     x[i] = (float)i / 16.0f - 2.0f;
-  struct {
-    const float *x;
-    float *y;
-    int64_t n;
-  } p = {x, y, 64};
-  f(&p, 0, 64);
+  run_sin_exp(f, x, y, 64);
   for (int i = 0; i < 64; i++) {
     float want = sinf(x[i]) + expf(x[i]);
     CHECK_MSG(fabsf(y[i] - want) <= 1e-6f * fabsf(want) + 1e-6f, "y[%d] = %g, want %g", i, y[i],
@@ -315,12 +321,7 @@ static void reloc_3_7_out_of_reach(void) {
   kernel_fn *f = (kernel_fn *)rig_link_resolve(im, "sin_exp");
   float (*tail)(float) = (float (*)(float))rig_link_resolve(im, "tail_exp");
   float x[4] = {0.1f, 0.2f, 0.3f, 0.4f}, y[4];
-  struct {
-    const float *x;
-    float *y;
-    int64_t n;
-  } p = {x, y, 4};
-  f(&p, 0, 4);
+  run_sin_exp(f, x, y, 4);
   for (int i = 0; i < 4; i++)
     CHECK(fabsf(y[i] - (sinf(x[i]) + expf(x[i]))) < 1e-5f);
   CHECK(tail(0.75f) == expf(1.5f));
