@@ -57,7 +57,7 @@ static __attribute__((cold, noinline)) rig_link_status no_map(rig__link_state *l
  * on the functions, known before they are listed) and every stub, then the
  * names. */
 static rig_link_status lay_out_tables(rig__link_state *l) {
-  /* Entries hold 32-bit name offsets; past 2^31 symbols, get_sym refuses
+  /* Entries hold 32-bit name offsets; past 2^31 symbols, get_sym (symbols.c) refuses
    * anyway. */
   if (l->nsyms > (size_t)INT32_MAX + 1 || l->nstrs > UINT32_MAX)
     return rig__link_fail(l, RIG_LINK_REFUSED,
