@@ -193,73 +193,88 @@ static bool in_range(uint64_t v, int64_t lo, int64_t hi) {
   return s >= lo && s <= hi;
 }
 
+/* RELOC-2 (PC32), RELOC-3 (PLT32): S + A - P, a signed word32. */
+static rig__link_fit x86_64_apply(unsigned type, unsigned char *place, uint64_t sa, uint64_t p) {
+  if (type != R_X86_64_PC32 && type != R_X86_64_PLT32)
+    return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
+  uint64_t v = sa - p;
+  if (!in_range(v, INT32_MIN, INT32_MAX))
+    return RIG__LINK_OVERFLOW;
+  store32(place, (uint32_t)v);
+  return RIG__LINK_FITS;
+}
+
+/* RELOC-4: Page(S + A) - Page(P) into adrp's immlo:immhi. */
+static rig__link_fit adrp_patch(uint32_t *insn, uint64_t sa, uint64_t p) {
+  uint64_t v = (sa & ~(uint64_t)0xfff) - (p & ~(uint64_t)0xfff);
+  if (!in_range(v, -(INT64_C(1) << 32), (INT64_C(1) << 32) - 1))
+    return RIG__LINK_OVERFLOW;
+  uint64_t imm = v >> 12; /* 21 bits: immlo at 29..30, immhi at 5..23 */
+  *insn &= 0x9f00001fu;
+  *insn |= (uint32_t)(imm & 3) << 29;
+  *insn |= (uint32_t)((imm >> 2) & 0x7ffff) << 5;
+  return RIG__LINK_FITS;
+}
+
+/* RELOC-6: the low 12 bits of S + A, scaled by the access size of `type`. */
+static rig__link_fit ldst_patch(uint32_t *insn, unsigned type, uint64_t sa) {
+  unsigned shift = type == R_AARCH64_LDST8_ABS_LO12_NC    ? 0
+                   : type == R_AARCH64_LDST16_ABS_LO12_NC ? 1
+                   : type == R_AARCH64_LDST32_ABS_LO12_NC ? 2
+                   : type == R_AARCH64_LDST64_ABS_LO12_NC ? 3
+                                                          : 4;
+  uint64_t lo = sa & 0xfff;
+  /* The field holds lo >> shift: bits below would be lost. */
+  if (lo & ((UINT64_C(1) << shift) - 1))
+    return RIG__LINK_MISALIGNED;
+  *insn = (*insn & ~(0xfffu << 10)) | (uint32_t)(lo >> shift) << 10;
+  return RIG__LINK_FITS;
+}
+
+/* RELOC-7: S + A - P into b's or bl's imm26, in words. */
+static rig__link_fit branch_patch(uint32_t *insn, uint64_t sa, uint64_t p) {
+  uint64_t v = sa - p;
+  if (v & 3)
+    return RIG__LINK_MISALIGNED;
+  if (!in_range(v, -(INT64_C(1) << 27), (INT64_C(1) << 27) - 1))
+    return RIG__LINK_OVERFLOW;
+  *insn = (*insn & 0xfc000000u) | (uint32_t)((v >> 2) & 0x3ffffff);
+  return RIG__LINK_FITS;
+}
+
+/* Patches insn, arm64 relocation `type` (RELOC-4..7), where it fits. */
+static rig__link_fit aarch64_patch(unsigned type, uint32_t *insn, uint64_t sa, uint64_t p) {
+  switch (type) {
+  case R_AARCH64_ADR_PREL_PG_HI21:
+    return adrp_patch(insn, sa, p);
+  case R_AARCH64_ADD_ABS_LO12_NC: /* RELOC-5: the low 12 bits of S + A */
+    *insn = (*insn & ~(0xfffu << 10)) | (uint32_t)(sa & 0xfff) << 10;
+    return RIG__LINK_FITS;
+  case R_AARCH64_LDST8_ABS_LO12_NC:
+  case R_AARCH64_LDST16_ABS_LO12_NC:
+  case R_AARCH64_LDST32_ABS_LO12_NC:
+  case R_AARCH64_LDST64_ABS_LO12_NC:
+  case R_AARCH64_LDST128_ABS_LO12_NC:
+    return ldst_patch(insn, type, sa);
+  case R_AARCH64_CALL26:
+  case R_AARCH64_JUMP26:
+    return branch_patch(insn, sa, p);
+  default:
+    return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
+  }
+}
+
 rig__link_fit rig__link_reloc_apply(unsigned machine, unsigned type, unsigned char *place,
                                     uint64_t s, int64_t a) {
   uint64_t p = (uint64_t)(uintptr_t)place;
   uint64_t sa = s + (uint64_t)a;
-  uint64_t v;
-  uint32_t insn;
-
-  if (machine == EM_X86_64) {
-    switch (type) {
-    case R_X86_64_PC32:  /* RELOC-2: S + A - P */
-    case R_X86_64_PLT32: /* RELOC-3: S + A - P */
-      v = sa - p;
-      if (!in_range(v, INT32_MIN, INT32_MAX))
-        return RIG__LINK_OVERFLOW;
-      store32(place, (uint32_t)v);
-      return RIG__LINK_FITS;
-    default:
-      return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
-    }
-  }
-
-  insn = load32(place);
-  switch (type) {
-  case R_AARCH64_ADR_PREL_PG_HI21: { /* RELOC-4: Page(S + A) - Page(P) */
-    v = (sa & ~(uint64_t)0xfff) - (p & ~(uint64_t)0xfff);
-    if (!in_range(v, -(INT64_C(1) << 32), (INT64_C(1) << 32) - 1))
-      return RIG__LINK_OVERFLOW;
-    uint64_t imm = v >> 12; /* 21 bits: immlo at 29..30, immhi at 5..23 */
-    insn &= 0x9f00001fu;
-    insn |= (uint32_t)(imm & 3) << 29;
-    insn |= (uint32_t)((imm >> 2) & 0x7ffff) << 5;
-    break;
-  }
-  case R_AARCH64_ADD_ABS_LO12_NC: /* RELOC-5: the low 12 bits of S + A */
-    insn = (insn & ~(0xfffu << 10)) | (uint32_t)(sa & 0xfff) << 10;
-    break;
-  case R_AARCH64_LDST8_ABS_LO12_NC: /* RELOC-6, scaled by the access size */
-  case R_AARCH64_LDST16_ABS_LO12_NC:
-  case R_AARCH64_LDST32_ABS_LO12_NC:
-  case R_AARCH64_LDST64_ABS_LO12_NC:
-  case R_AARCH64_LDST128_ABS_LO12_NC: {
-    unsigned shift = type == R_AARCH64_LDST8_ABS_LO12_NC    ? 0
-                     : type == R_AARCH64_LDST16_ABS_LO12_NC ? 1
-                     : type == R_AARCH64_LDST32_ABS_LO12_NC ? 2
-                     : type == R_AARCH64_LDST64_ABS_LO12_NC ? 3
-                                                            : 4;
-    uint64_t lo = sa & 0xfff;
-    /* The field holds lo >> shift: bits below would be lost. */
-    if (lo & ((UINT64_C(1) << shift) - 1))
-      return RIG__LINK_MISALIGNED;
-    insn = (insn & ~(0xfffu << 10)) | (uint32_t)(lo >> shift) << 10;
-    break;
-  }
-  case R_AARCH64_CALL26: /* RELOC-7: S + A - P */
-  case R_AARCH64_JUMP26:
-    v = sa - p;
-    if (v & 3)
-      return RIG__LINK_MISALIGNED;
-    if (!in_range(v, -(INT64_C(1) << 27), (INT64_C(1) << 27) - 1))
-      return RIG__LINK_OVERFLOW;
-    insn = (insn & 0xfc000000u) | (uint32_t)((v >> 2) & 0x3ffffff);
-    break;
-  default:
-    return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
-  }
-  store32(place, insn);
-  return RIG__LINK_FITS;
+  if (machine == EM_X86_64)
+    return x86_64_apply(type, place, sa, p);
+  uint32_t insn = load32(place);
+  rig__link_fit fit = aarch64_patch(type, &insn, sa, p);
+  if (fit == RIG__LINK_FITS)
+    store32(place, insn);
+  return fit;
 }
 
 void rig__link_stub_write(unsigned machine, unsigned char *stub, void *target) {

@@ -40,7 +40,7 @@ done
 mkdir -p "$out"
 cflags="-std=gnu11 -O2 -g -Wall -Wno-unused-parameter -I$src/include -I$src/tests"
 libs="-lelf -ldl -lm -lpthread"
-lib="$src/src/load.c $src/src/pages.c $src/src/reloc.c"
+lib=$(echo "$src"/src/*.c) # every source of the library (meson.build's rig_link_src)
 common="$src/tests/common.c"
 
 printf '#include <gelf.h>\nint main(void) { return elf_version(EV_CURRENT) == EV_NONE; }\n' >"$out/probe.c"

@@ -146,6 +146,17 @@ static size_t reloc_offsets(const unsigned char *bytes, size_t n, const char *na
   return found;
 }
 
+/* Runs libm's sin_exp, f, over x[0..n) into y: its parameters are x, y
+ * and n. */
+static void run_sin_exp(kernel_fn *f, const float *x, float *y, int64_t n) {
+  struct {
+    const float *x;
+    float *y;
+    int64_t n;
+  } p = {x, y, n};
+  f(&p, 0, n);
+}
+
 /* SYM-1, RELOC-3, RELOC-7, RELOC-8, CALL-4: the math library through the
  * process's global scope. sinf and expf get one stub each, after the image. */
 static void sym_1_libm(void) {
@@ -159,12 +170,7 @@ static void sym_1_libm(void) {
   float x[64], y[64];
   for (int i = 0; i < 64; i++)
     x[i] = (float)i / 16.0f - 2.0f;
-  struct {
-    const float *x;
-    float *y;
-    int64_t n;
-  } p = {x, y, 64};
-  f(&p, 0, 64);
+  run_sin_exp(f, x, y, 64);
   for (int i = 0; i < 64; i++) {
     float want = sinf(x[i]) + expf(x[i]);
     CHECK_MSG(fabsf(y[i] - want) <= 1e-6f * fabsf(want) + 1e-6f, "y[%d] = %g, want %g", i, y[i],
@@ -269,6 +275,17 @@ static uint64_t distance(const void *a, const void *b) {
                : (uint64_t)((const char *)b - (const char *)a);
 }
 
+/* Links libm with the lookup t: the image in *im (NULL where refused), the
+ * object's bytes in *obj and *n, for reloc_offsets. */
+static void load_libm(lookup_table *t, unsigned char **obj, size_t *n, rig_link_image **im) {
+  rig_link_options o = {.lookup = table_lookup, .lookup_ctx = t};
+  char err[RIG_LINK_ERROR_BYTES];
+  *im = NULL;
+  *obj = kernel("libm", n);
+  CHECK(*obj);
+  CHECK_MSG(rig_link_load(*obj, *n, &o, im, err, sizeof err) == RIG_LINK_OK, "%s", err);
+}
+
 /* RELOC-3 (x86_64, PLT32) and RELOC-7 (arm64, CALL26 and JUMP26): calls and
  * the tail jump to symbols out of reach go to their stubs, which reach them
  * through their slots. */
@@ -279,13 +296,11 @@ static void reloc_3_7_out_of_reach(void) {
   t.addrs[0] = far_tramp(&fp, 0, (void *)sinf);
   t.addrs[1] = far_tramp(&fp, 1, (void *)expf);
   far_seal(&fp);
-  rig_link_options o = {.lookup = table_lookup, .lookup_ctx = &t};
   size_t n;
-  unsigned char *obj = kernel("libm", &n);
-  CHECK(obj);
-  rig_link_image *im = NULL;
-  char err[RIG_LINK_ERROR_BYTES];
-  CHECK_MSG(rig_link_load(obj, n, &o, &im, err, sizeof err) == RIG_LINK_OK, "%s", err);
+  unsigned char *obj;
+  rig_link_image *im;
+  load_libm(&t, &obj, &n, &im);
+  CHECK(im);
   CHECK_MSG(distance(rig_link_code(im), fp.page) > (UINT64_C(1) << 32),
             "the image %p is not far from %p", rig_link_code(im), (void *)fp.page);
   /* Every call of sinf and expf in .text goes to its stub. */
@@ -306,12 +321,7 @@ static void reloc_3_7_out_of_reach(void) {
   kernel_fn *f = (kernel_fn *)rig_link_resolve(im, "sin_exp");
   float (*tail)(float) = (float (*)(float))rig_link_resolve(im, "tail_exp");
   float x[4] = {0.1f, 0.2f, 0.3f, 0.4f}, y[4];
-  struct {
-    const float *x;
-    float *y;
-    int64_t n;
-  } p = {x, y, 4};
-  f(&p, 0, 4);
+  run_sin_exp(f, x, y, 4);
   for (int i = 0; i < 4; i++)
     CHECK(fabsf(y[i] - (sinf(x[i]) + expf(x[i]))) < 1e-5f);
   CHECK(tail(0.75f) == expf(1.5f));
@@ -330,13 +340,11 @@ static void reloc_3_7_in_reach(void) {
   void *own_exp = rig_link_resolve(a, "expf"); /* helpers' own expf: x + 42 */
   CHECK(own_exp);
   lookup_table t = {.names = {"sinf", "expf"}, .addrs = {own_exp, own_exp}};
-  rig_link_options o = {.lookup = table_lookup, .lookup_ctx = &t};
   size_t n;
-  unsigned char *obj = kernel("libm", &n);
-  CHECK(obj);
-  rig_link_image *im = NULL;
-  char err[RIG_LINK_ERROR_BYTES];
-  CHECK_MSG(rig_link_load(obj, n, &o, &im, err, sizeof err) == RIG_LINK_OK, "%s", err);
+  unsigned char *obj;
+  rig_link_image *im;
+  load_libm(&t, &obj, &n, &im);
+  CHECK(im);
   uint64_t reach = host_machine() == EM_X86_64 ? (UINT64_C(1) << 31) - (UINT64_C(1) << 20)
                                                : (UINT64_C(1) << 27) - (UINT64_C(1) << 20);
   float (*tail)(float) = (float (*)(float))rig_link_resolve(im, "tail_exp");

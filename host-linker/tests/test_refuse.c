@@ -302,52 +302,60 @@ static void link_6_named_in_message(void) {
   }
 }
 
+/* Where using_symbol defines its symbol, besides a section index: in the
+ * code's section, or in a .comment section, not allocated. */
+enum { IN_TEXT = -1, IN_COMMENT = -2 };
+
+/* A good object whose code uses symbol `name`, of type `type`, defined in
+ * section shndx (or IN_TEXT, IN_COMMENT), through a relocation of rtype. */
+static eg_obj *using_symbol(const char *name, unsigned type, int shndx, uint64_t value,
+                            uint64_t size, unsigned rtype) {
+  unsigned text, f;
+  eg_obj *o = good(&text, &f);
+  if (shndx == IN_TEXT)
+    shndx = (int)text;
+  else if (shndx == IN_COMMENT)
+    shndx = (int)eg_section(o, ".comment", SHT_PROGBITS, 0, 1, "clang", 6);
+  unsigned s = eg_symbol(o, name, GELF_ST_INFO(STB_GLOBAL, type), (uint16_t)shndx, value, size);
+  eg_reloc(o, text, host_code_patch, s, rtype, 0);
+  return o;
+}
+
 /* LINK-7: symbols defined outside the image. */
 static void link_7_outside(void) {
-  unsigned text, f, s;
+  static const struct {
+    const char *name;
+    unsigned type;
+    int shndx;
+    uint64_t value, size;
+    const char *says;
+  } cases[] = {
+      {"common_var", STT_OBJECT, SHN_COMMON, 4, 4, "common_var"},
+      {"tls_var", STT_TLS, IN_TEXT, 0, 4, "tls_var"},
+      {"abs_sym", STT_NOTYPE, SHN_ABS, 0x1234, 0, "abs_sym"},
+      {"in_comment", STT_OBJECT, IN_COMMENT, 0, 6, ".comment"},
+      {"ifunc", STT_GNU_IFUNC, IN_TEXT, 0, 1, "ifunc"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    eg_obj *o = using_symbol(cases[i].name, cases[i].type, cases[i].shndx, cases[i].value,
+                             cases[i].size, host_branch_type());
+    CHECK_MSG(refused_eg(o, NULL, "LINK-7", cases[i].says), "%s", cases[i].name);
+  }
+
+  unsigned text, f;
   eg_obj *o = good(&text, &f);
-  s = eg_symbol(o, "common_var", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), SHN_COMMON, 4, 4);
-  eg_reloc(o, text, host_code_patch, s, host_branch_type(), 0);
-  CHECK(refused_eg(o, NULL, "LINK-7", "common_var"));
-
-  o = good(&text, &f);
-  s = eg_symbol(o, "tls_var", GELF_ST_INFO(STB_GLOBAL, STT_TLS), (uint16_t)text, 0, 4);
-  eg_reloc(o, text, host_code_patch, s, host_branch_type(), 0);
-  CHECK(refused_eg(o, NULL, "LINK-7", "tls_var"));
-
-  o = good(&text, &f);
-  s = eg_symbol(o, "abs_sym", GELF_ST_INFO(STB_GLOBAL, STT_NOTYPE), SHN_ABS, 0x1234, 0);
-  eg_reloc(o, text, host_code_patch, s, host_branch_type(), 0);
-  CHECK(refused_eg(o, NULL, "LINK-7", "abs_sym"));
-
-  o = good(&text, &f);
-  unsigned note = eg_section(o, ".comment", SHT_PROGBITS, 0, 1, "clang", 6);
-  s = eg_symbol(o, "in_comment", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), (uint16_t)note, 0, 6);
-  eg_reloc(o, text, host_code_patch, s, host_branch_type(), 0);
-  CHECK(refused_eg(o, NULL, "LINK-7", ".comment"));
-
-  o = good(&text, &f);
-  s = eg_symbol(o, "ifunc", GELF_ST_INFO(STB_GLOBAL, STT_GNU_IFUNC), (uint16_t)text, 0, 1);
-  eg_reloc(o, text, host_code_patch, s, host_branch_type(), 0);
-  CHECK(refused_eg(o, NULL, "LINK-7", "ifunc"));
-
-  o = good(&text, &f);
   eg_reloc(o, text, host_code_patch, 0, host_branch_type(), 0);
   CHECK(refused_eg(o, NULL, "LINK-7", "no symbol"));
 
   /* Reserved section indexes: x86_64's large common symbols
    * (SHN_X86_64_LCOMMON, 0xff02) are common (LINK-7), not "a section
    * #65282 that does not exist"; the others are said to be reserved. */
-  o = good(&text, &f);
-  s = eg_symbol(o, "big_common", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), 0xff02, 8, 8);
-  eg_reloc(o, text, host_code_patch, s, host_pc_type(), 0);
+  o = using_symbol("big_common", STT_OBJECT, 0xff02, 8, 8, host_pc_type());
   if (host_machine() == EM_X86_64)
     CHECK(refused_eg(o, NULL, "LINK-7", "large common symbol (SHN_X86_64_LCOMMON)"));
   else
     CHECK(refused_eg(o, NULL, "LINK-3", "0xff02 is a reserved one (a processor's)"));
-  o = good(&text, &f);
-  s = eg_symbol(o, "os_sym", GELF_ST_INFO(STB_GLOBAL, STT_OBJECT), SHN_LOOS, 0, 8);
-  eg_reloc(o, text, host_code_patch, s, host_pc_type(), 0);
+  o = using_symbol("os_sym", STT_OBJECT, SHN_LOOS, 0, 8, host_pc_type());
   CHECK(refused_eg(o, NULL, "LINK-3", "0xff20 is a reserved one (an OS's)"));
 
   o = good(&text, &f);

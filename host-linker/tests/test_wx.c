@@ -44,26 +44,29 @@ static void record(char what, void *addr, size_t len, int prot) {
     calls[ncalls++] = (call){what, addr, len, prot};
 }
 
-void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
-  if (refuse_mmap) {
+/* Whether an mmap fails (ENOMEM), as refuse_mmap asks. */
+static bool mmap_refused(void) {
+  if (refuse_mmap)
     errno = ENOMEM;
-    return MAP_FAILED;
-  }
-  void *r = __real_mmap(addr, len, prot, flags, fd, off);
+  return refuse_mmap;
+}
+
+/* r, what an mmap gave, recorded. */
+static void *mapped(void *r, size_t len, int prot) {
   record('m', r, len, prot);
   return r;
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return mmap_refused() ? MAP_FAILED
+                        : mapped(__real_mmap(addr, len, prot, flags, fd, off), len, prot);
 }
 
 /* mmap as it is called where off_t has 64 bits on a 32-bit ABI's terms
  * (_FILE_OFFSET_BITS=64, which meson sets). */
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
-  if (refuse_mmap) {
-    errno = ENOMEM;
-    return MAP_FAILED;
-  }
-  void *r = __real_mmap64(addr, len, prot, flags, fd, off);
-  record('m', r, len, prot);
-  return r;
+  return mmap_refused() ? MAP_FAILED
+                        : mapped(__real_mmap64(addr, len, prot, flags, fd, off), len, prot);
 }
 
 int __wrap_mprotect(void *addr, size_t len, int prot) {

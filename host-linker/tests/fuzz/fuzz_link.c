@@ -1,8 +1,7 @@
 /* fuzz_link.c: the libFuzzer target of the host linker.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ihost-linker/include \
- *     host-linker/src/load.c host-linker/src/pages.c host-linker/src/reloc.c \
- *     host-linker/tests/fuzz/fuzz_link.c -lelf -ldl -lpthread
+ *     host-linker/src/[a-z]*.c host-linker/tests/fuzz/fuzz_link.c -lelf -ldl -lpthread
  *
  * (the build makes it as host-linker/tests/fuzz-link where clang has
  * libFuzzer). Seed it with the kernels (*.o of the build folder). Any input
