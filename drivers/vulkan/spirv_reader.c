@@ -62,34 +62,23 @@ rvk_spirv_status rvk_spirv_check(const uint32_t *w, size_t n, rvk_spirv_refuse_f
 
 const char *rvk_spirv_why(rvk_spirv_status s, const rvk_spirv_fault *fault, char *why,
                           size_t whyn) {
-  switch (s) {
-  case RVK_SPIRV_OK:
-    snprintf(why, whyn, "a SPIR-V module");
-    break;
-  case RVK_SPIRV_SHORT:
-    snprintf(why, whyn, "not a SPIR-V module (shorter than its header)");
-    break;
-  case RVK_SPIRV_BYTE_ORDER:
-    snprintf(why, whyn, "not a SPIR-V module (words of the other byte order)");
-    break;
-  case RVK_SPIRV_MAGIC:
-    snprintf(why, whyn, "not a SPIR-V module (magic is not 0x07230203)");
-    break;
-  case RVK_SPIRV_OVERRUN:
+  static const char *const text[] = {
+      [RVK_SPIRV_OK] = "a SPIR-V module",
+      [RVK_SPIRV_SHORT] = "not a SPIR-V module (shorter than its header)",
+      [RVK_SPIRV_BYTE_ORDER] = "not a SPIR-V module (words of the other byte order)",
+      [RVK_SPIRV_MAGIC] = "not a SPIR-V module (magic is not 0x07230203)",
+      [RVK_SPIRV_NO_MEMORY_MODEL] = "malformed SPIR-V: no OpMemoryModel",
+      [RVK_SPIRV_NO_ENTRY_POINT] = "malformed SPIR-V: no OpEntryPoint",
+  };
+  if (s == RVK_SPIRV_OVERRUN)
     snprintf(why, whyn, "malformed SPIR-V: instruction at word %zu runs past the module",
              fault ? fault->word : 0);
-    break;
-  case RVK_SPIRV_REFUSED:
+  else if (s == RVK_SPIRV_REFUSED)
     snprintf(why, whyn, "the module needs capability %u (%s)", fault ? fault->capability : 0,
              fault && fault->feature ? fault->feature : "refused");
-    break;
-  case RVK_SPIRV_NO_MEMORY_MODEL:
-    snprintf(why, whyn, "malformed SPIR-V: no OpMemoryModel");
-    break;
-  case RVK_SPIRV_NO_ENTRY_POINT:
-    snprintf(why, whyn, "malformed SPIR-V: no OpEntryPoint");
-    break;
-  }
+  else
+    snprintf(why, whyn, "%s", (unsigned)s < sizeof text / sizeof *text && text[s] ? text[s]
+                                                                              : "not SPIR-V");
   return why;
 }
 
