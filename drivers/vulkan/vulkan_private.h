@@ -8,9 +8,10 @@
  * below, besides the build's -fvisibility=hidden), so the plugin exports
  * its entry symbol only (test plugin-links-edge-and-loader-vulkan).
  *
- * Locks, outermost first: shared.c's list lock; a peer's qlock (take_waits)
- * before no lock of one's own; an open's qlock, then its VkDevice's qlock
- * (the queue); ilock, then the VkDevice's qlock (stop); mlock alone.
+ * Locks, outermost first: shared.c's list lock; a peer's qlock, taken by
+ * peers.c while the submitting open holds none of its own; an open's qlock,
+ * then its ilock (the stop), then its VkDevice's qlock (the queue); mlock
+ * alone.
  */
 #ifndef RIG_VULKAN_PRIVATE_H
 #define RIG_VULKAN_PRIVATE_H
