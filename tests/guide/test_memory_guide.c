@@ -13,29 +13,15 @@
 
 #include <rig/rig.h>
 
+#include "../unit/util.h" /* ok, open_ok, close_release */
+
 #define KIB 1024u
-
-static void ok(rig_status st) {
-  if (st != RIG_OK)
-    fail_msg("%s: %s", rig_status_name(st), rig_error_last()->message);
-}
-
-static rig_device *open_named(const char *name) {
-  rig_device *d;
-  ok(rig_device_open(name, &d));
-  return d;
-}
-
-static void close_and_release(rig_device *d) {
-  ok(rig_device_close(d));
-  rig_device_release(d);
-}
 
 /* A buffer's life: released, it waits for its points, enters d's cache,
  * and the next create of its size takes it from there without the driver;
  * rig_device_free_cache returns it to the driver. */
 static void life_release_cache_reuse(void **state) {
-  rig_device *d = open_named("test:guide-life,host=0,delay_us=20000");
+  rig_device *d = open_ok("test:guide-life,host=0,delay_us=20000");
   rig_buffer *b;
   rig_point p;
   ok(rig_buffer_create(d, 64 * KIB, &b));
@@ -50,7 +36,7 @@ static void life_release_cache_reuse(void **state) {
   rig_buffer_release(b);
   ok(rig_device_free_cache(d)); /* the cache returns it to the driver */
   assert_int_equal(rig_device_allocated(d), 0);
-  close_and_release(d);
+  close_release(d);
 }
 
 /* Reclamation: 100 buffers of 256 KiB let go fit a budget of 1 MiB; four
@@ -73,7 +59,7 @@ static void reclamation_let_go_and_kept(void **state) {
   assert_null(fifth);
   for (int i = 0; i < 4; i++)
     rig_buffer_release(live[i]);
-  close_and_release(d);
+  close_release(d);
 }
 
 static void add_one(void *bytes, size_t n, void *ctx) {
@@ -86,7 +72,7 @@ static void add_one(void *bytes, size_t n, void *ctx) {
  * place where the host addresses the memory, and are RIG_INVALID where it
  * does not; get, put and fill reach any buffer (through staging there). */
 static void host_access_in_place_or_staged(void **state) {
-  rig_device *d = open_named("test:guide-host,host=0");
+  rig_device *d = open_ok("test:guide-host,host=0");
   rig_buffer *h, *x;
   unsigned char bytes[16];
   ok(rig_buffer_create(rig_device_host(), sizeof bytes, &h));
@@ -103,13 +89,13 @@ static void host_access_in_place_or_staged(void **state) {
   assert_int_equal(bytes[15], 5);
   rig_buffer_release(x);
   rig_buffer_release(h);
-  close_and_release(d);
+  close_release(d);
 }
 
 /* A borrow of host memory on d: copies through it run on d's copy engine
  * and give H d's points; the copy back's point is H's last write. */
 static void borrow_gives_host_memory_points(void **state) {
-  rig_device *d = open_named("test:guide-borrow,host=0");
+  rig_device *d = open_ok("test:guide-borrow,host=0");
   rig_buffer *h, *hb, *x;
   rig_point p, w, u;
   ok(rig_buffer_create(rig_device_host(), 64 * KIB, &h)); /* 64 KiB: on a page */
@@ -128,14 +114,14 @@ static void borrow_gives_host_memory_points(void **state) {
   rig_buffer_release(hb);
   rig_buffer_release(x);
   rig_buffer_release(h);
-  close_and_release(d);
+  close_release(d);
 }
 
 /* Loss: once d is lost (closed, here), its memory X is RIG_LOST at every
  * use, while host memory H that holds no point of d keeps serving the
  * value the host wrote. */
 static void loss_keeps_host_memory(void **state) {
-  rig_device *d = open_named("test:guide-loss,host=0");
+  rig_device *d = open_ok("test:guide-loss,host=0");
   rig_buffer *h, *x;
   float v = 65535.f, got = 0;
   ok(rig_buffer_create(rig_device_host(), sizeof v, &h));
