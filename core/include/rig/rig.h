@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rig/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,6 +83,16 @@ typedef struct rig_error {
 RIG_API const rig_error *rig_error_last(void);
 /* Returns a static name for s: "RIG_OK", "RIG_LOST", ... Lock-free. */
 RIG_API const char *rig_status_name(rig_status s);
+
+/* ---- version ---------------------------------------------------------------- */
+
+/* Returns the version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (RIG_VERSION_STRING of the <rig/version.h> it was built from): a static
+ * string. Lock-free, never fails. */
+RIG_API const char *rig_version(void);
+/* Returns that version packed as RIG_VERSION_NUMBER packs it,
+ * MAJOR << 16 | MINOR << 8 | PATCH. Lock-free, never fails. */
+RIG_API unsigned rig_version_number(void);
 
 /* ---- points ----------------------------------------------------------------- */
 
@@ -528,6 +540,7 @@ RIG_API RIG_MUST_USE rig_status rig_image_load(rig_device *d, const void *bytes,
  * the function lives as long as im. RIG_INVALID for a function the device
  * cannot run (ERR-26: d keeps serving). May lock. */
 RIG_API RIG_MUST_USE rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out);
+/* Adds a reference to im and returns im. Lock-free. */
 RIG_API rig_image *rig_image_retain(rig_image *im);
 /* Drops a reference. The code goes once no reference and no submission
  * holds it, and the work submitted until then is done. Never blocks. */
@@ -580,6 +593,9 @@ typedef struct rig_ref {
   rig_buffer *fixed;          /* fixed memory: this buffer instead of a slot */
 } rig_ref;
 
+/* Refs (lock-free constructors): the buffer in slot `slot`, which the launch
+ * reads (rig_ref_read), writes (rig_ref_write) or both (rig_ref_read_write),
+ * or f's entry address (rig_ref_entry), stored at byte `at` of the block. */
 static inline rig_ref rig_ref_read(uint32_t slot, uint32_t at) {
   rig_ref r = {.kind = RIG_REF_READ, .slot = slot, .at = at};
   return r;
@@ -678,6 +694,7 @@ RIG_API RIG_MUST_USE rig_status rig_submission_make(rig_device *d, const rig_par
  * replaces the first, whose value is never released. Lock-free. */
 typedef void (*rig_keep_release)(void *value);
 RIG_API RIG_MUST_USE rig_status rig_submission_keep(rig_submission *s, void *value, rig_keep_release release);
+/* Adds a reference to s and returns s. Lock-free. */
 RIG_API rig_submission *rig_submission_retain(rig_submission *s);
 /* Drops a reference; its memory returns after its last submit's work
  * (RUN-8). Lock-free. */

@@ -473,6 +473,8 @@ RIG_EDGE_API uint64_t rig_edge_host_memory_bytes(void);
 static inline void rig_edge_word_store(volatile uint64_t *word, uint64_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
+/* Loads a word with acquire order: a waiter that sees the value a driver
+ * stored with rig_edge_word_store sees the work's writes before it. */
 static inline uint64_t rig_edge_word_load(const volatile uint64_t *word) {
   return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
