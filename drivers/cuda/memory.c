@@ -63,6 +63,16 @@ static CUresult make(cumem *m, uint32_t kind, uint64_t bytes) {
   return r;
 }
 
+/* A new allocation's record, on a context that is not lost. */
+static int new_record(cudev *d, cumem **out, rig_edge_error *err) {
+  int r = loss_check(d, err);
+  if (r != RIG_EDGE_OK)
+    return r;
+  if (!(*out = calloc(1, sizeof **out)))
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", d->name);
+  return RIG_EDGE_OK;
+}
+
 int memory_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                     rig_edge_error *err) {
   cudev *d = h;
@@ -70,12 +80,10 @@ int memory_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
                          "%s: the host addresses no memory of a CUDA device (Mapped); "
                          "Pinned memory is host memory the GPU maps", d->name);
-  int r = loss_check(d, err);
+  cumem *m;
+  int r = new_record(d, &m, err);
   if (r != RIG_EDGE_OK)
     return r;
-  cumem *m = calloc(1, sizeof *m);
-  if (!m)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", d->name);
   CUresult cr = gpu_bind(d->g);
   if (cr == CUDA_SUCCESS)
     cr = make(m, kind, bytes);
@@ -90,12 +98,10 @@ int memory_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
 
 int memory_map(void *h, void *host, uint64_t bytes, rig_edge_alloc *out, rig_edge_error *err) {
   cudev *d = h;
-  int r = loss_check(d, err);
+  cumem *m;
+  int r = new_record(d, &m, err);
   if (r != RIG_EDGE_OK)
     return r;
-  cumem *m = calloc(1, sizeof *m);
-  if (!m)
-    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", d->name);
   m->kind = MEM_BORROW;
   m->host = host;
   CUresult cr = gpu_bind(d->g);
