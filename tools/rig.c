@@ -51,6 +51,10 @@ static const char *const known[][2] = {
 /* Why a driver does not open, in a word: its plugin, a library the plugin
  * needs, or the device itself is missing. */
 static const char *why_not(const char *message) {
+  if (strstr(message, ": no library:"))  /* the CUDA driver's own word */
+    return "no library";
+  if (strstr(message, ": no device:"))
+    return "no device";
   if (strstr(message, "is in no folder"))
     return "no plugin";
   if (strstr(message, "cannot open shared object") || strstr(message, "undefined symbol"))
@@ -114,7 +118,8 @@ static int info(void) {
   facts(rig_device_host());
   printf("drivers\n");
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (try_driver(known[i][0], known[i][1]) && strcmp(known[i][0], "vulkan") == 0)
+    if (try_driver(known[i][0], known[i][1]) &&
+        (strcmp(known[i][0], "vulkan") == 0 || strcmp(known[i][0], "cuda") == 0))
       try_more(known[i][0]);
   try_io();
   return 0;
@@ -123,7 +128,7 @@ static int info(void) {
 /* The device the demo runs on: a GPU driver's first device when one opens,
  * else a memory device standing for one. */
 static rig_device *best_device(void) {
-  const char *order[] = {"vulkan:0", "cuda:0", "amdgpu:0", "memory:demo"};
+  const char *order[] = {"cuda:0", "vulkan:0", "amdgpu:0", "memory:demo"};
   rig_device *d = NULL;
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
     if (rig_device_open(order[i], &d) == RIG_OK)
@@ -197,24 +202,31 @@ static const uint32_t demo_spv[] = {
     0x000100fd, 0x00010038,
 };
 
-/* Doubles x's n floats with double.comp on d, a Vulkan device, in groups
+/* Doubles x's n floats with double.comp on d, a Vulkan device, or double.ptx
+ * on a cuda device, in groups
  * of 64: *p is the launch's point. Another device, or a Vulkan device that
  * runs no code, returns non-zero and the caller doubles x on the host. */
+/* On a cuda device: drivers/cuda/kernels/double.ptx, whose entry is twice. */
+extern const unsigned char rig_demo_cuda_ptx[];
+extern const unsigned long rig_demo_cuda_ptx_bytes;
+
 static rig_status double_on_device(rig_device *d, rig_buffer *x, size_t n, rig_point *p) {
   rig_image *im;
   rig_function *f = NULL;
   rig_submission *s;
   rig_run *run;
   *p = 0;
-  if (strncmp(rig_device_name(d), "vulkan:", 7) != 0)
+  bool cuda = strncmp(rig_device_name(d), "cuda:", 5) == 0;
+  if (strncmp(rig_device_name(d), "vulkan:", 7) != 0 && !cuda)
     return RIG_UNAVAILABLE;
-  if (rig_image_load(d, demo_spv, sizeof demo_spv, &im) != RIG_OK) {
-    printf("  (no Vulkan kernel: %s)\n", rig_error_last()->message);
+  if ((cuda ? rig_image_load(d, rig_demo_cuda_ptx, rig_demo_cuda_ptx_bytes, &im)
+            : rig_image_load(d, demo_spv, sizeof demo_spv, &im)) != RIG_OK) {
+    printf("  (no kernel: %s)\n", rig_error_last()->message);
     return RIG_UNAVAILABLE;
   }
   rig_ref ref = rig_ref_read_write(0, 0);
   rig_part launch = rig_part_launch(NULL, &ref, 1, 16);
-  rig_status st = rig_image_resolve(im, "double", &f);
+  rig_status st = rig_image_resolve(im, cuda ? "twice" : "double", &f);
   if (st == RIG_OK && !f)
     st = RIG_UNAVAILABLE;
   launch.function = f;
@@ -303,7 +315,9 @@ static int demo(void) {
   /* On a Vulkan device a kernel doubles x, after the copy that wrote it;
    * elsewhere host code does, after x's uses. */
   if (double_on_device(d, x, N, &p) == RIG_OK)
-    show("double x (Vulkan kernel double.comp)", p);
+    show(strncmp(rig_device_name(d), "cuda:", 5) == 0 ? "double x (CUDA kernel double.ptx)"
+                                                        : "double x (Vulkan kernel double.comp)",
+         p);
   else {
     CHECK(rig_buffer_write(x, twice, NULL));
     show("double x (host code after x's uses)", 0);

@@ -50,7 +50,10 @@ static rig_device *open_gpu(const char *label, const char *test_options, const c
 }
 
 /* Whether d runs `double` itself: a Vulkan device. */
-static bool runs_double(void) { return under_test && strncmp(under_test, "vulkan:", 7) == 0; }
+static bool on_cuda(void) { return under_test && strncmp(under_test, "cuda:", 5) == 0; }
+static bool runs_double(void) {
+  return under_test && (strncmp(under_test, "vulkan:", 7) == 0 || on_cuda());
+}
 
 /* Asserts the stamps of b's allocation for d: "last write; use by d". */
 static void cell(rig_buffer *b, rig_device *d, uint64_t write, uint64_t use) {
@@ -73,11 +76,30 @@ typedef struct launched {
 #define SPIN_GROUPS 256u  /* of 64 threads: about 0.5 s on lavapipe */
 #define SPIN_ROUNDS 60000 /* below lavapipe's 65535 iterations a loop */
 
-/* NAME.spv, built into $RIG_KERNELS/kernels/vulkan, and its entry NAME. */
+/* NAME.spv, built into $RIG_KERNELS/kernels/vulkan, and its entry NAME.
+ * On a cuda device: NAME.ptx of $RIG_CUDA_KERNELS (drivers/cuda/kernels),
+ * whose double's entry is "twice" (C has no function named double). */
 static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f) {
   char file[128];
-  snprintf(file, sizeof file, "kernels/vulkan/%s.spv", name);
-  return kernel_load_on(d, file, name, f);
+  if (!on_cuda()) {
+    snprintf(file, sizeof file, "kernels/vulkan/%s.spv", name);
+    return kernel_load_on(d, file, name, f);
+  }
+  char path[512];
+  const char *dir = getenv("RIG_CUDA_KERNELS");
+  snprintf(path, sizeof path, "%s/%s.ptx", dir ? dir : ".", name);
+  FILE *in = fopen(path, "rb");
+  if (!in)
+    fail_msg("no kernel %s: build the tests", path);
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, in);
+  fclose(in);
+  text[n] = 0; /* PTX is text: the JIT reads up to its NUL */
+  rig_image *im;
+  ok(rig_image_load(d, text, n + 1, &im));
+  ok(rig_image_resolve(im, strcmp(name, "double") == 0 ? "twice" : name, f));
+  assert_non_null(*f);
+  return im;
 }
 
 /* Sets each launch's block of run: spin.comp's (its scratch at slot 0 of

@@ -1,0 +1,380 @@
+/* test_cuda.c: the CUDA driver's own tests (suite driver-cuda).
+ *
+ * Without a GPU (exit 77 with the reason where cuda:0 does not open) but
+ * for the paths a machine without one has: `test-cuda paths WANT` checks
+ * that cuda:0 does not open, RIG_UNAVAILABLE with WANT in the message
+ * ("no library" with RIG_CUDA_LIBRARY naming no file, "no device" with
+ * the toolkit's stub libcuda), and that bad arguments are RIG_INVALID
+ * before any library is looked for.
+ *
+ * On a GPU (`test-cuda`, on "cuda:0" or RIG_CUDA_DEVICE): its facts and
+ * capability record, fills of each pattern and alignment, copies both ways
+ * and between two opens, the seed's add example from PTX, a JIT failure's
+ * log, queue waits on another open's word and on the memory device's
+ * (SUBMIT-2), a faulting kernel that loses both opens of its context
+ * (LOSS-14), and a kernel that never ends, lost by the hang bound
+ * (HANG-6). Kernels: $RIG_CUDA_KERNELS (drivers/cuda/kernels), NAME.ptx.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rig/rig.h>
+
+#include "rig-cuda.h"
+
+#define ok(expr)                                                                   \
+  do {                                                                             \
+    rig_status st_ = (expr);                                                       \
+    if (st_ != RIG_OK)                                                             \
+      print_error("%s: %s: %s\n", #expr, rig_status_name(st_), rig_error_last()->message); \
+    assert_int_equal(st_, RIG_OK);                                                 \
+  } while (0)
+
+static char base[64] = "cuda:0";
+static char name[128];
+
+static const char *named(const char *options) {
+  snprintf(name, sizeof name, "%s%s", base, options);
+  return name;
+}
+
+static rig_device *open_dev(const char *options) {
+  rig_device *d = NULL;
+  ok(rig_device_open(named(options), &d));
+  return d;
+}
+
+static void close_dev(rig_device *d) {
+  rig_device_close(d); /* a lost device's close says so; both end it */
+  rig_device_release(d);
+}
+
+/* NAME.ptx of drivers/cuda/kernels, NUL-terminated. */
+static char *kernel_text(const char *kernel, size_t *n) {
+  char path[512];
+  const char *dir = getenv("RIG_CUDA_KERNELS");
+  snprintf(path, sizeof path, "%s/%s.ptx", dir ? dir : "drivers/cuda/kernels", kernel);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("no kernel %s", path);
+  static char text[1 << 16];
+  *n = fread(text, 1, sizeof text - 1, f);
+  text[*n] = '\0';
+  fclose(f);
+  return text;
+}
+
+static rig_function *load_fn(rig_device *d, const char *kernel, const char *fn, rig_image **im) {
+  size_t n;
+  char *text = kernel_text(kernel, &n);
+  rig_function *f = NULL;
+  ok(rig_image_load(d, text, n, im));
+  ok(rig_image_resolve(*im, fn, &f));
+  assert_non_null(f);
+  return f;
+}
+
+/* ---- facts ------------------------------------------------------------------------ */
+
+static void facts(void **st) {
+  rig_device *d = open_dev("");
+  assert_true(rig_device_computes(d));
+  assert_false(rig_device_runs_on_host(d));
+  assert_memory_equal(rig_device_arch(d), "sm_", 3);              /* sm_XY */
+  assert_int_equal(rig_device_alignment(d), 256);
+  assert_true(rig_device_budget(d) > 0);
+  const char *bus = rig_device_bus(d);
+  if (bus)
+    assert_int_equal(strlen(bus), 12);
+  const rig_cuda_device *c = rig_device_capability(d, RIG_CUDA_DEVICE);
+  assert_non_null(c);
+  assert_int_equal(c->size, sizeof *c);
+  assert_true(c->sm_count > 0 && c->memory_bytes > 0 && c->driver_version > 0);
+  print_message("%s: %s, sm_%d%d, %d SMs, %llu MiB, driver %d, stream memory operations: %s\n",
+                name, c->name, c->cc_major, c->cc_minor, c->sm_count,
+                (unsigned long long)(c->memory_bytes >> 20), c->driver_version,
+                c->stream_mem_ops ? "yes" : "no (host functions)");
+  close_dev(d);
+}
+
+/* ---- copies and fills ---------------------------------------------------------- */
+
+/* Fills of patterns of 1, 2 and 4 bytes over views at each offset 0..3,
+ * read back through staging, against the same fill on the host. */
+static void fills_of_every_pattern_and_alignment(void **st) {
+  rig_device *d = open_dev("");
+  enum { N = 4096 };
+  rig_buffer *b, *want;
+  ok(rig_buffer_create(d, N, &b));
+  ok(rig_buffer_create(rig_device_host(), N, &want));
+  uint8_t got[N], exp[N];
+  for (uint32_t size = 1; size <= 4; size *= 2)
+    for (uint64_t off = 0; off < 4; off++) {
+      rig_buffer *v, *hv;
+      uint64_t len = (N - 8) / size * size;
+      ok(rig_buffer_fill(b, 0, 1));
+      ok(rig_buffer_fill(want, 0, 1));
+      ok(rig_buffer_view(b, off, len, RIG_READ_WRITE, &v));
+      ok(rig_buffer_view(want, off, len, RIG_READ_WRITE, &hv));
+      ok(rig_buffer_fill(v, 0x81c2e3f4u, size));
+      ok(rig_buffer_fill(hv, 0x81c2e3f4u, size));
+      ok(rig_buffer_get(b, 0, got, N));
+      ok(rig_buffer_get(want, 0, exp, N));
+      if (memcmp(got, exp, N) != 0)
+        fail_msg("fill of %u bytes at offset %llu differs", size, (unsigned long long)off);
+      rig_buffer_release(v);
+      rig_buffer_release(hv);
+    }
+  rig_buffer_release(want);
+  rig_buffer_release(b);
+  close_dev(d);
+}
+
+/* Bytes go up and back through staging, between two opens of one GPU
+ * (peers: one context), and from a borrow of host memory. */
+static void copies_both_ways_and_between_opens(void **st) {
+  rig_device *a = open_dev(""), *b = open_dev(",stream=1");
+  enum { N = 1 << 20 };
+  uint8_t *src = malloc(N), *got = malloc(N);
+  for (size_t i = 0; i < N; i++)
+    src[i] = (uint8_t)(i * 7 + 3);
+  rig_buffer *x, *y, *h, *hb;
+  ok(rig_buffer_create(a, N, &x));
+  ok(rig_buffer_create(b, N, &y));
+  ok(rig_buffer_put(x, 0, src, N));
+  ok(rig_buffer_copy(x, y));                                   /* a's memory to b's */
+  ok(rig_buffer_get(y, 0, got, N));
+  assert_memory_equal(got, src, N);
+  ok(rig_buffer_create(rig_device_host(), N, &h));
+  ok(rig_buffer_borrow(a, h, &hb));                            /* MAPS_HOST */
+  ok(rig_buffer_copy(y, hb));
+  ok(rig_buffer_get(h, 0, got, N));
+  assert_memory_equal(got, src, N);
+  rig_buffer *all[] = {hb, h, y, x};
+  for (size_t i = 0; i < 4; i++)
+    rig_buffer_release(all[i]);
+  free(src);
+  free(got);
+  close_dev(b);
+  close_dev(a);
+}
+
+/* ---- code ------------------------------------------------------------------------ */
+
+/* OBJ-3..6: the seed's add example from add.ptx: z = x + y over n floats. */
+static void the_add_example(void **st) {
+  rig_device *d = open_dev("");
+  rig_image *im;
+  rig_function *add = load_fn(d, "add", "add", &im);
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_submission *s;
+  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_image_release(im);
+  enum { N = 5000 };
+  static float xs[N], ys[N], zs[N];
+  for (int i = 0; i < N; i++)
+    xs[i] = (float)i, ys[i] = 0.5f * (float)i, zs[i] = -1;
+  rig_buffer *x, *y, *z;
+  ok(rig_buffer_create(d, sizeof xs, &x));
+  ok(rig_buffer_create(d, sizeof ys, &y));
+  ok(rig_buffer_create(d, sizeof zs, &z));
+  ok(rig_buffer_put(x, 0, xs, sizeof xs));
+  ok(rig_buffer_put(y, 0, ys, sizeof ys));
+  rig_run *run;
+  uint32_t k;
+  ok(rig_submission_take(s, &run));
+  ok(rig_submission_block(s, 0, &k));
+  ok(rig_run_groups(run, k, (N + 127) / 128, 1, 1));
+  ok(rig_run_threads(run, k, 128, 1, 1));
+  ok(rig_run_int64(run, k, 24, N));
+  rig_buffer *bufs[3] = {x, y, z};
+  rig_point p;
+  ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));
+  ok(rig_buffer_get(z, 0, zs, sizeof zs));
+  for (int i = 0; i < N; i++)
+    if (zs[i] != 1.5f * (float)i)
+      fail_msg("z[%d] is %g", i, zs[i]);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_buffer_release(z);
+  rig_submission_release(s);
+  close_dev(d);
+}
+
+/* A PTX the JIT refuses is an Error with its log; nothing is lost; a
+ * name the image lacks is None. */
+static void a_jit_failure_carries_its_log(void **st) {
+  rig_device *d = open_dev("");
+  static const char bad[] = ".version 7.0\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry broken() { not_an_instruction; }\n";
+  rig_image *im = NULL;
+  assert_int_equal(rig_image_load(d, bad, sizeof bad - 1, &im), RIG_UNAVAILABLE);
+  print_message("%s\n", rig_error_last()->message);
+  assert_non_null(strstr(rig_error_last()->message, "cuModuleLoadDataEx"));
+  assert_null(rig_device_lost(d));
+  rig_function *f = NULL;
+  size_t n;
+  const char *text = kernel_text("add", &n);
+  ok(rig_image_load(d, text, n, &im));
+  ok(rig_image_resolve(im, "no_such_kernel", &f));
+  assert_null(f);
+  rig_image_release(im);
+  close_dev(d);
+}
+
+/* ---- waits ------------------------------------------------------------------------ */
+
+/* SUBMIT-2: a submit on A after a point of B (another open of the GPU, or
+ * the memory device) is a wait in A's queue where the GPU has 64-bit
+ * stream memory operations: one queue wait, no host wait. */
+static void waits_after(const char *other) {
+  rig_device *a = open_dev(""), *b = NULL;
+  ok(rig_device_open(other, &b));
+  const rig_cuda_device *c = rig_device_capability(a, RIG_CUDA_DEVICE);
+  rig_buffer *x, *y;
+  ok(rig_buffer_create(b, 4096, &x));
+  ok(rig_buffer_create(a, 4096, &y));
+  rig_point pb, pa;
+  ok(rig_buffer_submit_fill(x, 0x5a, 1, &pb));
+  rig_stats before, after;
+  rig_device_stats(a, &before);
+  rig_part part = rig_part_fill(0, 0x33, 1);
+  rig_submission *s;
+  rig_run *run;
+  ok(rig_submission_make(a, &part, 1, &s));
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_submit(run, &y, 1, &pb, 1, &pa));
+  rig_device_stats(a, &after);
+  print_message("%s after %s: %llu queue waits, %llu host waits\n", name, other,
+                (unsigned long long)(after.queue_waits - before.queue_waits),
+                (unsigned long long)(after.host_waits - before.host_waits));
+  if (c->stream_mem_ops) {
+    assert_int_equal(after.queue_waits, before.queue_waits + 1);
+    assert_int_equal(after.host_waits, before.host_waits);
+  }
+  ok(rig_point_wait(pa));
+  rig_submission_release(s);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  close_dev(b);
+  close_dev(a);
+}
+
+static void submit_2_queue_waits_on_another_open(void **st) { waits_after("cuda:0,stream=1"); }
+static void submit_2_queue_waits_on_the_memory_device(void **st) { waits_after("memory:m"); }
+
+/* ---- loss and hangs ---------------------------------------------------------------- */
+
+/* fault.ptx's kernel fn with arg as its pointer, or address 16 where arg
+ * is NULL. */
+static rig_point launch_bad(rig_device *d, const char *fn, rig_buffer *arg) {
+  rig_image *im;
+  rig_function *f = load_fn(d, "fault", fn, &im);
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part launch = rig_part_launch(f, arg ? &ref : NULL, arg ? 1 : 0, 8);
+  rig_submission *s;
+  rig_run *run;
+  rig_point p;
+  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_image_release(im);
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 1, 1, 1));
+  ok(rig_run_threads(run, 0, 1, 1, 1));
+  if (!arg)
+    ok(rig_run_int64(run, 0, 0, 16));
+  ok(rig_run_submit(run, arg ? &arg : NULL, arg ? 1 : 0, NULL, 0, &p));
+  rig_submission_release(s);
+  return p;
+}
+
+/* LOSS-14: a kernel that writes through address 16 faults; the sticky
+ * CUDA_ERROR_ILLEGAL_ADDRESS loses both opens of the context. */
+static void loss_14_a_fault_loses_the_context(void **st) {
+  rig_device *a = open_dev(",stream=7"), *b = open_dev(",stream=8");
+  rig_buffer *x;
+  ok(rig_buffer_create(a, 4096, &x));
+  rig_point p = launch_bad(a, "fault", NULL);
+  assert_int_not_equal(rig_point_wait(p), RIG_OK);
+  assert_non_null(rig_device_lost(a));
+  print_message("lost: %s\n", rig_device_lost(a));
+  rig_buffer *y;
+  rig_status s = rig_buffer_create(b, 4096, &y);
+  if (s == RIG_OK)
+    rig_buffer_release(y);
+  assert_non_null(rig_device_lost(b));
+  rig_buffer_release(x);
+  close_dev(b);
+  close_dev(a);
+}
+
+/* HANG-6: a kernel that never ends; hang_ms=500 loses the device. */
+static void hang_6_a_kernel_that_never_ends(void **st) {
+  rig_device *d = open_dev(",stream=9,hang_ms=500");
+  rig_buffer *flag;
+  ok(rig_buffer_create(d, 4, &flag));
+  ok(rig_buffer_fill(flag, 0, 4));
+  rig_point p = launch_bad(d, "hang", flag);
+  assert_int_not_equal(rig_point_wait(p), RIG_OK);
+  assert_non_null(strstr(rig_device_lost(d), "no progress"));
+  rig_buffer_release(flag);
+  close_dev(d);
+}
+
+/* ---- without a GPU ------------------------------------------------------------------- */
+
+static int paths(const char *want) {
+  static const char *bad[] = {"cuda:", "cuda:x", "cuda:0,stream=256", "cuda:0,colour=1",
+                              "cuda:0,hang_ms=-1"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    rig_device *d = NULL;
+    rig_status s = rig_device_open(bad[i], &d);
+    printf("%s: %s: %s\n", bad[i], rig_status_name(s), rig_error_last()->message);
+    if (s != RIG_INVALID)
+      return 1;
+  }
+  rig_device *d = NULL;
+  rig_status s = rig_device_open("cuda:0", &d);
+  printf("cuda:0: %s: %s\n", rig_status_name(s), rig_error_last()->message);
+  if (s == RIG_OK) {
+    rig_device_close(d);
+    rig_device_release(d);
+    printf("skip: cuda:0 opened: this machine has a GPU\n");
+    return 77;
+  }
+  return s == RIG_UNAVAILABLE && strstr(rig_error_last()->message, want) ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "paths") == 0)
+    return paths(argv[2]);
+  const char *dev = getenv("RIG_CUDA_DEVICE");
+  if (dev && *dev)
+    snprintf(base, sizeof base, "%s", dev);
+  rig_device *d = NULL;
+  if (rig_device_open(base, &d) != RIG_OK) {
+    printf("skip: %s does not open here: %s\n", base, rig_error_last()->message);
+    return 77;
+  }
+  rig_device_close(d);
+  rig_device_release(d);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(facts),
+      cmocka_unit_test(fills_of_every_pattern_and_alignment),
+      cmocka_unit_test(copies_both_ways_and_between_opens),
+      cmocka_unit_test(the_add_example),
+      cmocka_unit_test(a_jit_failure_carries_its_log),
+      cmocka_unit_test(submit_2_queue_waits_on_another_open),
+      cmocka_unit_test(submit_2_queue_waits_on_the_memory_device),
+      cmocka_unit_test(loss_14_a_fault_loses_the_context),
+      cmocka_unit_test(hang_6_a_kernel_that_never_ends),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
