@@ -2392,10 +2392,7 @@ static int vk_check(void *h, const rig_edge_work *work, rig_edge_error *err) {
 }
 
 static const rig_edge_driver vulkan_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "vulkan",
+    RIG_EDGE_DRIVER_INIT("vulkan"),
     .open = vk_open,
     .facts = vk_facts,
     .stop = vk_stop,

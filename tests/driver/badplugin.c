@@ -63,14 +63,14 @@ static int bad_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
 }
 
 static const rig_edge_driver table = {
-#ifdef ABI2
+#ifdef ABI2 /* a major this core refuses: the fields spelled out */
     .abi_major = 2,
-#else
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-#endif
     .abi_minor = RIG_EDGE_ABI_MINOR,
     .size = sizeof(rig_edge_driver),
     .name = "bad",
+#else
+    RIG_EDGE_DRIVER_INIT("bad"),
+#endif
     .open = bad_open,
     .facts = bad_facts,
     .stop = bad_stop,

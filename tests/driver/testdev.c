@@ -659,10 +659,7 @@ static int td_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
 }
 
 static const rig_edge_driver test_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "test",
+    RIG_EDGE_DRIVER_INIT("test"),
     .open = td_open,
     .facts = td_facts,
     .stop = td_stop,

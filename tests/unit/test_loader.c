@@ -140,9 +140,7 @@ static int static_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_allo
 }
 static int static_release(void *h, rig_edge_alloc *a, rig_edge_error *err) { return 0; }
 static const rig_edge_driver static_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "static",
+    RIG_EDGE_DRIVER_INIT("static"),
     .open = static_open,
     .facts = static_facts,
     .allocate = static_allocate,

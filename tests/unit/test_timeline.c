@@ -362,10 +362,7 @@ static int any_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 static const rig_edge_driver lazy_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "lazy",
+    RIG_EDGE_DRIVER_INIT("lazy"),
     .open = lazy_open,
     .facts = lazy_facts,
     .destroy = lazy_destroy,
@@ -575,10 +572,7 @@ static int own_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 static const rig_edge_driver own_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "own",
+    RIG_EDGE_DRIVER_INIT("own"),
     .open = own_open,
     .facts = own_facts,
     .stop = own_stop,
@@ -681,10 +675,7 @@ static int peer_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   return own_submit(h, w, err);
 }
 static const rig_edge_driver peer_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "peer",
+    RIG_EDGE_DRIVER_INIT("peer"),
     .open = own_open,
     .facts = own_facts,
     .stop = own_stop,
