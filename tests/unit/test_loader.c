@@ -17,16 +17,7 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
-static void expect_open(const char *name, rig_status want, const char *needle) {
-  rig_device *d = (rig_device *)0x1;
-  rig_status st = rig_device_open(name, &d);
-  const char *msg = rig_error_last()->message;
-  if (st != want || !strstr(msg, needle))
-    print_error("%s: %s: %s\n", name, rig_status_name(st), msg);
-  assert_int_equal(st, want);
-  assert_non_null(strstr(msg, needle));
-  assert_ptr_equal(d, (rig_device *)0x1); /* no out-parameter written on failure */
-}
+#include "util.h"
 
 /* OPEN-1: an unknown driver is Error (RIG_UNAVAILABLE) naming the file. */
 static void open_1_unknown_driver(void **state) {

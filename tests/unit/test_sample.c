@@ -13,16 +13,6 @@
 
 #include "util.h"
 
-static void expect_open(const char *name, rig_status want, const char *text) {
-  rig_device *d = NULL;
-  rig_status st = rig_device_open(name, &d);
-  if (st != want || !strstr(rig_error_last()->message, text))
-    print_error("%s: %s: %s\n", name, rig_status_name(st), rig_error_last()->message);
-  assert_int_equal(st, want);
-  assert_null(d);
-  assert_non_null(strstr(rig_error_last()->message, text));
-}
-
 /* An index past its devices is no device; a bad key is a bad argument. */
 static void sample_refuses_bad_names(void **state) {
   expect_open("sample:4", RIG_UNAVAILABLE, "sample: no device '4' (0..3)");

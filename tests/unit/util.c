@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -151,4 +152,15 @@ void run_in_child(void (*child)(void)) {
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
   assert_null(rig_runtime_failure());
+}
+
+void expect_open(const char *name, rig_status want, const char *needle) {
+  rig_device *d = (rig_device *)0x1;
+  rig_status st = rig_device_open(name, &d);
+  const char *msg = rig_error_last()->message;
+  if (st != want || !strstr(msg, needle))
+    print_error("%s: %s: %s\n", name, rig_status_name(st), msg);
+  assert_int_equal(st, want);
+  assert_non_null(strstr(msg, needle));
+  assert_ptr_equal(d, (rig_device *)0x1); /* no out-parameter written on failure */
 }

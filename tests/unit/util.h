@@ -94,6 +94,12 @@ uint32_t slot_of(const rig_device *d);
  * a memory device called name, opened and closed. */
 uint64_t probe_start(const char *name);
 
+/* ---- opens that fail --------------------------------------------------------- */
+
+/* Asserts that rig_device_open(name) returns want with a message holding
+ * needle, and writes no out-parameter. */
+void expect_open(const char *name, rig_status want, const char *needle);
+
 /* ---- rig_runtime_fail, which fails the whole process --------------------------- */
 
 /* Runs child, which ends with _exit(0) when its checks hold, in a forked
