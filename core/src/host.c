@@ -132,10 +132,7 @@ static int host_unload(void *h, void *image, rig_edge_error *err) {
 }
 
 static const rig_edge_driver host_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "host",
+    RIG_EDGE_DRIVER_INIT("host"),
     .open = host_open,
     .facts = host_facts,
     .bind_word = host_bind_word,

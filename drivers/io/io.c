@@ -466,10 +466,7 @@ static const rig_edge_io io_calls = {
 };
 
 static const rig_edge_driver io_table = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "io",
+    RIG_EDGE_DRIVER_INIT("io"),
     .open = io_open,
     .facts = io_facts,
     .stop = io_stop,

@@ -105,10 +105,7 @@ static int mem_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
 }
 
 static const rig_edge_driver memory_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "memory",
+    RIG_EDGE_DRIVER_INIT("memory"),
     .open = mem_open,
     .facts = mem_facts,
     .stop = mem_stop,

@@ -164,10 +164,7 @@ static int check(void *h, const rig_edge_work *work, rig_edge_error *err) {
 }
 
 static const rig_edge_driver vulkan_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "vulkan",
+    RIG_EDGE_DRIVER_INIT("vulkan"),
     .open = open_device,
     .facts = rvk_facts,
     .stop = rvk_stop,

@@ -13,6 +13,11 @@ const char *conf_name(void) {
 
 bool conf_is_host(void) { return strcmp(conf_name(), "CPU") == 0; }
 
+bool conf_queue_waits(void) {
+  const char *n = conf_name();
+  return (strncmp(n, "test:", 5) == 0 && !strstr(n, "waits=0")) || strncmp(n, "sample:", 7) == 0;
+}
+
 /* Devices this machine may lack: a GPU driver's, which skip where they
  * do not open for want of a plugin, library or device (RIG_UNAVAILABLE).
  * Every other device must open: the memory device, the host and the test

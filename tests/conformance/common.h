@@ -19,6 +19,11 @@ rig_device *conf_open(void);
 const char *conf_name(void);
 /* Whether the device under test is the host. */
 bool conf_is_host(void);
+/* Whether the device under test's queue waits on other devices' words
+ * itself (SUBMIT-2), as its driver's facts state (QUEUE_WAITS): the test
+ * device but with waits=0, and the sample device. The others wait on
+ * the host before their submit returns (SUBMIT-3). */
+bool conf_queue_waits(void);
 
 /* Asserts a status, printing the last error's message when it differs. */
 #define conf_status(expr, want)                                                   \

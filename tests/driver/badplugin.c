@@ -50,14 +50,14 @@ static int bad_stop(void *h, rig_edge_error *err) {
 static void bad_destroy(void *h) { free(h); }
 
 static const rig_edge_driver table = {
-#ifdef ABI2
+#ifdef ABI2 /* a major this core refuses: the fields spelled out */
     .abi_major = 2,
-#else
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-#endif
     .abi_minor = RIG_EDGE_ABI_MINOR,
     .size = sizeof(rig_edge_driver),
     .name = "bad",
+#else
+    RIG_EDGE_DRIVER_INIT("bad"),
+#endif
     .open = bad_open,
     .facts = bad_facts,
     .stop = bad_stop,

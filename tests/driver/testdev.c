@@ -646,10 +646,7 @@ static int td_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
 }
 
 static const rig_edge_driver test_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "test",
+    RIG_EDGE_DRIVER_INIT("test"),
     .open = td_open,
     .facts = td_facts,
     .stop = td_stop,

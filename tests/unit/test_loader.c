@@ -17,16 +17,7 @@
 #include <rig/edge.h>
 #include <rig/rig.h>
 
-static void expect_open(const char *name, rig_status want, const char *needle) {
-  rig_device *d = (rig_device *)0x1;
-  rig_status st = rig_device_open(name, &d);
-  const char *msg = rig_error_last()->message;
-  if (st != want || !strstr(msg, needle))
-    print_error("%s: %s: %s\n", name, rig_status_name(st), msg);
-  assert_int_equal(st, want);
-  assert_non_null(strstr(msg, needle));
-  assert_ptr_equal(d, (rig_device *)0x1); /* no out-parameter written on failure */
-}
+#include "util.h"
 
 /* OPEN-1: an unknown driver is Error (RIG_UNAVAILABLE) naming the file. */
 static void open_1_unknown_driver(void **state) {
@@ -140,9 +131,7 @@ static int static_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_allo
 }
 static int static_release(void *h, rig_edge_alloc *a, rig_edge_error *err) { return 0; }
 static const rig_edge_driver static_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "static",
+    RIG_EDGE_DRIVER_INIT("static"),
     .open = static_open,
     .facts = static_facts,
     .allocate = static_allocate,

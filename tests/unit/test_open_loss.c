@@ -199,10 +199,7 @@ static int ctl_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
 }
 
 static const rig_edge_driver ctl_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "ctl",
+    RIG_EDGE_DRIVER_INIT("ctl"),
     .open = ctl_open,
     .facts = ctl_facts,
     .stop = ctl_stop,
@@ -599,10 +596,7 @@ static int busy_open(const char *args, void **out, rig_edge_error *err) {
   return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "busy");
 }
 static const rig_edge_driver busy_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "busy",
+    RIG_EDGE_DRIVER_INIT("busy"),
     .open = busy_open,
     .facts = ctl_facts,
     .allocate = driver_memory_allocate,
@@ -799,10 +793,7 @@ static int own_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
 static int own_stop(void *h, rig_edge_error *err) { return RIG_EDGE_OK; }
 
 static const rig_edge_driver own_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "own",
+    RIG_EDGE_DRIVER_INIT("own"),
     .open = own_open,
     .facts = own_facts,
     .stop = own_stop,

@@ -180,10 +180,7 @@ static int fake_resolve(void *h, void *image, const char *name, void **out_funct
 static int fake_unload(void *h, void *image, rig_edge_error *err) { return RIG_EDGE_OK; }
 
 static const rig_edge_driver fake_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "fake",
+    RIG_EDGE_DRIVER_INIT("fake"),
     .open = fake_open,
     .facts = fake_facts,
     .destroy = fake_destroy,

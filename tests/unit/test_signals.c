@@ -113,9 +113,7 @@ static void s_destroy(void *h) {
 }
 
 static const rig_edge_driver sig_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "sig",
+    RIG_EDGE_DRIVER_INIT("sig"),
     .open = s_open,
     .facts = s_facts,
     .bind_word = s_bind,

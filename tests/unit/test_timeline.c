@@ -344,10 +344,7 @@ static int lazy_commit(void *h, uint64_t value, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 static const rig_edge_driver lazy_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "lazy",
+    RIG_EDGE_DRIVER_INIT("lazy"),
     .open = lazy_open,
     .facts = lazy_facts,
     .destroy = lazy_destroy,
@@ -553,10 +550,7 @@ static int own_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 static const rig_edge_driver own_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "own",
+    RIG_EDGE_DRIVER_INIT("own"),
     .open = own_open,
     .facts = own_facts,
     .stop = own_stop,
@@ -659,10 +653,7 @@ static int peer_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   return own_submit(h, w, err);
 }
 static const rig_edge_driver peer_driver = {
-    .abi_major = RIG_EDGE_ABI_MAJOR,
-    .abi_minor = RIG_EDGE_ABI_MINOR,
-    .size = sizeof(rig_edge_driver),
-    .name = "peer",
+    RIG_EDGE_DRIVER_INIT("peer"),
     .open = own_open,
     .facts = own_facts,
     .stop = own_stop,

@@ -20,4 +20,10 @@ uint32_t slot_of(const rig_device *d);
  * a memory device called name, opened and closed. */
 uint64_t probe_start(const char *name);
 
+/* ---- opens that fail ---------------------------------------------------- */
+
+/* Asserts that rig_device_open(name) returns want with a message holding
+ * needle, and writes no out-parameter. */
+void expect_open(const char *name, rig_status want, const char *needle);
+
 #endif

@@ -53,6 +53,16 @@ extern "C" {
     return &(table);                                                            \
   }
 typedef const struct rig_edge_driver *(*rig_edge_entry_fn)(void);
+/* The fields every driver table begins with: the ABI the driver was built
+ * against, its table's size, and its name. Core refuses another major and
+ * calls no entry past size (a newer core runs an older driver of the same
+ * major). It spells the fields abi_major, abi_minor, size and name as
+ * designated initialisers, and nothing else: it changes no layout.
+ *   static const rig_edge_driver table = {RIG_EDGE_DRIVER_INIT("memory"), .open = ...};
+ */
+#define RIG_EDGE_DRIVER_INIT(driver_name)                                       \
+  .abi_major = RIG_EDGE_ABI_MAJOR, .abi_minor = RIG_EDGE_ABI_MINOR,              \
+  .size = sizeof(struct rig_edge_driver), .name = (driver_name)
 
 /* ---- results ------------------------------------------------------------ */
 
