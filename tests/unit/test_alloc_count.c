@@ -278,6 +278,20 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
   rig_submission_release(s);
 }
 
+/* One take, set and submit of add's launch on the host (r's submission). */
+static rig_status launch_once(rig_submission *s, rig_buffer *const bufs[3]) {
+  rig_run *r = NULL;
+  rig_point p = 0;
+  rig_status st_ = rig_submission_take(s, &r);
+  if (st_ == RIG_OK)
+    st_ = rig_run_groups(r, 0, 16, 1, 1);
+  if (st_ == RIG_OK)
+    st_ = rig_run_threads(r, 0, 64, 1, 1);
+  if (st_ == RIG_OK)
+    st_ = rig_run_int64(r, 0, 24, 1024);
+  return st_ == RIG_OK ? rig_run_submit(r, bufs, 3, NULL, 0, &p) : st_;
+}
+
 /* SUBMIT-20: a host launch's take, setters and submit allocate nothing
  * once warm: the run holds its block, the pool's workers are up, and the
  * kernel's calls into the C library go through stubs made at load. */
@@ -294,21 +308,11 @@ static void submit_20_host_launch_allocates_nothing(void **st) {
   ok(rig_buffer_create(rig_device_host(), 1024 * 4, &y));
   ok(rig_buffer_create(rig_device_host(), 1024 * 4, &z));
   rig_buffer *const bufs[3] = {x, y, z};
-  rig_run *r = NULL;
-  rig_point p = 0;
   rig_status st_ = RIG_OK;
   for (int i = 0; i < 1001 && st_ == RIG_OK; i++) {
     if (i == 1)
       count_start(); /* after the first: a run, the workers */
-    st_ = rig_submission_take(s, &r);
-    if (st_ == RIG_OK)
-      st_ = rig_run_groups(r, 0, 16, 1, 1);
-    if (st_ == RIG_OK)
-      st_ = rig_run_threads(r, 0, 64, 1, 1);
-    if (st_ == RIG_OK)
-      st_ = rig_run_int64(r, 0, 24, 1024);
-    if (st_ == RIG_OK)
-      st_ = rig_run_submit(r, bufs, 3, NULL, 0, &p);
+    st_ = launch_once(s, bufs);
   }
   expect_none("host launch: take, set and submit");
   ok(st_);
@@ -347,20 +351,6 @@ static void submit_20_copy_memory_to_host_allocates_nothing(void **st) {
     assert_int_equal(got[i], 0xC3);
   rig_buffer_release(h);
   rig_buffer_release(x);
-}
-
-/* One take, set and submit of add's launch on the host (r's submission). */
-static rig_status launch_once(rig_submission *s, rig_buffer *const bufs[3]) {
-  rig_run *r = NULL;
-  rig_point p = 0;
-  rig_status st_ = rig_submission_take(s, &r);
-  if (st_ == RIG_OK)
-    st_ = rig_run_groups(r, 0, 16, 1, 1);
-  if (st_ == RIG_OK)
-    st_ = rig_run_threads(r, 0, 64, 1, 1);
-  if (st_ == RIG_OK)
-    st_ = rig_run_int64(r, 0, 24, 1024);
-  return st_ == RIG_OK ? rig_run_submit(r, bufs, 3, NULL, 0, &p) : st_;
 }
 
 /* One submit of s (a fill, then a copy on the sample driver's other

@@ -183,16 +183,25 @@ static void host_launches_and_copies(void **st) {
 
 /* The sample driver times by the clock on its two queues: the fill on
  * queue 0, the copy that follows it on queue 1. */
-static void sample_two_queues(void **st) {
-  (void)st;
-  rig_device *d = open_ok("sample:0");
+static void sample_on_d(rig_device *d) { device_work(d, NULL); }
+
+/* The profile of work(d) alone; *v the value d had before it. */
+static rig_profile *profile_of(void (*work)(rig_device *), rig_device *d, uint64_t *v) {
   rig_profile_start(0);
   take_nothing();
-  uint64_t v = rig_device_submitted(d);
-  device_work(d, NULL);
+  *v = rig_device_submitted(d);
+  work(d);
   rig_profile *p = NULL;
   ok(rig_profile_take(&p));
   rig_profile_stop();
+  return p;
+}
+
+static void sample_two_queues(void **st) {
+  (void)st;
+  rig_device *d = open_ok("sample:0");
+  uint64_t v;
+  rig_profile *p = profile_of(sample_on_d, d, &v);
   const rig_profile_record *r[4];
   assert_int_equal(records_of(p, "sample:0", r, 4), 2);
   expect(r[0], RIG_PART_FILL, "fill", v + 1);
@@ -212,13 +221,8 @@ static void vulkan_dispatch(void **st) {
   rig_device *d = vulkan_or_null();
   if (!d)
     skip();
-  rig_profile_start(0);
-  take_nothing();
-  uint64_t v = rig_device_submitted(d);
-  vulkan_work(d);
-  rig_profile *p = NULL;
-  ok(rig_profile_take(&p));
-  rig_profile_stop();
+  uint64_t v;
+  rig_profile *p = profile_of(vulkan_work, d, &v);
   const rig_profile_record *r[8];
   assert_int_equal(records_of(p, "vulkan:0", r, 8), 3);
   expect(r[0], RIG_PART_FILL, "fill", v + 1);
