@@ -77,7 +77,7 @@ static const symbol symbols[] = {
     OPT(EventRecord, "cuEventRecord"),
     OPT(EventQuery, "cuEventQuery"),
     OPT(EventSynchronize, "cuEventSynchronize"),
-    OPT(EventElapsedTime, "cuEventElapsedTime"),
+    OPT(EventElapsedTime, "cuEventElapsedTime_v2"), /* cuda.h binds the name to _v2 */
 };
 #undef S
 #undef OPT
