@@ -11,6 +11,7 @@
 
 #include <rig/rig.h>
 
+#include "profile_cmd.h"
 #include "bench.h"
 #include "demo.h"
 
@@ -341,11 +342,12 @@ static int demo(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch]\n");
+  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch] | profile\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "profile") == 0) return rig_profile_command(argc - 1, argv + 1);
   if (argc != 2 && !(argc == 3 && strcmp(argv[1], "bench") == 0))
     return usage();
   if (strcmp(argv[1], "info") == 0)

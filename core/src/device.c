@@ -159,6 +159,7 @@ void rig__device_free(rig_device *d) {
     d->drv->destroy(d->h);
     rig__signals_restore(&old);
   }
+  rig__profile_retire(d);
   free(d->name);
   d->name = NULL;
   d->h = NULL;

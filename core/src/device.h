@@ -89,6 +89,11 @@ struct rig_device {
     uint64_t value, since;
   } hang;
 
+  struct {                        /* profiles (profile.c) */
+    struct rig__prof *node;       /* its ring, once handed to its driver */
+    bool asked;                   /* its first submit while profiling made it */
+  } profile;
+
   struct {                        /* values per key (local.c) */
     _Atomic(void *) *_Atomic values;
     bool dropping, dropped;       /* under local.c's lock */
@@ -96,6 +101,20 @@ struct rig_device {
 };
 
 RIG__HIDDEN rig_device *rig__host_device(void);
+
+/* ---- profiles (profile.c) ---- */
+RIG__HIDDEN extern _Atomic bool rig__profiling; /* a profile is being taken */
+/* Hands d's driver its ring at d's first submit while profiling; the
+ * submit lock held. */
+RIG__HIDDEN void rig__profile_ready(rig_device *d);
+/* d's driver handle is destroyed: its ring takes no more records. */
+RIG__HIDDEN void rig__profile_retire(rig_device *d);
+/* Whether d's submit must first hand its driver a ring: one relaxed load
+ * while no profile is taken, so that a submit pays nothing for it. */
+static inline bool rig__profile_due(const rig_device *d) {
+  return __builtin_expect(atomic_load_explicit(&rig__profiling, memory_order_relaxed), 0) &&
+         !d->profile.asked;
+}
 RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
 /* Whether d's stop returned and it reported its last value (STOP-1); read
  * by any thread. */
@@ -154,6 +173,7 @@ RIG__HIDDEN void rig__pool_fork(rig__fork_phase ph);        /* pool.c */
 RIG__HIDDEN void rig__mags_fork(rig__fork_phase ph);        /* magazine.c */
 RIG__HIDDEN void rig__buffers_fork(rig__fork_phase ph);     /* buffer.c */
 RIG__HIDDEN void rig__objects_fork(rig__fork_phase ph);     /* lock.c */
+RIG__HIDDEN void rig__profile_fork(rig__fork_phase ph);     /* profile.c */
 /* Notes a driver table with a fork hook (ABI 1.4); the registry held. */
 RIG__HIDDEN void rig__fork_note_driver(const rig_edge_driver *t);
 /* Calls fn on every device in the name table; the registry held. */

@@ -67,7 +67,7 @@ static void (*const order[])(rig__fork_phase) = {
     rig__records_list_fork, submit_locks,      rig__stopped_fork, rig__registry_fork,
     rig__plugins_fork,      rig__locals_fork,  memory_locks,      rig__pool_fork,
     rig__mags_fork,         rig__buffers_fork, rig__records_fork, rig__losses_fork, rig__objects_fork,
-    drivers_fork,
+    rig__profile_fork,      drivers_fork,
 };
 #define STEPS (sizeof order / sizeof order[0])
 

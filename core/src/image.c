@@ -21,6 +21,7 @@ struct rig_function {
   rig_image *image;
   void *handle;                /* the driver's function */
   char *name;
+  uint32_t label;              /* its name in profiles (profile.c) */
   struct rig_function *next;
 };
 
@@ -145,6 +146,7 @@ RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_functi
   }
   made->image = im;
   made->handle = handle;
+  made->label = rig__profile_label(name);
   /* Another thread may have resolved it meanwhile. */
   for (;;) {
     if ((f = known(head, name)))
@@ -186,3 +188,4 @@ RIG_API uint64_t rig_function_entry(const rig_function *f) {
 }
 
 void *rig__function_handle(const rig_function *f) { return f->handle; }
+uint32_t rig__function_label(const rig_function *f) { return f->label; }

@@ -27,6 +27,7 @@
  *   the magazines' list (magazine.c), then each magazine's busy flag
  *   buffer records (buffer.c), device records (device.c), losses (loss.c)
  *   objects' locks (lock.c: a submission's run pool)
+ *   the profiles' take (profile.c), then their labels (a leaf)
  *   each driver's own locks: drivers never call core
  * The open mark of a name (open.c, held while a driver opens, DOM-4) is
  * a condition on the registry, not a lock: a submit or a stop may run under
@@ -154,6 +155,10 @@ RIG__HIDDEN rig_status rig__point_wait(rig_point p);
 /* ---- launches (image.c, pool.c, submit.c) ---- */
 /* The driver's handle of f. */
 RIG__HIDDEN void *rig__function_handle(const rig_function *f);
+/* The label f's launches are named by in a profile (profile.c). */
+RIG__HIDDEN uint32_t rig__function_label(const rig_function *f);
+/* The label of a name, interned for the process; 0 without memory. */
+RIG__HIDDEN uint32_t rig__profile_label(const char *name);
 /* The host's performance cores, counted once (PERF-1..5). */
 RIG__HIDDEN unsigned rig__perf_cores(void);
 /* Runs fn(params, first, end) over groups * per_group threads, in whole

@@ -166,9 +166,10 @@ static bool copy_parts(rig_submission *s, const rig_part *parts, size_t n) {
   }
   s->parts = malloc(n * sizeof *parts);
   s->block_of = malloc(n * sizeof *s->block_of);
+  s->labels = calloc(n ? n : 1, sizeof *s->labels);
   s->words = words ? malloc(words * sizeof *s->words) : NULL;
   s->ref_array = refs ? malloc(refs * sizeof *s->ref_array) : NULL;
-  if (!s->parts || !s->block_of || (words && !s->words) || (refs && !s->ref_array))
+  if (!s->parts || !s->block_of || !s->labels || (words && !s->words) || (refs && !s->ref_array))
     return false;
   memcpy(s->parts, parts, n * sizeof *parts);
   for (size_t i = 0, at = 0, rat = 0; i < n; i++) {
@@ -185,6 +186,7 @@ static bool copy_parts(rig_submission *s, const rig_part *parts, size_t n) {
       p->refs = s->ref_array + rat;
       rat += parts[i].nrefs;
       s->block_of[i] = s->nblocks++;
+      s->labels[i] = rig__function_label(p->function); /* its name in profiles */
       rig_image_retain(rig_function_image(p->function)); /* the code stays (RUN-8) */
       for (uint32_t k = 0; k < p->nrefs; k++)
         rig_buffer_retain(p->refs[k].fixed);              /* fixed memory */
@@ -217,6 +219,7 @@ static void free_submission(rig_submission *s) {
   free(s->words);
   free(s->ref_array);
   free(s->block_of);
+  free(s->labels);
   free(s->slot_writes);
   free(s);
 }

@@ -256,7 +256,8 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
     if ((st = build_part(r, i, bufs, &nuses)))
       return st;
   order_parts(r, bufs);
-  rig_edge_work work = {.size = sizeof work, .nparts = s->nparts, .parts = r->parts};
+  rig_edge_work work = {.size = sizeof work, .nparts = s->nparts, .parts = r->parts,
+                        .labels = s->labels};
   return rig__timeline_submit(d, &work, r->uses, nuses, waits, nwaits, out);
 }
 

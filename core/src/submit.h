@@ -35,6 +35,7 @@ struct rig_submission {
   uint32_t *words;               /* the words of words parts */
   rig_ref *ref_array;            /* the refs of launch parts */
   uint32_t *block_of;            /* per part: its launch block, or UINT32_MAX */
+  uint32_t *labels;              /* per part: its name in profiles, or 0 */
   uint32_t nblocks, nuses;       /* launch parts; uses of all parts */
   void *keep;                    /* rig_submission_keep */
   rig_keep_release keep_release;

@@ -169,6 +169,8 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
    * orders writers; a locked store per value is a submit's largest cost. */
   atomic_store_explicit(&d->tl.submitted, v, memory_order_release);
   rig__assigned = true;                                /* DOM-10: no interruption now */
+  if (rig__profile_due(d))
+    rig__profile_ready(d);                             /* may allocate: profiling */
   rig_edge_error err;
   rig__edge_error_clear(&err);
   /* The host's work runs with the thread's mask as the program set it. */

@@ -180,6 +180,10 @@ typedef CUresult (*cu_EventCreate)(CUevent *event, unsigned int flags);
 typedef CUresult (*cu_EventDestroy)(CUevent event);
 typedef CUresult (*cu_EventRecord)(CUevent event, CUstream stream);
 typedef CUresult (*cu_StreamWaitEvent)(CUstream stream, CUevent event, unsigned int flags);
+/* Profiles (profile.c): events around each part */
+typedef CUresult (*cu_EventQuery)(CUevent event);
+typedef CUresult (*cu_EventSynchronize)(CUevent event);
+typedef CUresult (*cu_EventElapsedTime)(float *ms, CUevent start, CUevent end);
 typedef CUresult (*cu_MemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
 typedef CUresult (*cu_MemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
 

@@ -71,6 +71,13 @@ typedef struct cuda_fns {
   cu_ModuleGetFunction ModuleGetFunction;
   cu_FuncGetAttribute FuncGetAttribute;
   cu_LaunchKernel LaunchKernel;
+  /* profiles (profile.c) */
+  cu_EventCreate EventCreate;
+  cu_EventDestroy EventDestroy;
+  cu_EventRecord EventRecord;
+  cu_EventQuery EventQuery;
+  cu_EventSynchronize EventSynchronize;
+  cu_EventElapsedTime EventElapsedTime;
 } cuda_fns;
 
 extern cuda_fns cu;
@@ -152,6 +159,8 @@ typedef struct cuslot {
   uint64_t value;
 } cuslot;
 
+typedef struct cuprof cuprof; /* profile.c */
+
 typedef struct cudev {
   char name[48];
   gpu *g;
@@ -170,7 +179,21 @@ typedef struct cudev {
   struct cuimage *images;
   rig_edge_facts facts;
   rig_cuda_device record;    /* capability RIG_CUDA_DEVICE */
+  cuprof *prof;              /* events, once core handed a ring (atomic) */
 } cudev;
+
+/* ---- profile.c: work timed by events (edge ABI 1.6) -------------------------------- */
+
+int profile_hand(void *h, rig_edge_profile *ring, rig_edge_error *err);
+/* Records the event before part i of w (submit; false: untimed), and
+ * the one after it. */
+bool profile_before(cudev *d, const rig_edge_work *w, uint32_t i);
+void profile_after(cudev *d);
+/* Writes the records of the parts whose end event completed; trylock:
+ * from signaled and wait, which may run beside a submit. */
+void profile_harvest(cudev *d, bool trylock);
+/* The stop: what completed is written, the events go. */
+void profile_end(cudev *d);
 
 /* ---- loss.c --------------------------------------------------------------------- */
 

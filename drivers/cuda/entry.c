@@ -187,6 +187,7 @@ static const rig_edge_driver cuda_driver = {
     .check = module_check,
     .map_peer = queue_map_peer,
     .fork = cuda_fork,
+    .profile = profile_hand,
 };
 
 RIG_EDGE_DRIVER(cuda_driver)

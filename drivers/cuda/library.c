@@ -72,6 +72,12 @@ static const symbol symbols[] = {
     S(ModuleGetFunction, "cuModuleGetFunction"),
     S(FuncGetAttribute, "cuFuncGetAttribute"),
     S(LaunchKernel, "cuLaunchKernel"),
+    OPT(EventCreate, "cuEventCreate"),
+    OPT(EventDestroy, "cuEventDestroy_v2"),
+    OPT(EventRecord, "cuEventRecord"),
+    OPT(EventQuery, "cuEventQuery"),
+    OPT(EventSynchronize, "cuEventSynchronize"),
+    OPT(EventElapsedTime, "cuEventElapsedTime_v2"), /* cuda.h binds the name to _v2 */
 };
 #undef S
 #undef OPT

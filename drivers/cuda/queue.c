@@ -80,6 +80,7 @@ void queue_end(cudev *d) {
     nanosleep(&(struct timespec){0, 10000000}, NULL);
     waited += 10;
   }
+  profile_end(d); /* before the stream: its events were recorded on it */
   if (!loss_is_lost(d->g))
     cu.StreamDestroy(d->stream);
   d->stream = NULL;
@@ -96,6 +97,7 @@ void queue_free(cudev *d) {
 int queue_signaled(void *h, uint64_t *out, rig_edge_error *err) {
   cudev *d = h;
   *out = rig_edge_word_load(d->word);
+  profile_harvest(d, true);
   return loss_check(d, err);
 }
 
@@ -107,8 +109,10 @@ int queue_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err
   uint32_t waited = 0;
   for (;;) {
     uint32_t slice = timeout_ms - waited < 5 ? timeout_ms - waited : 5;
-    if (rig_edge_word_wait(d->word, value, slice) == RIG_EDGE_OK)
+    if (rig_edge_word_wait(d->word, value, slice) == RIG_EDGE_OK) {
+      profile_harvest(d, true);
       return RIG_EDGE_OK;
+    }
     waited += slice;
     bool busy;
     CUresult r = gpu_bind(d->g);
@@ -197,9 +201,13 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     if (r != CUDA_SUCCESS)
       return loss_fail(d, err, r, "cuStreamWaitValue64");
   }
-  for (uint32_t i = 0; i < w->nparts; i++)
+  for (uint32_t i = 0; i < w->nparts; i++) {
+    bool timed = profile_before(d, w, i);
     if ((rc = run_part(d, &w->parts[i], err)) != RIG_EDGE_OK)
       return rc;
+    if (timed)
+      profile_after(d);
+  }
   if (d->waits)
     r = cu.StreamWriteValue64(d->stream, d->self.address, w->value, CU_STREAM_WRITE_VALUE_DEFAULT);
   else

@@ -57,6 +57,8 @@ struct sample {
   uint64_t part_head, wait_head;
   piece ring[RING];
   rig_edge_part parts[RING_PARTS];
+  uint32_t labels[RING_PARTS]; /* what a profile names each part by */
+  rig_edge_profile *_Atomic profile; /* core's ring, once handed (ABI 1.6) */
   rig_edge_wait waits[RING_WAITS];
   bool done[RING_PARTS];   /* parts finished, for follows */
 };
@@ -115,7 +117,15 @@ static bool run_share(sample *s, const piece *pc, uint32_t q) {
       return false;
     pthread_mutex_unlock(&s->lock);
     rig_edge_error err = {0};
+    rig_edge_span span = {.value = pc->value, .part = k, .kind = p->kind, .queue = q,
+                          .label = s->labels[at], .start_ns = rig_edge_now_ns()};
     int r = rig_edge_run_on_host(p, &err); /* the model's "hardware" */
+    span.end_ns = rig_edge_now_ns();
+    /* A profile: the part's time by the host's clock, as a GPU driver
+     * would read its timestamps once the part is done. */
+    rig_edge_profile *ring = __atomic_load_n(&s->profile, __ATOMIC_ACQUIRE);
+    if (r == RIG_EDGE_OK && rig_edge_profile_on(ring))
+      rig_edge_profile_record(ring, &span);
     pthread_mutex_lock(&s->lock);
     if (r != RIG_EDGE_OK) { /* the queue dies; the next call reports it (LOSS-1) */
       snprintf(s->fault, sizeof s->fault, "sample: queue %u: %.200s", q, err.message);
@@ -326,6 +336,7 @@ static int sample_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   s->ring[s->head++ % RING] = (piece){w->value, s->part_head, s->wait_head, w->nparts, w->nwaits};
   for (uint32_t i = 0; i < w->nparts; i++, s->part_head++) {
     s->parts[s->part_head % RING_PARTS] = w->parts[i];
+    s->labels[s->part_head % RING_PARTS] = rig_edge_work_label(w, i);
     s->done[s->part_head % RING_PARTS] = false;
   }
   for (uint32_t i = 0; i < w->nwaits; i++)
@@ -335,6 +346,17 @@ static int sample_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     s->committed = w->value; /* TL-10: commits itself at least every K values */
   pthread_cond_broadcast(&s->more);
   pthread_mutex_unlock(&s->lock);
+  return RIG_EDGE_OK;
+}
+
+/* profile (ABI 1.6): core hands over the ring a profile's records go
+ * into; the workers time each part from then on, while the profile is
+ * being taken. The sample times by the host's clock; a GPU driver writes
+ * timestamps around each part and reads them back once the value is
+ * reached, converted to rig_edge_now_ns()'s clock. */
+static int sample_profile(void *h, rig_edge_profile *ring, rig_edge_error *err) {
+  (void)err;
+  __atomic_store_n(&((sample *)h)->profile, ring, __ATOMIC_RELEASE);
   return RIG_EDGE_OK;
 }
 
@@ -412,6 +434,7 @@ static const rig_edge_driver sample_driver = {
     .map = sample_map,
     .unmap = sample_unmap,
     .peer = sample_peer,
+    .profile = sample_profile,
 };
 
 RIG_EDGE_DRIVER(sample_driver)

@@ -134,6 +134,7 @@ static int hold(rvk_dev *v, const rig_edge_work *w, rvk_waitset *ws, rig_edge_er
     __atomic_store_n(&v->base, w->value - 1, __ATOMIC_RELEASE);
   if (!v->nspare || v->flight.n >= 64)
     recycle(v);
+  rvk_profile_harvest(v); /* nothing unless a profile timed work */
   rvk_held e;
   int r = rvk_record(v, w, &e, err);
   e.ws = r == RIG_EDGE_OK ? ws : NULL;

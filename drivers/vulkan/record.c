@@ -89,6 +89,14 @@ bool rvk_part_runs(const rig_edge_part *p) {
                                          : p->kind == RIG_EDGE_PART_LAUNCH;
 }
 
+/* The parts of w that record anything. */
+uint32_t rvk_count_runs(const rig_edge_work *w) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < w->nparts; i++)
+    n += rvk_part_runs(&w->parts[i]);
+  return n;
+}
+
 /* Between two parts of one submission: the later one follows the earlier
  * one's writes, and its writes follow the earlier one's reads. */
 static void part_barrier(const rvk_dev *v, VkCommandBuffer cb) {
@@ -193,8 +201,8 @@ static int record_part(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p, r
  * order), and visible to the host once its value is signaled (TL-20).
  * once: the cb runs once (VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
  * else the cache keeps it for the same work again. */
-int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, VkCommandBuffer cb,
-                  rig_edge_error *err) {
+int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, const rvk_stamps *stamps,
+                  VkCommandBuffer cb, rig_edge_error *err) {
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = once ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0};
   VkResult vr = vkBeginCommandBuffer(cb, &bi);
@@ -202,8 +210,11 @@ int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, VkCommandBuffer
     return rvk_fail(err, vr, "vkBeginCommandBuffer", v->name);
   barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, &all_to_all);
   recording rec = {0, 0, VK_NULL_HANDLE};
+  uint32_t timed = 0; /* queries written */
   bool first = true;
   int r = RIG_EDGE_OK;
+  if (stamps)
+    vkCmdResetQueryPool(cb, stamps->pool, stamps->first, 2 * rvk_count_runs(w));
   for (uint32_t i = 0; i < w->nparts && r == RIG_EDGE_OK; i++) {
     const rig_edge_part *p = &w->parts[i];
     if (!rvk_part_runs(p))
@@ -211,7 +222,15 @@ int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, VkCommandBuffer
     if (!first)
       part_barrier(v, cb);
     first = false;
+    /* Bottom of pipe: once every command before it is done, so the part's
+     * time starts after the barrier's wait and ends with its last write. */
+    if (stamps)
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, stamps->pool,
+                          stamps->first + timed++);
     r = record_part(v, cb, p, &rec, err);
+    if (stamps)
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, stamps->pool,
+                          stamps->first + timed++);
   }
   if (r != RIG_EDGE_OK) {
     (void)vkEndCommandBuffer(cb);

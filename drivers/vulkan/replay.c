@@ -162,6 +162,19 @@ static int parts_run(const rvk_dev *v, const rig_edge_work *w, bool *any, rig_ed
   return RIG_EDGE_OK;
 }
 
+/* Work timed for a profile (profile.c): recorded anew each time, since
+ * each run writes queries of its own, and run once. */
+static int record_timed(rvk_dev *v, const rig_edge_work *w, const rvk_stamps *stamps,
+                        rvk_held *out, rig_edge_error *err) {
+  VkCommandBuffer cb;
+  int r = get_cb(v, &cb, err);
+  if (r == RIG_EDGE_OK && (r = rvk_record_cb(v, w, true, stamps, cb, err)) != RIG_EDGE_OK)
+    rvk_put_spare(v, cb);
+  if (r == RIG_EDGE_OK)
+    *out = (rvk_held){w->value, cb, false, NULL};
+  return r;
+}
+
 /* The work's command buffer into out: none for work of no bytes; the
  * cache's where the same work ran before and is done, as each run of a
  * submission is (no recording, as a hand-written program records once);
@@ -174,6 +187,9 @@ int rvk_record(rvk_dev *v, const rig_edge_work *w, rvk_held *out, rig_edge_error
   *out = (rvk_held){w->value, VK_NULL_HANDLE, false, NULL};
   if (!any)
     return RIG_EDGE_OK; /* the signal alone follows every earlier submission */
+  rvk_stamps stamps = {rvk_profile_pool(v), 0};
+  if (rvk_profile_pairs(v, w, rvk_count_runs(w), &stamps.first))
+    return record_timed(v, w, &stamps, out, err);
   /* Read before recording: memory released meanwhile is none of this
    * work's, and makes the entry stale at once. */
   uint64_t gen = __atomic_load_n(&v->gen, __ATOMIC_ACQUIRE);
@@ -187,7 +203,7 @@ int rvk_record(rvk_dev *v, const rig_edge_work *w, rvk_held *out, rig_edge_error
   c = keyed && !c ? cache_slot(v) : NULL; /* the same work still runs: record it once */
   VkCommandBuffer cb;
   r = get_cb(v, &cb, err);
-  if (r == RIG_EDGE_OK && (r = rvk_record_cb(v, w, !c, cb, err)) != RIG_EDGE_OK)
+  if (r == RIG_EDGE_OK && (r = rvk_record_cb(v, w, !c, NULL, cb, err)) != RIG_EDGE_OK)
     rvk_put_spare(v, cb);
   if (r != RIG_EDGE_OK)
     return r;

@@ -59,6 +59,7 @@ int rvk_stop(void *h, rig_edge_error *err) {
   if (rvk_counter(v, &done) != VK_SUCCESS)
     done = 0;
   v->final = done > v->taken ? done : v->taken;
+  rvk_profile_end(v); /* the last records, before the queries go */
   free_command_buffers(v);
   rvk_free_objects(v, &v->scratch);
   free_code(v);

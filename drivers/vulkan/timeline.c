@@ -19,6 +19,15 @@ void rvk_note_reached(rvk_dev *v, uint64_t value) {
     ;
 }
 
+/* A profile's records of the work now done (profile.c), where no other
+ * call holds the queue: one that does harvests in its turn. */
+static void harvest(rvk_dev *v) {
+  if (__atomic_load_n(&v->prof, __ATOMIC_RELAXED) && pthread_mutex_trylock(&v->qlock) == 0) {
+    rvk_profile_harvest(v);
+    pthread_mutex_unlock(&v->qlock);
+  }
+}
+
 /* The semaphore's counter; once it reached every value taken, the value
  * itself, without asking the device again. */
 int rvk_signaled(void *h, uint64_t *out, rig_edge_error *err) {
@@ -39,6 +48,7 @@ int rvk_signaled(void *h, uint64_t *out, rig_edge_error *err) {
   if (r != VK_SUCCESS)
     return rvk_fail_lost(v, err, r, "vkGetSemaphoreCounterValue");
   rvk_note_reached(v, *out);
+  harvest(v);
   return RIG_EDGE_OK;
 }
 
@@ -68,6 +78,7 @@ int rvk_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err) 
   VkResult r = wait_value(v, value, (uint64_t)timeout_ms * 1000000u);
   if (r == VK_SUCCESS) {
     rvk_note_reached(v, value);
+    harvest(v);
     return RIG_EDGE_OK;
   }
   if (r == VK_TIMEOUT)

@@ -96,6 +96,7 @@ typedef struct rvk_pipe {
 } rvk_pipe;
 
 struct rvk_image;
+typedef struct rvk_prof rvk_prof; /* profile.c */
 
 /* A resolved entry point: each axis of its group either fixed by the
  * module's LocalSize or a specialization constant (local_size_x_id ...). */
@@ -201,6 +202,7 @@ typedef struct rvk_dev {
                                it outlives the stop while any is out */
   bool opened, stopped;
   uint64_t final;           /* after the stop: the last value it reports */
+  rvk_prof *prof;           /* timestamps, once core handed a ring (qlock) */
 
   /* memory */
   pthread_mutex_t mlock;
@@ -277,10 +279,23 @@ int rvk_check_launch(const rvk_dev *v, const rig_edge_part *p, uint64_t *out_dis
 int rvk_pipeline_for(rvk_dev *v, rvk_func *f, const uint64_t t[3], VkPipeline *out,
                      rig_edge_error *err);
 
-/* record.c: a work's command buffer */
+/* record.c: a work's command buffer; with stamps, a timestamp before and
+ * after each part that runs, into queries first, first + 1, ... of pool */
+typedef struct rvk_stamps {
+  VkQueryPool pool;
+  uint32_t first;
+} rvk_stamps;
 bool rvk_part_runs(const rig_edge_part *p);
-int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, VkCommandBuffer cb,
-                  rig_edge_error *err);
+uint32_t rvk_count_runs(const rig_edge_work *w);
+int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, const rvk_stamps *stamps,
+                  VkCommandBuffer cb, rig_edge_error *err);
+
+/* profile.c: timestamps of the work while a profile is taken (qlock held) */
+int rvk_profile(void *h, rig_edge_profile *ring, rig_edge_error *err);
+bool rvk_profile_pairs(rvk_dev *v, const rig_edge_work *w, uint32_t n, uint32_t *out_first);
+VkQueryPool rvk_profile_pool(const rvk_dev *v);
+void rvk_profile_harvest(rvk_dev *v);
+void rvk_profile_end(rvk_dev *v);
 
 /* replay.c: the command buffers of work that comes again, and spares */
 int rvk_record(rvk_dev *v, const rig_edge_work *w, rvk_held *out, rig_edge_error *err);

@@ -278,6 +278,20 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
   rig_submission_release(s);
 }
 
+/* One take, set and submit of add's launch on the host (r's submission). */
+static rig_status launch_once(rig_submission *s, rig_buffer *const bufs[3]) {
+  rig_run *r = NULL;
+  rig_point p = 0;
+  rig_status st_ = rig_submission_take(s, &r);
+  if (st_ == RIG_OK)
+    st_ = rig_run_groups(r, 0, 16, 1, 1);
+  if (st_ == RIG_OK)
+    st_ = rig_run_threads(r, 0, 64, 1, 1);
+  if (st_ == RIG_OK)
+    st_ = rig_run_int64(r, 0, 24, 1024);
+  return st_ == RIG_OK ? rig_run_submit(r, bufs, 3, NULL, 0, &p) : st_;
+}
+
 /* SUBMIT-20: a host launch's take, setters and submit allocate nothing
  * once warm: the run holds its block, the pool's workers are up, and the
  * kernel's calls into the C library go through stubs made at load. */
@@ -294,21 +308,11 @@ static void submit_20_host_launch_allocates_nothing(void **st) {
   ok(rig_buffer_create(rig_device_host(), 1024 * 4, &y));
   ok(rig_buffer_create(rig_device_host(), 1024 * 4, &z));
   rig_buffer *const bufs[3] = {x, y, z};
-  rig_run *r = NULL;
-  rig_point p = 0;
   rig_status st_ = RIG_OK;
   for (int i = 0; i < 1001 && st_ == RIG_OK; i++) {
     if (i == 1)
       count_start(); /* after the first: a run, the workers */
-    st_ = rig_submission_take(s, &r);
-    if (st_ == RIG_OK)
-      st_ = rig_run_groups(r, 0, 16, 1, 1);
-    if (st_ == RIG_OK)
-      st_ = rig_run_threads(r, 0, 64, 1, 1);
-    if (st_ == RIG_OK)
-      st_ = rig_run_int64(r, 0, 24, 1024);
-    if (st_ == RIG_OK)
-      st_ = rig_run_submit(r, bufs, 3, NULL, 0, &p);
+    st_ = launch_once(s, bufs);
   }
   expect_none("host launch: take, set and submit");
   ok(st_);
@@ -349,6 +353,73 @@ static void submit_20_copy_memory_to_host_allocates_nothing(void **st) {
   rig_buffer_release(x);
 }
 
+/* One submit of s (a fill, then a copy on the sample driver's other
+ * queue) of a into b, waited for. */
+static rig_status sample_once(rig_submission *s, rig_buffer *const bufs[2]) {
+  rig_run *r = NULL;
+  rig_point p = 0;
+  rig_status st_ = rig_submission_take(s, &r);
+  if (st_ == RIG_OK)
+    st_ = rig_run_submit(r, bufs, 2, NULL, 0, &p);
+  return st_ == RIG_OK ? rig_point_wait(p) : st_;
+}
+
+/* While a profile is taken, recording allocates nothing on the submit
+ * path once each device has its ring (made at its first submit): host
+ * launches and copies timed by the clock, and the sample driver's parts
+ * timed on its workers, all written into the rings. */
+static void profile_recording_allocates_nothing(void **st) {
+  rig_image *im = kernel_load("add");
+  rig_function *add = NULL;
+  ok(rig_image_resolve(im, "add", &add));
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_part parts[2] = {rig_part_fill(0, 7, 1), rig_part_copy(0, 1)};
+  rig_device *host = rig_device_host(), *sample = NULL;
+  ok(rig_device_open("sample:0", &sample));
+  rig_submission *s = NULL, *t = NULL;
+  ok(rig_submission_make(host, &launch, 1, &s));
+  ok(rig_submission_make(sample, parts, 2, &t));
+  rig_buffer *x = NULL, *y = NULL, *z = NULL, *a = NULL, *b = NULL;
+  ok(rig_buffer_create(host, 1024 * 4, &x));
+  ok(rig_buffer_create(host, 1024 * 4, &y));
+  ok(rig_buffer_create(host, 1024 * 4, &z));
+  ok(rig_buffer_create(sample, 4096, &a));
+  ok(rig_buffer_create(sample, 4096, &b));
+  rig_buffer *const bufs[3] = {x, y, z}, *const ab[2] = {a, b};
+  rig_profile_start(0);
+  rig_point p = 0;
+  rig_status st_ = RIG_OK;
+  for (int i = 0; i < 501 && st_ == RIG_OK; i++) {
+    if (i == 1)
+      count_start(); /* after the first: the rings, a run, the workers */
+    st_ = launch_once(s, bufs);
+    if (st_ == RIG_OK)
+      st_ = rig_buffer_submit_copy(x, y, &p);
+    if (st_ == RIG_OK)
+      st_ = sample_once(t, ab);
+  }
+  expect_none("profiled host launches, host copies and sample submits");
+  ok(st_);
+  rig_profile_stop();
+  rig_profile *prof = NULL;
+  ok(rig_profile_take(&prof));
+  size_t n = 0;
+  rig_profile_records(prof, &n);
+  assert_int_equal(n + rig_profile_dropped(prof), 501 * 4); /* every part was recorded */
+  rig_profile_free(prof);
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_buffer_release(z);
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+  rig_submission_release(s);
+  rig_submission_release(t);
+  rig_image_release(im);
+  ok(rig_device_close(sample));
+  rig_device_release(sample);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(counter_counts_each_call),
@@ -357,6 +428,7 @@ int main(void) {
       cmocka_unit_test(submit_20_fast_path_allocates_nothing),
       cmocka_unit_test(submit_20_copy_memory_to_host_allocates_nothing),
       cmocka_unit_test(submit_20_host_launch_allocates_nothing),
+      cmocka_unit_test(profile_recording_allocates_nothing),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

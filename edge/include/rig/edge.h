@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.4).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.6).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 4u
+#define RIG_EDGE_ABI_MINOR 6u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -193,11 +193,16 @@ typedef struct rig_edge_work {
   uint64_t value;                /* signal this value when all parts are done */
   const rig_edge_part *parts;
   const rig_edge_wait *waits;
+  /* ABI 1.6 (read it only where size reaches it; rig_edge_work_label
+   * does): per part, the label a profile names it by (rig_edge_span), or
+   * NULL where core gives none. */
+  const uint32_t *labels;
 } rig_edge_work;
 
 /* ---- the driver table ---------------------------------------------------- */
 
 typedef struct rig_edge_io rig_edge_io;
+typedef struct rig_edge_profile rig_edge_profile;
 
 /* Every function takes the handle open() made. Each may be NULL where the
  * comment says so; core then does what the comment says instead. Core calls
@@ -318,7 +323,56 @@ typedef struct rig_edge_driver {
    * pthread_atfork itself takes its locks before core takes its own,
    * against the lock order (core calls drivers holding its locks). */
   void (*fork)(uint32_t phase);
+
+  /* ---- ABI 1.6: profiles (docs/profiling.md) ---- */
+  /* Hands the driver the ring its timings go into (rig_edge_profile,
+   * below), once per handle, under h's submit lock, before the first
+   * submit while a profile is being taken. From then on, while
+   * rig_edge_profile_on(ring), the driver times each part of its work by
+   * its device's own clock (timestamp queries, events) or the host's,
+   * and writes one rig_edge_span per part with rig_edge_profile_record
+   * once the times are known: from any thread, with no lock and no
+   * allocation. It may write until its destroy returns, never after.
+   * RIG_EDGE_UNSUPPORTED: the device times no work (a memory device),
+   * and core never asks again. It may block (calibrating a clock) and
+   * allocate (query pools). NULL: the device times no work. */
+  int (*profile)(void *h, rig_edge_profile *ring, rig_edge_error *err);
 } rig_edge_driver;
+
+/* ---- profiles (ABI 1.6) ----------------------------------------------- */
+
+/* The time of one part of a value's work on the device. Times are
+ * rig_edge_now_ns()'s clock (CLOCK_MONOTONIC), so that every device's
+ * timeline lines up with the host's: a driver that reads a clock of its
+ * device converts it. */
+typedef struct rig_edge_span {
+  uint64_t value;     /* the work's value */
+  uint64_t start_ns;  /* when the part started */
+  uint64_t end_ns;    /* when it ended: at least start_ns */
+  uint32_t part;      /* its index in the work's parts */
+  uint32_t kind;      /* enum rig_edge_part_kind */
+  uint32_t queue;     /* the queue it ran on */
+  uint32_t label;     /* rig_edge_work_label(work, part) */
+} rig_edge_span;
+
+/* The label core gave part i of w, 0 where it gave none (a core of ABI
+ * 1.5 or older, or work that names none). */
+static inline uint32_t rig_edge_work_label(const rig_edge_work *w, uint32_t i) {
+  if (w->size < offsetof(rig_edge_work, labels) + sizeof w->labels || !w->labels)
+    return 0;
+  return w->labels[i];
+}
+
+/* Whether ring takes records now: a profile is being taken. False for a
+ * NULL ring. Lock-free; a load and a test, for the hot path. */
+RIG_EDGE_API bool rig_edge_profile_on(const rig_edge_profile *ring);
+/* Writes s into ring: lock-free, allocates nothing, never blocks, from
+ * any thread. A full ring (core takes its records at rig_profile_take)
+ * drops s and counts the drop. */
+RIG_EDGE_API void rig_edge_profile_record(rig_edge_profile *ring, const rig_edge_span *s);
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every rig_edge_span.
+ * Thread-safe; allocates nothing. */
+RIG_EDGE_API uint64_t rig_edge_now_ns(void);
 
 /* ---- a driver's arguments (ABI 1.3) -------------------------------------- */
 
