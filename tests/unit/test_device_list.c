@@ -6,7 +6,6 @@
  * lavapipe) is installed, cuda with why where no GPU is.
  */
 #define _GNU_SOURCE /* mkdtemp */
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,16 +60,7 @@ static void expect_refused(const char *name, const char *why) {
 }
 
 /* How often the good plugin's stop ran: the list closes what it opened. */
-static int good_stops(void) {
-  const rig_device_entry *e = entry_ok("good:0");
-  void *so = dlopen(e->path, RTLD_NOW | RTLD_NOLOAD);
-  assert_non_null(so);
-  int *n = dlsym(so, "rig_test_stops");
-  assert_non_null(n);
-  int v = *n;
-  dlclose(so);
-  return v;
-}
+static int good_stops(void) { return plugin_stops(entry_ok("good:0")->path); }
 
 /* The host first, then each plugin's devices with their types and paths. */
 static void lists_host_and_plugins(void **state) {
