@@ -96,7 +96,7 @@ void rig__holds_release(void) {
 RIG_API rig_status rig_claim_with(rig_buffer *b, rig_claim_fn fn, void *ctx) {
   if (!fn)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_claim_with: function is NULL");
-  rig_claim *c;
+  rig_claim *c = NULL; /* take sets it where it succeeds */
   rig_status st = take(b, CLAIM_EXCLUSIVE, "rig_claim_with", &c);
   if (st)
     return st;

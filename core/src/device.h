@@ -197,6 +197,22 @@ RIG__HIDDEN void rig__device_free(rig_device *d);
 RIG__HIDDEN rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,
                                         const rig_edge_driver **out_table);
 /* Checks a table's ABI; what names it (a file) goes in messages. */
+/* The folders plugins are looked for in, in order (loader.c): fn(folder,
+ * per_driver, ctx) on each until it returns true; per_driver: driver NAME
+ * is in folder/NAME/ (a build tree). Returns whether fn did. *skipped:
+ * the first relative entry of RIG_DRIVER_PATH, ignored (NULL: none). */
+typedef bool (*rig__folder_fn)(const char *folder, bool per_driver, void *ctx);
+RIG__HIDDEN bool rig__driver_folders(rig__folder_fn fn, void *ctx, const char **skipped,
+                                     size_t *skipped_len);
+/* The path of driver's plugin in folder into path[n]; its length, 0 where
+ * it does not fit. */
+RIG__HIDDEN size_t rig__plugin_file(const char *folder, bool per_driver, const char *driver,
+                                    char *path, size_t n);
+/* Opens a plugin's device NAME as rig_device_open does; *created: whether
+ * it opened it (open.c). */
+RIG__HIDDEN rig_status rig__device_open_probe(const char *name, rig_device **out, bool *created);
+/* The file a loaded plugin came from (loader.c). */
+RIG__HIDDEN const char *rig__plugin_path(const struct rig__plugin *pl);
 RIG__HIDDEN rig_status rig__check_table(const rig_edge_driver *t, const char *what);
 
 /* ---- kept values (keep.c) ---- */

@@ -38,6 +38,7 @@ static int host_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
   f->part_queue[RIG_EDGE_PART_LAUNCH] = 0;
   f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  f->type = RIG_EDGE_TYPE_CPU;
   return RIG_EDGE_OK;
 }
 

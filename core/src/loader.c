@@ -1,8 +1,10 @@
 /* loader.c: finds driver plugins at open time (ARCHITECTURE.md, Plugins).
  *
  * rig_device_open("NAME:ARGS") loads librig-driver-NAME.so from the first folder of
- * RIG_DRIVER_PATH (colon-separated) that has it, else from the install
- * folder RIG_DRIVER_DIR. RIG_DRIVER_PATH is read with secure_getenv: a
+ * RIG_DRIVER_PATH (colon-separated) that has it, else from beside core's
+ * own library (the build tree's or the install tree's driver folder,
+ * wherever that tree now is), else from the install folder RIG_DRIVER_DIR
+ * (docs/finding-devices.md). RIG_DRIVER_PATH is read with secure_getenv: a
  * setuid or setgid program ignores it, so that its caller cannot make it
  * run code of the caller's choosing. Only absolute folders count: a
  * relative one would name another folder at each open, as the current
@@ -12,7 +14,7 @@
  * their memory may outlive any one open. The table's ABI is checked before
  * anything in it is called.
  */
-#define _GNU_SOURCE /* secure_getenv */
+#define _GNU_SOURCE /* secure_getenv, dladdr */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,21 +55,53 @@ rig_status rig__check_table(const rig_edge_driver *t, const char *what) {
   return RIG_OK;
 }
 
-/* Looks for the plugin file in one folder; true with path filled if found. */
-static bool in_folder(const char *folder, size_t len, const char *driver, char *path,
-                      size_t n) {
-  if (len == 0)
+/* The folder core's own library is in (dladdr on one of its functions: a
+ * static one, whose address a non-PIE program's PLT cannot stand in
+ * for), into out; false where dladdr says nothing. */
+static bool core_folder(char *out, size_t n) {
+  Dl_info info;
+  if (!dladdr((void *)(uintptr_t)core_folder, &info) || !info.dli_fname || info.dli_fname[0] != '/')
     return false;
-  int w = snprintf(path, n, "%.*s/librig-driver-%s.so", (int)len, folder, driver);
-  return w > 0 && (size_t)w < n && access(path, F_OK) == 0;
+  /* The real folder: a program's run path may reach it through "bin/.." */
+  char *real = realpath(info.dli_fname, NULL);
+  if (!real)
+    return false;
+  const char *slash = strrchr(real, '/');
+  int w = snprintf(out, n, "%.*s", (int)(slash - real), real);
+  free(real);
+  return w >= 0 && (size_t)w < n;
 }
 
-/* Finds the plugin's file: RIG_DRIVER_PATH's absolute folders first, then
- * the install folder. *skipped: the first relative entry it ignored, and
- * its length (0: none). */
-static bool find_file(const char *driver, char *path, size_t n, const char **skipped,
-                      size_t *skipped_len) {
+/* Calls fn on the folders beside core: in a build tree (core's library in
+ * BUILD/core) BUILD/drivers, whose driver NAME is in its folder NAME; in an
+ * install tree (core in LIBDIR) LIBDIR/rig/drivers. Both follow core where
+ * it moves, so a parent project's program and a moved install find their
+ * plugins with no environment. */
+static bool beside_core(rig__folder_fn fn, void *ctx) {
+  char lib[1024], folder[1100];
+  if (!core_folder(lib, sizeof lib))
+    return false;
+  const char *base = strrchr(lib, '/');
+  if (base && strcmp(base, "/core") == 0) {
+    snprintf(folder, sizeof folder, "%.*s/drivers", (int)(base - lib), lib);
+    if (fn(folder, true, ctx))
+      return true;
+  }
+  snprintf(folder, sizeof folder, "%s/rig/drivers", lib);
+  return fn(folder, false, ctx);
+}
+
+/* RIG_DRIVER_PATH_ONLY=1: no folder but RIG_DRIVER_PATH's (a test's way of
+ * standing for a machine without some driver). */
+static bool path_only(void) {
+  const char *only = secure_getenv("RIG_DRIVER_PATH_ONLY");
+  return only && strcmp(only, "1") == 0;
+}
+
+bool rig__driver_folders(rig__folder_fn fn, void *ctx, const char **skipped,
+                         size_t *skipped_len) {
   const char *p = secure_getenv("RIG_DRIVER_PATH");
+  char folder[1024];
   *skipped = NULL;
   *skipped_len = 0;
   while (p && *p) {
@@ -78,32 +112,65 @@ static bool find_file(const char *driver, char *path, size_t n, const char **ski
         *skipped = p;
         *skipped_len = len;
       }
-    } else if (in_folder(p, len, driver, path, n))
-      return true;
+    } else if (len && len < sizeof folder) {
+      memcpy(folder, p, len);
+      folder[len] = 0;
+      if (fn(folder, false, ctx))
+        return true;
+    }
     p = colon ? colon + 1 : NULL;
   }
-  return in_folder(RIG_DRIVER_DIR, strlen(RIG_DRIVER_DIR), driver, path, n);
+  if (path_only())
+    return false;
+  return beside_core(fn, ctx) || fn(RIG_DRIVER_DIR, false, ctx);
+}
+
+size_t rig__plugin_file(const char *folder, bool per_driver, const char *driver, char *path,
+                        size_t n) {
+  int w = per_driver ? snprintf(path, n, "%s/%s/librig-driver-%s.so", folder, driver, driver)
+                     : snprintf(path, n, "%s/librig-driver-%s.so", folder, driver);
+  return w > 0 && (size_t)w < n ? (size_t)w : 0;
+}
+
+struct find { const char *driver; char *path; size_t n; };
+
+static bool found_in(const char *folder, bool per_driver, void *ctx) {
+  struct find *f = ctx;
+  return rig__plugin_file(folder, per_driver, f->driver, f->path, f->n) &&
+         access(f->path, F_OK) == 0;
+}
+
+/* Finds the plugin's file: RIG_DRIVER_PATH's absolute folders first, then
+ * beside core, then the install folder. *skipped: the first relative entry
+ * it ignored, and its length (0: none). */
+static bool find_file(const char *driver, char *path, size_t n, const char **skipped,
+                      size_t *skipped_len) {
+  struct find f = {driver, path, n};
+  return rig__driver_folders(found_in, &f, skipped, skipped_len);
 }
 
 /* The open's error when no folder has the plugin: it names the folders,
  * and why RIG_DRIVER_PATH may not have counted. */
 static rig_status not_found(const char *driver, const char *skipped, size_t skipped_len) {
+  char lib[1024];
+  const char *beside = path_only() ? "RIG_DRIVER_PATH_ONLY is set"
+                                   : core_folder(lib, sizeof lib) ? lib : "unknown";
   if (getauxval(AT_SECURE))
     return rig__fail(RIG_UNAVAILABLE, NULL, 0,
-                     "no driver '%s': librig-driver-%s.so is not in %s (a setuid or setgid "
-                     "program ignores RIG_DRIVER_PATH)",
-                     driver, driver, RIG_DRIVER_DIR);
+                     "no driver '%s': librig-driver-%s.so is not beside librig-core (%s) nor "
+                     "in %s (a setuid or setgid program ignores RIG_DRIVER_PATH)",
+                     driver, driver, beside, RIG_DRIVER_DIR);
   if (skipped)
     return rig__fail(RIG_UNAVAILABLE, NULL, 0,
                      "no driver '%s': librig-driver-%s.so is in no folder of "
-                     "RIG_DRIVER_PATH nor in %s; relative entries of RIG_DRIVER_PATH "
-                     "are ignored ('%.*s')",
-                     driver, driver, RIG_DRIVER_DIR, (int)(skipped_len > 200 ? 200 : skipped_len),
-                     skipped);
+                     "RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s; relative "
+                     "entries of RIG_DRIVER_PATH are ignored ('%.*s')",
+                     driver, driver, beside, RIG_DRIVER_DIR,
+                     (int)(skipped_len > 200 ? 200 : skipped_len), skipped);
   return rig__fail(RIG_UNAVAILABLE, NULL, 0,
                    "no driver '%s': librig-driver-%s.so is in no folder of "
-                   "RIG_DRIVER_PATH nor in %s",
-                   driver, driver, RIG_DRIVER_DIR);
+                   "RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s",
+                   driver, driver, beside, RIG_DRIVER_DIR);
 }
 
 static rig_status load_file(const char *driver, const char *path, struct rig__plugin *pl) {
@@ -124,6 +191,8 @@ static rig_status load_file(const char *driver, const char *path, struct rig__pl
   pl->table = t;
   return RIG_OK;
 }
+
+const char *rig__plugin_path(const struct rig__plugin *pl) { return pl->path; }
 
 void rig__plugins_fork(rig__fork_phase ph) { rig__fork_mutex(&plugins_lock, ph); }
 

@@ -193,11 +193,12 @@ static name_entry *settle(const char *name, rig_status *st) {
 }
 
 static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
-                              const char *driver, bool io, rig_device **out);
+                              const char *driver, bool io, rig_device **out, bool *created);
 
-/* The common open of name through table t (NULL: find the plugin driver). */
+/* The common open of name through table t (NULL: find the plugin driver).
+ * *created (may be NULL): whether it opened a device rather than reused one. */
 static rig_status open_named(const char *name, const rig_edge_driver *t, const char *args,
-                             const char *driver, bool io, rig_device **out) {
+                             const char *driver, bool io, rig_device **out, bool *created) {
   rig_status st = rig__may_lock("rig_device_open");
   if (st)
     return st;
@@ -206,7 +207,7 @@ static rig_status open_named(const char *name, const rig_edge_driver *t, const c
   if (rig_runtime_failure())
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", rig_runtime_failure()); /* OPEN-4, ERR-41 */
   pthread_mutex_lock(&registry);
-  st = open_locked(name, t, args, driver, io, out);
+  st = open_locked(name, t, args, driver, io, out, created);
   pthread_mutex_unlock(&registry);
   return st;
 }
@@ -243,8 +244,10 @@ static rig_status retire_lost(name_entry *e) {
 }
 
 static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
-                              const char *driver, bool io, rig_device **out) {
+                              const char *driver, bool io, rig_device **out, bool *created) {
   rig_status st = RIG_OK;
+  if (created)
+    *created = false;
   name_entry *e;
   while ((e = settle(name, &st))) {
     if (!rig__is_lost(e->dev))
@@ -283,6 +286,8 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
     rig__fork_note_driver(t);                        /* its fork hook (fork.c) */
     n->opening = false;
     *out = rig_device_retain(d); /* the entry keeps the first reference */
+    if (created)
+      *created = true;
   } else {
     unlink_entry(n);             /* ERR-4: no name stays opening */
     free(n->name);
@@ -307,6 +312,16 @@ static rig_status split(const char *name, char *driver, size_t n, const char **a
   return RIG_OK;
 }
 
+/* rig_device_open of a plugin's device for rig_device_list (list.c):
+ * *created says whether it opened the device (the caller then closes it)
+ * or reused one the program holds. */
+rig_status rig__device_open_probe(const char *name, rig_device **out, bool *created) {
+  char driver[64];
+  const char *args;
+  rig_status st = split(name, driver, sizeof driver, &args);
+  return st ? st : open_named(name, NULL, args, driver, false, out, created);
+}
+
 RIG_API rig_status rig_device_open(const char *name, rig_device **out) {
   char driver[64];
   const char *args;
@@ -323,7 +338,7 @@ RIG_API rig_status rig_device_open(const char *name, rig_device **out) {
     return RIG_OK;
   }
   rig_status st = split(name, driver, sizeof driver, &args);
-  return st ? st : open_named(name, NULL, args, driver, false, out);
+  return st ? st : open_named(name, NULL, args, driver, false, out, NULL);
 }
 
 RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out) {
@@ -341,7 +356,7 @@ RIG_API rig_status rig_device_open_driver(const char *name, const void *table, c
     return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_driver: table is NULL");
   rig_status st = rig__check_table(table, name ? name : "(static driver)");
   return st ? st : open_named(name, table, args, NULL, ((const rig_edge_driver *)table)->io,
-                              out);
+                              out, NULL);
 }
 
 RIG_API rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out) {
@@ -367,7 +382,7 @@ RIG_API rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out) 
     st = split(name, driver, sizeof driver, &rest);
   }
   if (st == RIG_OK)
-    st = open_named(name, NULL, args, driver, true, out);
+    st = open_named(name, NULL, args, driver, true, out, NULL);
   free(name);
   free(args);
   return st;

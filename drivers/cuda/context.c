@@ -107,6 +107,17 @@ static gpu *gpu_make(int ordinal, rig_edge_error *err) {
   return g;
 }
 
+int gpu_count(uint32_t *n, rig_edge_error *err) {
+  int count = 0;
+  pthread_mutex_lock(&open_lock);
+  int r = library_load(err);
+  if (r == RIG_EDGE_OK && cu.DeviceGetCount(&count) != CUDA_SUCCESS)
+    r = rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "cuda: no device: cuDeviceGetCount failed");
+  pthread_mutex_unlock(&open_lock);
+  *n = r == RIG_EDGE_OK && count > 0 ? (uint32_t)count : 0;
+  return r;
+}
+
 gpu *gpu_get(int ordinal, rig_edge_error *err) {
   pthread_mutex_lock(&open_lock);
   gpu *g = NULL;

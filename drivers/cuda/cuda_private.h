@@ -129,6 +129,9 @@ enum { LOST_NONE, LOST_NAMING, LOST_SET };
  * the first open; NULL with RIG_EDGE_UNAVAILABLE in err otherwise. Takes
  * the open lock. */
 gpu *gpu_get(int ordinal, rig_edge_error *err);
+/* How many GPUs libcuda lists; loads the library (library_load's errors).
+ * Takes the open lock. */
+int gpu_count(uint32_t *n, rig_edge_error *err);
 /* Drops a reference; the last releases the context (resetting it where
  * it was lost, which ends whatever still runs on it). Takes the open lock. */
 void gpu_put(gpu *g);

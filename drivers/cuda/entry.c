@@ -56,6 +56,7 @@ static void make_facts(cudev *d) {
   rig_edge_facts *f = &d->facts;
   f->size = sizeof *f;
   snprintf(f->arch, sizeof f->arch, "%s", g->arch);  /* PROP-12 */
+  f->type = RIG_EDGE_TYPE_GPU;
   snprintf(f->bus, sizeof f->bus, "%s", g->bus);     /* PROP-24 */
   f->alignment = ALIGNMENT;                          /* PROP-28 */
   f->cache_bytes = g->l2;                            /* PROP-32 */
@@ -161,6 +162,15 @@ static const void *cuda_capability(void *h, const char *key) {
  * the parent's (STOP-20), and library.c refuses it CUDA of its own. */
 static void cuda_fork(uint32_t phase) { gpu_lock_opens(phase == RIG_EDGE_FORK_PREPARE); }
 
+/* devices (ABI 1.5): "0".."N-1", the GPUs libcuda lists; "no library" or
+ * "no device" where it lists none. */
+static int cuda_devices(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err) {
+  uint32_t count = 0;
+  int r = gpu_count(&count, err);
+  rig_edge_devices_numbered(names, cap, count, n);
+  return r;
+}
+
 static const rig_edge_driver cuda_driver = {
     .abi_major = RIG_EDGE_ABI_MAJOR,
     .abi_minor = RIG_EDGE_ABI_MINOR,
@@ -187,6 +197,7 @@ static const rig_edge_driver cuda_driver = {
     .check = module_check,
     .map_peer = queue_map_peer,
     .fork = cuda_fork,
+    .devices = cuda_devices,
     .profile = profile_hand,
 };
 

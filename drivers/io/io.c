@@ -213,6 +213,7 @@ static int io_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->queues = 0;
   for (int k = 0; k < RIG_EDGE_PART_KINDS; k++)
     f->part_queue[k] = RIG_EDGE_NO_QUEUE;
+  f->type = RIG_EDGE_TYPE_IO;
   return RIG_EDGE_OK;
 }
 
@@ -465,6 +466,16 @@ static const rig_edge_io io_calls = {
     .sync = io_sync,
 };
 
+/* An io device needs a target (a file) that no list can name: it offers
+ * none, and rig_device_list shows the library with why. */
+static int io_devices(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err) {
+  (void)names;
+  (void)cap;
+  (void)err;
+  *n = 0;
+  return RIG_EDGE_OK;
+}
+
 static const rig_edge_driver io_table = {
     RIG_EDGE_DRIVER_INIT("io"),
     .open = io_open,
@@ -475,6 +486,7 @@ static const rig_edge_driver io_table = {
     .release = io_release,
     .io = &io_calls,
     .fork = io_fork,
+    .devices = io_devices,
 };
 
 RIG_EDGE_DRIVER(io_table)

@@ -49,6 +49,16 @@ static int mem_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE; /* OPEN-42 */
   f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
   f->commit_k = 1;
+  f->type = RIG_EDGE_TYPE_MEMORY;
+  return RIG_EDGE_OK;
+}
+
+/* Every "memory:NAME" opens a memory device of its own, so there is no
+ * list of them: it offers one, "memory:0", so that a program that lists
+ * devices sees that memory devices open here (docs/finding-devices.md). */
+static int mem_devices(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err) {
+  (void)err;
+  rig_edge_devices_numbered(names, cap, 1, n);
   return RIG_EDGE_OK;
 }
 
@@ -114,6 +124,7 @@ static const rig_edge_driver memory_driver = {
     .submit = mem_submit,
     .allocate = mem_allocate,
     .release = mem_release,
+    .devices = mem_devices,
 };
 
 RIG_EDGE_DRIVER(memory_driver)

@@ -243,6 +243,15 @@ static int sample_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->part_queue[RIG_EDGE_PART_COPY] = 1;
   f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE; /* it loads no code */
   f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;  /* nor raw packets */
+  f->type = RIG_EDGE_TYPE_GPU; /* what it models; a real driver states its device's */
+  return RIG_EDGE_OK;
+}
+
+/* devices: what rig_device_list shows. A real driver asks its library how
+ * many devices there are; the model has DEVICES. */
+static int sample_devices(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err) {
+  (void)err;
+  rig_edge_devices_numbered(names, cap, DEVICES, n);
   return RIG_EDGE_OK;
 }
 
@@ -434,6 +443,7 @@ static const rig_edge_driver sample_driver = {
     .map = sample_map,
     .unmap = sample_unmap,
     .peer = sample_peer,
+    .devices = sample_devices,
     .profile = sample_profile,
 };
 

@@ -185,6 +185,7 @@ static const rig_edge_driver vulkan_driver = {
     .unmap_word = rvk_unmap_word,
     .map_peer = rvk_map_peer,
     .fork = rvk_fork,
+    .devices = rvk_devices,
     .profile = rvk_profile,
 };
 

@@ -98,6 +98,9 @@ void rvk_make_facts(rvk_dev *v) {
   f->cache_bytes = 0;     /* Vulkan states none (PROP-33) */
   f->budget = budget(v);
   f->hang_ms = 0;         /* no bound: a kernel may run as long as it likes */
+  /* Mesa's lavapipe runs on the host's processors: it says so. */
+  f->type = v->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? RIG_EDGE_TYPE_CPU
+                                                               : RIG_EDGE_TYPE_GPU;
   f->commit_k = v->k;
   f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_OWN_WORD | (v->import ? RIG_EDGE_MAPS_HOST : 0) |
              (v->device_host ? RIG_EDGE_HOST_ADDRESSES : 0);

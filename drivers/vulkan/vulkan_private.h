@@ -247,6 +247,8 @@ int rvk_facts(void *h, rig_edge_facts *out, rig_edge_error *err);
 int rvk_shared_open(rvk_dev *v, uint32_t index, rig_edge_error *err);
 void rvk_shared_put(rvk_shared *sh);
 void rvk_fork(uint32_t phase);
+/* devices.c: the loader's physical devices, "0".."N-1" (edge ABI 1.5). */
+int rvk_devices(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err);
 
 /* memory.c */
 int rvk_make_buffer(rvk_dev *v, rvk_mem *m, uint64_t size, VkMemoryPropertyFlags need,

@@ -427,6 +427,14 @@ static int td_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->part_queue[RIG_EDGE_PART_WORDS] = 0; /* recorded in the trace, else ignored */
   f->commit_k = t->commit_k ? t->commit_k : 1;
   f->hang_ms = t->hang_ms;
+  f->type = RIG_EDGE_TYPE_GPU; /* it stands for one */
+  return RIG_EDGE_OK;
+}
+
+/* "test:ID" opens a device of its own for any ID: it offers "test:0". */
+static int td_devices(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err) {
+  (void)err;
+  rig_edge_devices_numbered(names, cap, 1, n);
   return RIG_EDGE_OK;
 }
 
@@ -666,6 +674,7 @@ static const rig_edge_driver test_driver = {
     .unmap = td_unmap,
     .capability = td_capability,
     .fork = td_fork,
+    .devices = td_devices,
 };
 
 RIG_EDGE_DRIVER(test_driver)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <errno.h>
 #include <signal.h>
@@ -145,4 +146,15 @@ void in_child(int (*body)(void)) {
     _exit(body());
   }
   wait_child_ok(pid);
+}
+
+int plugin_stops(const char *path) {
+  void *so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!so)
+    fail_msg("plugin %s is not loaded", path);
+  int *n = dlsym(so, "rig_test_stops");
+  assert_non_null(n);
+  int v = *n;
+  dlclose(so);
+  return v;
 }

@@ -42,6 +42,11 @@ rig_buffer *create_ok(rig_device *d, size_t n);
  * Blocks as rig_device_close does. */
 void close_release(rig_device *d);
 
+/* How often the stop of the loaded test plugin at path ran (its
+ * rig_test_stops, tests/driver/badplugin.c); fails the test where the
+ * plugin is not loaded. */
+int plugin_stops(const char *path);
+
 /* ---- host kernels (tests/kernels) --------------------------------------- */
 
 /* The bytes of $RIG_KERNELS/NAME.o, which the caller frees; fails the test

@@ -2,7 +2,6 @@
  * OPEN-2, OPEN-29, OPEN-32..36, DOM-4, ERR-4). The bad plugins are built in
  * tests/driver, one way of failing each, and found through RIG_DRIVER_PATH.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,15 +61,8 @@ static int stops_of(const char *driver) {
   snprintf(copy, sizeof copy, "%s", dirs);
   for (char *save, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
     snprintf(path, sizeof path, "%s/librig-driver-%s.so", dir, driver);
-    if (access(path, F_OK) == 0) {
-      void *so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-      assert_non_null(so);
-      int *n = dlsym(so, "rig_test_stops");
-      assert_non_null(n);
-      int v = *n;
-      dlclose(so);
-      return v;
-    }
+    if (access(path, F_OK) == 0)
+      return plugin_stops(path);
   }
   fail_msg("no plugin %s", driver);
   return -1;

@@ -246,6 +246,46 @@ RIG_API bool rig_device_reaches(const rig_device *d, const rig_device *e);
 /* Writes "NAME" or "NAME (lost: why)" into out; returns the full length. */
 RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n);
 
+/* What a device is, as its driver states it (docs/finding-devices.md). */
+typedef enum rig_device_type {
+  RIG_DEVICE_TYPE_UNKNOWN = 0, /* a driver of edge ABI before 1.5 says nothing */
+  RIG_DEVICE_TYPE_CPU,         /* the host, or a device run by host processors (lavapipe) */
+  RIG_DEVICE_TYPE_GPU,
+  RIG_DEVICE_TYPE_MEMORY,      /* copies and fills, no code: "memory:NAME" */
+  RIG_DEVICE_TYPE_IO,          /* an io library's target: a file */
+  RIG_DEVICE_TYPE_REMOTE,      /* a device of another machine or process */
+} rig_device_type;
+/* d's type, from its driver's facts at open; RIG_DEVICE_TYPE_UNKNOWN for
+ * NULL. Lock-free. */
+RIG_API rig_device_type rig_device_type_of(const rig_device *d);
+/* A static lower-case name of t: "unknown", "cpu", "gpu", "memory", "io",
+ * "remote"; "unknown" for a value it does not name. Lock-free. */
+RIG_API const char *rig_device_type_name(rig_device_type t);
+
+/* One device rig_device_list finds. */
+typedef struct rig_device_entry {
+  char name[64];   /* what rig_device_open takes: "vulkan:0"; "CPU" for the host;
+                      the driver's name where it offers no device */
+  char driver[32]; /* "vulkan"; "host" for the host */
+  char path[256];  /* the plugin file it came from ("" for the host) */
+  rig_device_type type;
+  bool opens;      /* whether rig_device_open(name) opened it; false: why says why */
+  char why[256];   /* why it does not open; where it opens "", or the message
+                      of the list's own close of it where that failed */
+} rig_device_entry;
+/* Lists what can be opened here: the host first, then each driver plugin
+ * found on RIG_DRIVER_PATH, beside core's library and in the install
+ * folder (third-party plugins too; where two folders have one driver, the
+ * one rig_device_open loads), in the order rig_device_open looks, and
+ * each device it offers. A plugin or device that does not open is listed
+ * with why. Each device is opened to learn its type and whether it opens;
+ * one that was not open is closed again, one the program holds is left
+ * open. Writes the first min(cap, found) entries into out and *n the
+ * number found, so cap 0 (out may then be NULL) counts them.
+ * RIG_INVALID: n NULL, out NULL with cap > 0. Owns nothing it returns.
+ * Blocks (loads plugins, asks drivers, opens devices); may lock. */
+RIG_API RIG_MUST_USE rig_status rig_device_list(rig_device_entry *out, size_t cap, size_t *n);
+
 /* The last value assigned on d's timeline, or the value it started after
  * (TL-16..18). Lock-free. */
 RIG_API uint64_t rig_device_submitted(const rig_device *d);

@@ -114,6 +114,17 @@ enum rig_edge_part_kind {
 #define RIG_EDGE_NO_QUEUE 0xffu
 #define RIG_EDGE_MAX_QUEUES 4u
 
+/* What a device is (ABI 1.5), rig_device_type of <rig/rig.h> with the same
+ * values. A driver of an older minor leaves facts.type 0: unknown. */
+enum rig_edge_device_type {
+  RIG_EDGE_TYPE_UNKNOWN = 0,
+  RIG_EDGE_TYPE_CPU = 1,    /* runs work on host processors */
+  RIG_EDGE_TYPE_GPU = 2,    /* a graphics or compute processor */
+  RIG_EDGE_TYPE_MEMORY = 3, /* memory that copies and fills, no code */
+  RIG_EDGE_TYPE_IO = 4,     /* an io library's target (a file) */
+  RIG_EDGE_TYPE_REMOTE = 5, /* a device of another machine or process */
+};
+
 /* The facts a device states at open. Core zeroes the struct, sets size and
  * calls facts() once; it then checks them (OPEN-35): alignment a power of two
  * and at least 1, arch non-empty for a computing device, bus of the form
@@ -130,6 +141,7 @@ typedef struct rig_edge_facts {
   uint32_t commit_k;           /* informative: commits at least every k values */
   uint32_t queues;             /* number of queues, at most RIG_EDGE_MAX_QUEUES */
   uint8_t part_queue[RIG_EDGE_PART_KINDS]; /* queue per part kind, or NO_QUEUE */
+  uint32_t type;               /* ABI 1.5: enum rig_edge_device_type; 0 unknown */
 } rig_edge_facts;
 
 /* ---- memory ------------------------------------------------------------- */
@@ -324,6 +336,18 @@ typedef struct rig_edge_driver {
    * against the lock order (core calls drivers holding its locks). */
   void (*fork)(uint32_t phase);
 
+  /* ABI 1.5 (core reads it only where size reaches it). The devices this
+   * driver offers here, for rig_device_list: writes into names[0..cap) the
+   * ARGS of each ("0" for "vulkan:0"; what open() takes), NUL-terminated,
+   * and sets *n to how many there are, which may exceed cap (core asks
+   * again with more room). Called with no handle open and from any thread;
+   * it may load the vendor library, and opens nothing that outlives it.
+   * RIG_EDGE_UNAVAILABLE with the reason where none can be offered (no
+   * vendor library, no device); RIG_EDGE_OK with *n 0 for a driver whose
+   * devices need more than a list can name (an io library's target).
+   * NULL: core probes the one device "DRIVER:0". */
+  int (*devices)(char (*names)[64], uint32_t cap, uint32_t *n, rig_edge_error *err);
+
   /* ---- ABI 1.6: profiles (docs/profiling.md) ---- */
   /* Hands the driver the ring its timings go into (rig_edge_profile,
    * below), once per handle, under h's submit lock, before the first
@@ -420,6 +444,24 @@ RIG_EDGE_API int rig_edge_args_parse(const char *driver, const char *args, rig_e
  * HEAD that is an index. Thread-safe; allocates nothing. */
 RIG_EDGE_API bool rig_edge_args_number(const char *s, size_t n, uint64_t min, uint64_t max,
                                        uint64_t *out);
+
+/* For a driver's devices() whose devices are numbered 0..count-1: writes
+ * "0", "1", ... into names[0..cap) and sets *n to count. Allocates nothing. */
+static inline void rig_edge_devices_numbered(char (*names)[64], uint32_t cap, uint32_t count,
+                                             uint32_t *n) {
+  for (uint32_t i = 0; i < count && i < cap; i++) {
+    char *p = names[i] + 10; /* digits, last first: a uint32_t has at most 10 */
+    uint32_t v = i;
+    *p = '\0';
+    do
+      *--p = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    size_t len = (size_t)(names[i] + 10 - p);
+    for (size_t k = 0; k <= len; k++)
+      names[i][k] = p[k];
+  }
+  *n = count;
+}
 
 /* The phases of rig_edge_driver.fork. */
 enum { RIG_EDGE_FORK_PREPARE = 0, RIG_EDGE_FORK_PARENT = 1, RIG_EDGE_FORK_CHILD = 2 };
