@@ -9,6 +9,7 @@
  *   memory.c    device memory, pinned memory, borrows of host memory
  *   queue.c     the stream, the timeline word, queue waits, copies, fills
  *   module.c    PTX, cubin and fatbin images, launches
+ *   params.c    parameter blocks over PARAMS_MAX, through a buffer
  */
 #ifndef RIG_CUDA_PRIVATE_H
 #define RIG_CUDA_PRIVATE_H
@@ -23,7 +24,8 @@
 #include "cuda_api.h"
 #include "rig-cuda.h"
 
-#define PARAMS_MAX 4096u     /* the by-value parameter bytes every CUDA device takes */
+#define PARAMS_MAX 4096u     /* the by-value parameter bytes every CUDA device takes;
+                                larger blocks go through params.c's buffer */
 #define ALIGNMENT 256u       /* cuMemAlloc's documented least alignment */
 #define DEFAULT_HANG_MS 10000u
 #define RING 1024u           /* values in flight on the host-function fallback */
@@ -152,6 +154,8 @@ typedef struct cuslot {
   uint64_t value;
 } cuslot;
 
+typedef struct cuparams cuparams; /* params.c */
+
 typedef struct cudev {
   char name[48];
   gpu *g;
@@ -168,6 +172,7 @@ typedef struct cudev {
   struct cumem *mems;
   pthread_mutex_t ilock;     /* images */
   struct cuimage *images;
+  cuparams *params;          /* made at the first resolve (atomic) */
   rig_edge_facts facts;
   rig_cuda_device record;    /* capability RIG_CUDA_DEVICE */
 } cudev;
@@ -221,5 +226,21 @@ int module_check(void *h, const rig_edge_work *work, rig_edge_error *err);
 /* Enqueues a launch part on d's stream. */
 int module_launch(cudev *d, const rig_edge_part *p, rig_edge_error *err);
 void module_free_all(cudev *d);
+
+/* ---- params.c ----------------------------------------------------------------------- */
+
+/* The rings of large parameter blocks, made once (module_resolve). */
+int params_make(cudev *d, rig_edge_error *err);
+void params_free(cudev *d);
+/* RIG_EDGE_UNSUPPORTED where w's large blocks are more than the ring holds
+ * (check). Waits for nothing; allocates nothing. */
+int params_check(const cudev *d, const rig_edge_work *w, rig_edge_error *err);
+/* At submit, before w's parts: a stretch of the ring for w's large blocks,
+ * waiting (MAY_BLOCK) where it still holds blocks a lap old that the
+ * stream has not read. */
+int params_reserve(cudev *d, const rig_edge_work *w, rig_edge_error *err);
+/* Enqueues the copy of part's block into the device ring; *out its device
+ * address, the kernel's one argument. */
+int params_place(cudev *d, const rig_edge_part *part, CUdeviceptr *out, rig_edge_error *err);
 
 #endif

@@ -117,6 +117,7 @@ static void cuda_destroy(void *h) {
   if (d->g) {
     queue_end(d);
     module_free_all(d);
+    params_free(d);
     memory_free_all(d);
     queue_free(d);
     gpu_put(d->g);

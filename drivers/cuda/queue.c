@@ -197,6 +197,8 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     if (r != CUDA_SUCCESS)
       return loss_fail(d, err, r, "cuStreamWaitValue64");
   }
+  if ((rc = params_reserve(d, w, err)) != RIG_EDGE_OK)
+    return rc;
   for (uint32_t i = 0; i < w->nparts; i++)
     if ((rc = run_part(d, &w->parts[i], err)) != RIG_EDGE_OK)
       return rc;

@@ -232,6 +232,79 @@ static void a_jit_failure_carries_its_log(void **st) {
   close_dev(d);
 }
 
+/* A parameter block over the 4 KiB CUDA takes by value goes through the
+ * driver's buffer; the kernel (params.ptx) takes its device address. Two
+ * such launches a submission, 400 runs in flight: 6.4 MiB of blocks, so
+ * the driver's 2 MiB ring comes round three times, each run reading its
+ * own block. */
+static void launch_params_over_4_kib_through_a_buffer(void **st) {
+  rig_device *d = open_dev("");
+  rig_image *im;
+  rig_function *f = load_fn(d, "params", "sum", &im);
+  enum { BLOCK = 8192, N = 1021, RUNS = 400 };
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part parts[2] = {rig_part_launch(f, &ref, 1, BLOCK), rig_part_launch(f, &ref, 1, BLOCK)};
+  rig_submission *s;
+  ok(rig_submission_make(d, parts, 2, &s));
+  rig_image_release(im);
+  rig_buffer *out;
+  ok(rig_buffer_create(d, 2 * RUNS * 8, &out));
+  for (int r = 0; r < RUNS; r++) {
+    rig_run *run;
+    ok(rig_submission_take(s, &run));
+    for (uint32_t k = 0; k < 2; k++) {
+      ok(rig_run_groups(run, k, 1, 1, 1));
+      ok(rig_run_threads(run, k, 1, 1, 1));
+      ok(rig_run_int64(run, k, 8, N));
+      ok(rig_run_int64(run, k, 16, 2 * r + (int64_t)k));
+      for (int i = 0; i < N; i++)
+        ok(rig_run_int64(run, k, 24 + 8 * i, (int64_t)(1000 * r + 100 * k + i)));
+    }
+    rig_point p;
+    ok(rig_run_submit(run, &out, 1, NULL, 0, &p));
+  }
+  static int64_t got[2 * RUNS];
+  ok(rig_buffer_get(out, 0, got, sizeof got));
+  for (int r = 0; r < RUNS; r++)
+    for (int k = 0; k < 2; k++)
+      if (got[2 * r + k] != (int64_t)N * (1000 * r + 100 * k) + (int64_t)N * (N - 1) / 2)
+        fail_msg("run %d launch %d read another block: %lld", r, k, (long long)got[2 * r + k]);
+  rig_buffer_release(out);
+  rig_submission_release(s);
+  close_dev(d);
+}
+
+/* VALID-20: work whose large blocks are more than the driver's buffer of
+ * them holds (three blocks of 1 MiB, the most core takes) is refused
+ * before anything runs, RIG_INVALID naming the buffer; nothing is lost. */
+static void large_blocks_over_the_buffer_refused(void **st) {
+  rig_device *d = open_dev("");
+  rig_image *im;
+  rig_function *f = load_fn(d, "params", "sum", &im);
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part big = rig_part_launch(f, &ref, 1, 1u << 20);
+  rig_part parts[3] = {big, big, big};
+  rig_submission *s;
+  ok(rig_submission_make(d, parts, 3, &s));
+  rig_image_release(im);
+  rig_buffer *out;
+  ok(rig_buffer_create(d, 8, &out));
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  for (uint32_t k = 0; k < 3; k++) {
+    ok(rig_run_groups(run, k, 1, 1, 1));
+    ok(rig_run_threads(run, k, 1, 1, 1));
+  }
+  rig_point p = 0;
+  assert_int_equal(rig_run_submit(run, &out, 1, NULL, 0, &p), RIG_INVALID);
+  print_message("%s\n", rig_error_last()->message);
+  assert_non_null(strstr(rig_error_last()->message, "split the work"));
+  assert_null(rig_device_lost(d));
+  rig_buffer_release(out);
+  rig_submission_release(s);
+  close_dev(d);
+}
+
 /* ---- waits ------------------------------------------------------------------------ */
 
 /* SUBMIT-2: a submit on A after a point of B (another open of the GPU, or
@@ -372,6 +445,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(copies_both_ways_and_between_opens),
       cmocka_unit_test(the_add_example),
       cmocka_unit_test(a_jit_failure_carries_its_log),
+      cmocka_unit_test(launch_params_over_4_kib_through_a_buffer),
+      cmocka_unit_test(large_blocks_over_the_buffer_refused),
       cmocka_unit_test(submit_2_queue_waits_on_another_open),
       cmocka_unit_test(submit_2_queue_waits_on_the_memory_device),
       cmocka_unit_test(loss_14_a_fault_loses_the_context),
