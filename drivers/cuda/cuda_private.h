@@ -87,6 +87,12 @@ const char *library_error(CUresult r, char *buf, size_t n);
 /* The process that initialised CUDA, 0 before: a child of fork may not
  * call into it (STOP-22). */
 pid_t library_pid(void);
+/* The fork hook's part in the child (the open lock held): where the parent
+ * called cuInit, the child never loads CUDA (STOP-22). */
+void library_forked(void);
+/* Whether this process is a child of fork of one that called cuInit: no
+ * call into CUDA is made in it. Lock-free. */
+bool library_in_child(void);
 
 /* ---- context.c ----------------------------------------------------------- */
 
@@ -131,6 +137,10 @@ void gpu_put(gpu *g);
 CUresult gpu_bind(const gpu *g);
 /* The fork hook's lock: taken by every open. */
 void gpu_lock_opens(bool lock);
+/* In a child of fork, the open lock held: every GPU the parent had is lost
+ * ("forked") and nothing of it is called again, nor is its context reset
+ * or a registration given back (they are the parent's). */
+void gpu_forked(void);
 
 /* Registers [host, host+bytes), or counts a registration that holds it
  * (a context is current). The caller asks its context for the device

@@ -158,9 +158,15 @@ static const void *cuda_capability(void *h, const char *key) {
 
 /* The edge's fork hook (ABI 1.4): a fork waits for an open under way,
  * which holds the open lock while it loads the library and retains a
- * context, so the child finds the lock free. The child calls no handle of
- * the parent's (STOP-20), and library.c refuses it CUDA of its own. */
-static void cuda_fork(uint32_t phase) { gpu_lock_opens(phase == RIG_EDGE_FORK_PREPARE); }
+ * context, so the child finds the lock free. In the child, before the lock
+ * goes, the parent's GPUs are marked lost and CUDA refused (gpu_forked):
+ * core calls no handle of the parent's there (STOP-20), and where one were
+ * called it would fail without a call into the parent's context. */
+static void cuda_fork(uint32_t phase) {
+  if (phase == RIG_EDGE_FORK_CHILD)
+    gpu_forked();
+  gpu_lock_opens(phase == RIG_EDGE_FORK_PREPARE);
+}
 
 static const rig_edge_driver cuda_driver = {
     .abi_major = RIG_EDGE_ABI_MAJOR,
