@@ -157,12 +157,16 @@ static void a_rig(void *p, uint64_t iters) {
   rig_ok(c, rig_point_wait(last), "P9a: wait");
 }
 
+/* The anchor's launch of empty, one group of one thread, on s. */
+static void launch_empty(struct p9 *c, CUstream s) {
+  cu_ok(c, c->cu.LaunchKernel(c->empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
+}
+
 static void a_anchor(void *p, uint64_t iters) {
   struct p9 *c = p;
   cu_ok(c, c->cu.CtxSetCurrent(c->ctx), "cuCtxSetCurrent");
   for (uint64_t i = 0; i < iters; i++) {
-    cu_ok(c, c->cu.LaunchKernel(c->empty, 1, 1, 1, 1, 1, 1, 0, c->s1, NULL, NULL),
-          "cuLaunchKernel");
+    launch_empty(c, c->s1);
     cu_ok(c, c->cu.StreamWriteValue64(c->s1, c->word_address, ++c->value,
                                       CU_STREAM_WRITE_VALUE_DEFAULT),
           "cuStreamWriteValue64");
@@ -185,12 +189,10 @@ static void b_anchor(void *p, uint64_t iters) {
   struct p9 *c = p;
   cu_ok(c, c->cu.CtxSetCurrent(c->ctx), "cuCtxSetCurrent");
   for (uint64_t i = 0; i < iters; i++) {
-    cu_ok(c, c->cu.LaunchKernel(c->empty, 1, 1, 1, 1, 1, 1, 0, c->s1, NULL, NULL),
-          "cuLaunchKernel");
+    launch_empty(c, c->s1);
     cu_ok(c, c->cu.EventRecord(c->ev, c->s1), "cuEventRecord");
     cu_ok(c, c->cu.StreamWaitEvent(c->s2, c->ev, 0), "cuStreamWaitEvent");
-    cu_ok(c, c->cu.LaunchKernel(c->empty, 1, 1, 1, 1, 1, 1, 0, c->s2, NULL, NULL),
-          "cuLaunchKernel");
+    launch_empty(c, c->s2);
     cu_ok(c, c->cu.StreamSynchronize(c->s2), "cuStreamSynchronize");
   }
 }
@@ -274,17 +276,14 @@ static char *empty_ptx(size_t *n) {
 }
 
 /* One launch of empty on d, prepared. */
-static int rig_side(struct p9 *c, rig_device *d, const char *ptx, size_t n, rig_image **im,
+static int rig_side(rig_device *d, const char *ptx, size_t n, rig_image **im,
                     rig_submission **s) {
   rig_function *f = NULL;
   if (rig_image_load(d, ptx, n, im) != RIG_OK || rig_image_resolve(*im, "empty", &f) != RIG_OK ||
       !f)
     return -1;
   rig_part launch = rig_part_launch(f, NULL, 0, 0);
-  if (rig_submission_make(d, &launch, 1, s) != RIG_OK)
-    return -1;
-  (void)c;
-  return 0;
+  return rig_submission_make(d, &launch, 1, s) == RIG_OK ? 0 : -1;
 }
 
 static int anchor_side(struct p9 *c, const char *ptx) {
@@ -407,7 +406,7 @@ int rig_bench_cuda(FILE *out) {
     teardown(&c);
     return 0;
   }
-  int setup = rig_side(&c, c.a, ptx, n, &c.im_a, &c.sa) || rig_side(&c, c.b, ptx, n, &c.im_b, &c.sb);
+  int setup = rig_side(c.a, ptx, n, &c.im_a, &c.sa) || rig_side(c.b, ptx, n, &c.im_b, &c.sb);
   if (setup)
     fprintf(out, "bench P9: %s\n", rig_error_last()->message);
   setup = setup || anchor_side(&c, ptx) || copy_side(&c);

@@ -33,11 +33,12 @@
 
 #define CHILD_SAYS "a child of fork"
 
-/* cuda:0's open, refused with want in its message. */
-static int refused(const char *want) {
+/* The open of name (cuda:0, or another name for it), refused with want in
+ * its message. */
+static int refused_named(const char *name, const char *want) {
   rig_device *d = NULL;
-  rig_status s = rig_device_open("cuda:0", &d);
-  printf("pid %d: cuda:0: %s: %s\n", (int)getpid(), rig_status_name(s),
+  rig_status s = rig_device_open(name, &d);
+  printf("pid %d: %s: %s: %s\n", (int)getpid(), name, rig_status_name(s),
          rig_error_last()->message);
   fflush(stdout); /* a child ends with _exit */
   if (s == RIG_OK) {
@@ -47,6 +48,8 @@ static int refused(const char *want) {
   }
   return s == RIG_UNAVAILABLE && strstr(rig_error_last()->message, want) ? 0 : 3;
 }
+
+static int refused(const char *want) { return refused_named("cuda:0", want); }
 
 static int child_of_stub(void) { return refused(CHILD_SAYS); }
 
@@ -74,7 +77,9 @@ static int child_of_gpu(void) {
     return 11;
   rig_status c = rig_device_close(gpu);
   printf("child: close: %s\n", rig_status_name(c));
-  return refused(CHILD_SAYS);
+  /* a name the parent never opened: the driver's own open, not core's
+   * reopening of an inherited one */
+  return refused_named("cuda:0,stream=5", CHILD_SAYS);
 }
 
 /* One round of use: a fill on the GPU read back, and a copy through a
