@@ -25,6 +25,9 @@ int rig_bench_launch(FILE *out);
  * stamps only (test <-> test, memory <-> test), vs a condition variable
  * hand-off of memcpy between two threads; per round trip. */
 int rig_bench_pingpong(FILE *out);
+/* P9: rig on cuda:0 vs the CUDA Driver API (cuda.c); prints a skip line
+ * and returns 0 where libcuda or a GPU is missing. */
+int rig_bench_cuda(FILE *out);
 /* The ordering stress test at 10^6 submits: submits, order violations and
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);

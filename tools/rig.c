@@ -342,7 +342,7 @@ static int demo(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch] | profile\n");
+  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch | cuda] | profile\n");
   return 2;
 }
 
@@ -360,6 +360,7 @@ int main(int argc, char **argv) {
            : strcmp(argv[2], "io") == 0   ? rig_bench_io(stdout)
            : strcmp(argv[2], "create") == 0 ? rig_bench_create(stdout)
            : strcmp(argv[2], "launch") == 0 ? rig_bench_launch(stdout)
+           : strcmp(argv[2], "cuda") == 0   ? rig_bench_cuda(stdout)
                                           : usage();
   if (strcmp(argv[1], "bench") == 0)
     return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_io(stdout) |

@@ -206,6 +206,7 @@ static rig_status open_named(const char *name, const rig_edge_driver *t, const c
     return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open: %s", !out ? "out is NULL" : "no name");
   if (rig_runtime_failure())
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s", rig_runtime_failure()); /* OPEN-4, ERR-41 */
+  (void)rig__host_device(); /* with it the fork handlers, which call each driver's hook */
   pthread_mutex_lock(&registry);
   st = open_locked(name, t, args, driver, io, out, created);
   pthread_mutex_unlock(&registry);
@@ -274,6 +275,12 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   pthread_mutex_unlock(&registry);
   if (!t)
     st = rig__plugin_load(driver, NULL, &t);
+  if (st == RIG_OK) { /* its fork hook (fork.c) from before the open, which takes the
+                         driver's locks and may set up its library even where it fails */
+    pthread_mutex_lock(&registry);
+    rig__fork_note_driver(t);
+    pthread_mutex_unlock(&registry);
+  }
   rig_device *d = NULL;
   if (st == RIG_OK)
     st = open_new(name, t, args, io, &d);
@@ -283,7 +290,6 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
     if (rig_runtime_failure())
       rig__lose(d, rig_runtime_failure());                     /* ERR-42: it raced rig_runtime_fail */
     n->drv = t;
-    rig__fork_note_driver(t);                        /* its fork hook (fork.c) */
     n->opening = false;
     *out = rig_device_retain(d); /* the entry keeps the first reference */
     if (created)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check-api: the CUDA driver's own declarations (cuda_api.h) and the
-symbols it takes from libcuda (library.c) agree with the toolkit's cuda.h.
+symbols it takes from libcuda (library.c, and bench P9's bench/cuda.c) agree with the toolkit's cuda.h.
 
-usage: check-api.py cuda_api.h library.c
+usage: check-api.py cuda_api.h library.c [more.c...]
 
 It writes a C file that includes cuda.h and asserts, at compile time, that
 every constant of cuda_api.h has cuda.h's value, every type its
@@ -67,7 +67,7 @@ def program(api, lib):
     out.append("int main(void) {\n  int bad = 0;")
     for field, sym in symbols(lib):
         out.append(f'  if (strcmp(XSTR(cu{field}), "{sym}") != 0) {{\n'
-                   f'    printf("library.c takes {sym}; cuda.h binds cu{field} to %s\\n",'
+                   f'    printf("rig takes {sym}; cuda.h binds cu{field} to %s\\n",'
                    f' XSTR(cu{field}));\n    bad = 1;\n  }}')
     out.append(f'  if (!bad) printf("%d constants, %d function types, %d symbols agree with cuda.h\\n", '
                f'{len(constants(api))}, {len(fns)}, {len(symbols(lib))});')
@@ -81,7 +81,7 @@ def main():
         print("skip: no cuda.h here (a CUDA toolkit's)")
         return 77
     api = open(sys.argv[1]).read()
-    lib = open(sys.argv[2]).read()
+    lib = "\n".join(open(f).read() for f in sys.argv[2:])
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "check.c"), os.path.join(tmp, "check")

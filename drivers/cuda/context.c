@@ -4,9 +4,9 @@
  * The context is the GPU's primary context (cuDevicePrimaryCtxRetain), the
  * one the CUDA runtime and other libraries of the process use too, so that
  * memory and code pass between them and rig. The gpu record is listed while
- * any open holds it and carries the pid of the process that made it: a
- * child of fork finds the parent's records but never uses them (library.c
- * refuses CUDA in a child of a process that initialised it).
+ * any open holds it. A child of fork finds the parent's records: the fork
+ * hook marks them lost (gpu_forked), no call into CUDA is made for them,
+ * and library.c refuses CUDA to a child of a process that initialised it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,19 @@ void gpu_lock_opens(bool lock) {
     pthread_mutex_unlock(&open_lock);
 }
 
-CUresult gpu_bind(const gpu *g) { return cu.CtxSetCurrent(g->ctx); }
+CUresult gpu_bind(const gpu *g) {
+  if (library_in_child())
+    return CUDA_ERROR_NOT_INITIALIZED; /* the parent's context */
+  return cu.CtxSetCurrent(g->ctx);
+}
+
+void gpu_forked(void) {
+  library_forked();
+  for (gpu *g = gpus; g; g = g->next) {
+    snprintf(g->lost_why, sizeof g->lost_why, "forked: its CUDA context is the parent's");
+    __atomic_store_n(&g->lost, LOST_SET, __ATOMIC_RELEASE);
+  }
+}
 
 static int attr(const gpu *g, CUdevice_attribute a) {
   int v = 0;
@@ -150,6 +162,10 @@ void gpu_put(gpu *g) {
   pthread_mutex_unlock(&open_lock);
   if (!last)
     return;
+  if (library_in_child()) { /* the parent's context: nothing to call */
+    free(g);
+    return;
+  }
   /* A lost context may still run a kernel that never ends: a reset ends
    * it and frees what is left on it. */
   if (loss_is_lost(g))
@@ -224,7 +240,8 @@ void registration_put(registration *r) {
         *p = r->next;
         break;
       }
-    cu.MemHostUnregister((void *)r->base);
+    if (!library_in_child()) /* the parent's pages */
+      cu.MemHostUnregister((void *)r->base);
   }
   pthread_mutex_unlock(&reg_lock);
   if (last)

@@ -9,6 +9,7 @@
  *   memory.c    device memory, pinned memory, borrows of host memory
  *   queue.c     the stream, the timeline word, queue waits, copies, fills
  *   module.c    PTX, cubin and fatbin images, launches
+ *   params.c    parameter blocks over PARAMS_MAX, through a buffer
  */
 #ifndef RIG_CUDA_PRIVATE_H
 #define RIG_CUDA_PRIVATE_H
@@ -23,7 +24,8 @@
 #include "cuda_api.h"
 #include "rig-cuda.h"
 
-#define PARAMS_MAX 4096u     /* the by-value parameter bytes every CUDA device takes */
+#define PARAMS_MAX 4096u     /* the by-value parameter bytes every CUDA device takes;
+                                larger blocks go through params.c's buffer */
 #define ALIGNMENT 256u       /* cuMemAlloc's documented least alignment */
 #define DEFAULT_HANG_MS 10000u
 #define RING 1024u           /* values in flight on the host-function fallback */
@@ -92,6 +94,12 @@ const char *library_error(CUresult r, char *buf, size_t n);
 /* The process that initialised CUDA, 0 before: a child of fork may not
  * call into it (STOP-22). */
 pid_t library_pid(void);
+/* The fork hook's part in the child (the open lock held): where the parent
+ * called cuInit, the child never loads CUDA (STOP-22). */
+void library_forked(void);
+/* Whether this process is a child of fork of one that called cuInit: no
+ * call into CUDA is made in it. Lock-free. */
+bool library_in_child(void);
 
 /* ---- context.c ----------------------------------------------------------- */
 
@@ -139,6 +147,10 @@ void gpu_put(gpu *g);
 CUresult gpu_bind(const gpu *g);
 /* The fork hook's lock: taken by every open. */
 void gpu_lock_opens(bool lock);
+/* In a child of fork, the open lock held: every GPU the parent had is lost
+ * ("forked") and nothing of it is called again, nor is its context reset
+ * or a registration given back (they are the parent's). */
+void gpu_forked(void);
 
 /* Registers [host, host+bytes), or counts a registration that holds it
  * (a context is current). The caller asks its context for the device
@@ -163,6 +175,7 @@ typedef struct cuslot {
 } cuslot;
 
 typedef struct cuprof cuprof; /* profile.c */
+typedef struct cuparams cuparams; /* params.c */
 
 typedef struct cudev {
   char name[48];
@@ -180,6 +193,7 @@ typedef struct cudev {
   struct cumem *mems;
   pthread_mutex_t ilock;     /* images */
   struct cuimage *images;
+  cuparams *params;          /* made at the first resolve (atomic) */
   rig_edge_facts facts;
   rig_cuda_device record;    /* capability RIG_CUDA_DEVICE */
   cuprof *prof;              /* events, once core handed a ring (atomic) */
@@ -247,5 +261,21 @@ int module_check(void *h, const rig_edge_work *work, rig_edge_error *err);
 /* Enqueues a launch part on d's stream. */
 int module_launch(cudev *d, const rig_edge_part *p, rig_edge_error *err);
 void module_free_all(cudev *d);
+
+/* ---- params.c ----------------------------------------------------------------------- */
+
+/* The rings of large parameter blocks, made once (module_resolve). */
+int params_make(cudev *d, rig_edge_error *err);
+void params_free(cudev *d);
+/* RIG_EDGE_UNSUPPORTED where w's large blocks are more than the ring holds
+ * (check). Waits for nothing; allocates nothing. */
+int params_check(const cudev *d, const rig_edge_work *w, rig_edge_error *err);
+/* At submit, before w's parts: a stretch of the ring for w's large blocks,
+ * waiting (MAY_BLOCK) where it still holds blocks a lap old that the
+ * stream has not read. */
+int params_reserve(cudev *d, const rig_edge_work *w, rig_edge_error *err);
+/* Enqueues the copy of part's block into the device ring; *out its device
+ * address, the kernel's one argument. */
+int params_place(cudev *d, const rig_edge_part *part, CUdeviceptr *out, rig_edge_error *err);
 
 #endif

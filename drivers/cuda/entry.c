@@ -118,6 +118,7 @@ static void cuda_destroy(void *h) {
   if (d->g) {
     queue_end(d);
     module_free_all(d);
+    params_free(d);
     memory_free_all(d);
     queue_free(d);
     gpu_put(d->g);
@@ -158,9 +159,15 @@ static const void *cuda_capability(void *h, const char *key) {
 
 /* The edge's fork hook (ABI 1.4): a fork waits for an open under way,
  * which holds the open lock while it loads the library and retains a
- * context, so the child finds the lock free. The child calls no handle of
- * the parent's (STOP-20), and library.c refuses it CUDA of its own. */
-static void cuda_fork(uint32_t phase) { gpu_lock_opens(phase == RIG_EDGE_FORK_PREPARE); }
+ * context, so the child finds the lock free. In the child, before the lock
+ * goes, the parent's GPUs are marked lost and CUDA refused (gpu_forked):
+ * core calls no handle of the parent's there (STOP-20), and where one were
+ * called it would fail without a call into the parent's context. */
+static void cuda_fork(uint32_t phase) {
+  if (phase == RIG_EDGE_FORK_CHILD)
+    gpu_forked();
+  gpu_lock_opens(phase == RIG_EDGE_FORK_PREPARE);
+}
 
 /* devices (ABI 1.5): "0".."N-1", the GPUs libcuda lists; "no library" or
  * "no device" where it lists none. */

@@ -22,6 +22,8 @@ static bool tried; /* these four: under the open lock (context.c) */
 static int load_result;
 static char load_why[RIG_EDGE_MESSAGE_BYTES];
 static pid_t init_pid;
+static bool called_init;       /* cuInit was called, whatever it said */
+static pid_t forked_from;      /* a child of fork: the parent that called it */
 
 /* Each entry point: its place in cu, the symbol the reference's current
  * header binds its name to, and whether the driver works without it. */
@@ -99,9 +101,10 @@ static const char *known_name(CUresult r) {
 
 const char *library_error(CUresult r, char *buf, size_t n) {
   const char *name = NULL, *text = NULL;
-  if (!cu.GetErrorName || cu.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
+  bool callable = !library_in_child(); /* a child calls nothing of CUDA */
+  if (!callable || !cu.GetErrorName || cu.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
     name = known_name(r);
-  if (!cu.GetErrorString || cu.GetErrorString(r, &text) != CUDA_SUCCESS)
+  if (!callable || !cu.GetErrorString || cu.GetErrorString(r, &text) != CUDA_SUCCESS)
     text = NULL;
   if (name && text)
     snprintf(buf, n, "%s: %s", name, text);
@@ -113,6 +116,13 @@ const char *library_error(CUresult r, char *buf, size_t n) {
 }
 
 pid_t library_pid(void) { return __atomic_load_n(&init_pid, __ATOMIC_ACQUIRE); }
+
+void library_forked(void) {
+  if (called_init && !forked_from)
+    forked_from = getppid();
+}
+
+bool library_in_child(void) { return __atomic_load_n(&forked_from, __ATOMIC_RELAXED) != 0; }
 
 /* dlopen and dlsym of every symbol; "no library" where either fails. The
  * library stays loaded for the process: its memory may outlive any open. */
@@ -143,6 +153,7 @@ static int open_library(void) {
  * none (the stub library, no GPU or no kernel module). */
 static int init_library(void) {
   char why[160];
+  called_init = true;
   CUresult r = cu.Init(0);
   int n = 0;
   if (r == CUDA_SUCCESS)
@@ -160,11 +171,15 @@ static int init_library(void) {
   return RIG_EDGE_OK;
 }
 
+/* A child of fork may not call into the CUDA its parent set up: the fork
+ * hook marks it (library_forked), and a child that no hook ran for (a
+ * raw clone) still differs in pid from the process that initialised it. */
 int library_load(rig_edge_error *err) {
-  if (tried && init_pid && init_pid != getpid())
+  pid_t parent = forked_from ? forked_from : init_pid && init_pid != getpid() ? init_pid : 0;
+  if (parent)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
-                         "cuda: CUDA was initialised by process %d before its fork; a forked "
-                         "child cannot use it", (int)init_pid);
+                         "cuda: this process is a child of fork of process %d, which had "
+                         "called cuInit; a forked child cannot use CUDA", (int)parent);
   if (!tried) {
     tried = true;
     load_result = open_library();

@@ -10,7 +10,8 @@
  * device addresses, as the kernel's arguments in one buffer
  * (CU_LAUNCH_PARAM_BUFFER_POINTER): a kernel taking one struct by value
  * finds the block in it. CUDA takes at most 4 KiB of parameters on every
- * GPU; check() refuses a larger block (VALID-20).
+ * GPU: a larger block goes through the driver's buffer (params.c), and
+ * the kernel's one argument is the block's device address.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,11 +99,17 @@ int module_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t
   return RIG_EDGE_OK;
 }
 
-/* A name the image lacks is no function (None), not an error. */
+/* A name the image lacks is no function (None), not an error. The first
+ * resolve of the open makes its buffer of large parameter blocks. */
 int module_resolve(void *h, void *image, const char *name, void **out_function,
                    rig_edge_error *err) {
   cudev *d = h;
   cuimage *im = image;
+  pthread_mutex_lock(&d->ilock);
+  int pr = params_make(d, err); /* once: a launch of a large block needs it */
+  pthread_mutex_unlock(&d->ilock);
+  if (pr != RIG_EDGE_OK)
+    return pr;
   size_t len = strlen(name);
   cufunc *f = calloc(1, sizeof *f + len + 1);
   if (!f)
@@ -167,10 +174,6 @@ static int check_launch(const cudev *d, const rig_edge_part *p, rig_edge_error *
   const cufunc *f = p->u.launch.function;
   const uint64_t *g = p->u.launch.groups, *t = p->u.launch.threads;
   const gpu *gp = d->g;
-  if (p->u.launch.params_bytes > PARAMS_MAX)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                         "%s: %s's parameter block of %u bytes is over CUDA's %u", d->name,
-                         f->name, p->u.launch.params_bytes, PARAMS_MAX);
   if ((int64_t)p->u.launch.shared_bytes > gp->max_shared)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s asks %u bytes of shared memory; "
                          "a block has %d", d->name, f->name, p->u.launch.shared_bytes,
@@ -191,6 +194,9 @@ static int check_launch(const cudev *d, const rig_edge_part *p, rig_edge_error *
 /* VALID-20: work the GPU cannot run is refused before core takes a value. */
 int module_check(void *h, const rig_edge_work *work, rig_edge_error *err) {
   const cudev *d = h;
+  int pr = params_check(d, work, err);
+  if (pr != RIG_EDGE_OK)
+    return pr;
   for (uint32_t i = 0; i < work->nparts; i++)
     if (work->parts[i].kind == RIG_EDGE_PART_LAUNCH) {
       int r = check_launch(d, &work->parts[i], err);
@@ -206,8 +212,17 @@ int module_launch(cudev *d, const rig_edge_part *p, rig_edge_error *err) {
   if (!g[0] || !g[1] || !g[2] || !t[0] || !t[1] || !t[2])
     return RIG_EDGE_OK; /* no thread: nothing runs */
   size_t bytes = p->u.launch.params_bytes;
-  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)p->u.launch.params,
-                   CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes, CU_LAUNCH_PARAM_END};
+  const void *args = p->u.launch.params;
+  CUdeviceptr block;
+  if (bytes > PARAMS_MAX) { /* the block's device address, in the driver's buffer */
+    int rc = params_place(d, p, &block, err);
+    if (rc != RIG_EDGE_OK)
+      return rc;
+    args = &block;
+    bytes = sizeof block;
+  }
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)args, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &bytes, CU_LAUNCH_PARAM_END};
   CUresult r = cu.LaunchKernel(f->fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2],
                                (unsigned)t[0], (unsigned)t[1], (unsigned)t[2],
                                p->u.launch.shared_bytes, d->stream, NULL, bytes ? extra : NULL);

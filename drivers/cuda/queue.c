@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cuda_private.h"
 
@@ -201,6 +202,8 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     if (r != CUDA_SUCCESS)
       return loss_fail(d, err, r, "cuStreamWaitValue64");
   }
+  if ((rc = params_reserve(d, w, err)) != RIG_EDGE_OK)
+    return rc;
   for (uint32_t i = 0; i < w->nparts; i++) {
     bool timed = profile_before(d, w, i);
     if ((rc = run_part(d, &w->parts[i], err)) != RIG_EDGE_OK)
@@ -224,12 +227,13 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
  * every context, and the address d's context gives it. */
 int queue_map_word(void *h, volatile uint64_t *word, void **out, rig_edge_error *err) {
   cudev *d = h;
-  uintptr_t page = (uintptr_t)word & ~(uintptr_t)4095;
+  size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE); /* CUDA registers whole pages */
+  uintptr_t page = (uintptr_t)word & ~(uintptr_t)(page_bytes - 1);
   cumap *m = calloc(1, sizeof *m);
   if (!m)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", d->name);
   CUresult r = gpu_bind(d->g);
-  int rc = r == CUDA_SUCCESS ? registration_get((void *)page, 4096, &m->reg, d->name, err)
+  int rc = r == CUDA_SUCCESS ? registration_get((void *)page, page_bytes, &m->reg, d->name, err)
                              : loss_fail(d, err, r, "cuCtxSetCurrent");
   if (rc == RIG_EDGE_OK && (r = cu.MemHostGetDevicePointer(&m->address, (void *)word, 0)) !=
                                CUDA_SUCCESS) {

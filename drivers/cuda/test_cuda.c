@@ -10,8 +10,10 @@
  * On a GPU (`test-cuda`, on "cuda:0" or RIG_CUDA_DEVICE): its facts and
  * capability record, fills of each pattern and alignment, copies both ways
  * and between two opens, the seed's add example from PTX, a JIT failure's
- * log, queue waits on another open's word and on the memory device's
- * (SUBMIT-2), a faulting kernel that loses both opens of its context
+ * log, parameter blocks over 4 KiB, queue waits (SUBMIT-2) on another
+ * open's word and on core's words of a test, memory, host and io device,
+ * host waits on a Vulkan device's point (SUBMIT-3), a faulting kernel
+ * that loses both opens of its context
  * (LOSS-14), and a kernel that never ends, lost by the hang bound
  * (HANG-6). Kernels: $RIG_CUDA_KERNELS (drivers/cuda/kernels), NAME.ptx.
  */
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rig/rig.h>
 
@@ -232,20 +235,131 @@ static void a_jit_failure_carries_its_log(void **st) {
   close_dev(d);
 }
 
+/* A parameter block over the 4 KiB CUDA takes by value goes through the
+ * driver's buffer; the kernel (params.ptx) takes its device address. Two
+ * such launches a submission, 400 runs in flight: 6.4 MiB of blocks, so
+ * the driver's 2 MiB ring comes round three times, each run reading its
+ * own block. */
+static void launch_params_over_4_kib_through_a_buffer(void **st) {
+  rig_device *d = open_dev("");
+  rig_image *im;
+  rig_function *f = load_fn(d, "params", "sum", &im);
+  enum { BLOCK = 8192, N = 1021, RUNS = 400 };
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part parts[2] = {rig_part_launch(f, &ref, 1, BLOCK), rig_part_launch(f, &ref, 1, BLOCK)};
+  rig_submission *s;
+  ok(rig_submission_make(d, parts, 2, &s));
+  rig_image_release(im);
+  rig_buffer *out;
+  ok(rig_buffer_create(d, 2 * RUNS * 8, &out));
+  for (int r = 0; r < RUNS; r++) {
+    rig_run *run;
+    ok(rig_submission_take(s, &run));
+    for (uint32_t k = 0; k < 2; k++) {
+      ok(rig_run_groups(run, k, 1, 1, 1));
+      ok(rig_run_threads(run, k, 1, 1, 1));
+      ok(rig_run_int64(run, k, 8, N));
+      ok(rig_run_int64(run, k, 16, 2 * r + (int64_t)k));
+      for (int i = 0; i < N; i++)
+        ok(rig_run_int64(run, k, 24 + 8 * i, (int64_t)(1000 * r + 100 * k + i)));
+    }
+    rig_point p;
+    ok(rig_run_submit(run, &out, 1, NULL, 0, &p));
+  }
+  static int64_t got[2 * RUNS];
+  ok(rig_buffer_get(out, 0, got, sizeof got));
+  for (int r = 0; r < RUNS; r++)
+    for (int k = 0; k < 2; k++)
+      if (got[2 * r + k] != (int64_t)N * (1000 * r + 100 * k) + (int64_t)N * (N - 1) / 2)
+        fail_msg("run %d launch %d read another block: %lld", r, k, (long long)got[2 * r + k]);
+  rig_buffer_release(out);
+  rig_submission_release(s);
+  close_dev(d);
+}
+
+/* VALID-20: work whose large blocks are more than the driver's buffer of
+ * them holds (three blocks of 1 MiB, the most core takes) is refused
+ * before anything runs, RIG_INVALID naming the buffer; nothing is lost. */
+static void large_blocks_over_the_buffer_refused(void **st) {
+  rig_device *d = open_dev("");
+  rig_image *im;
+  rig_function *f = load_fn(d, "params", "sum", &im);
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part big = rig_part_launch(f, &ref, 1, 1u << 20);
+  rig_part parts[3] = {big, big, big};
+  rig_submission *s;
+  ok(rig_submission_make(d, parts, 3, &s));
+  rig_image_release(im);
+  rig_buffer *out;
+  ok(rig_buffer_create(d, 8, &out));
+  rig_run *run;
+  ok(rig_submission_take(s, &run));
+  for (uint32_t k = 0; k < 3; k++) {
+    ok(rig_run_groups(run, k, 1, 1, 1));
+    ok(rig_run_threads(run, k, 1, 1, 1));
+  }
+  rig_point p = 0;
+  assert_int_equal(rig_run_submit(run, &out, 1, NULL, 0, &p), RIG_INVALID);
+  print_message("%s\n", rig_error_last()->message);
+  assert_non_null(strstr(rig_error_last()->message, "split the work"));
+  assert_null(rig_device_lost(d));
+  rig_buffer_release(out);
+  rig_submission_release(s);
+  close_dev(d);
+}
+
 /* ---- waits ------------------------------------------------------------------------ */
 
-/* SUBMIT-2: a submit on A after a point of B (another open of the GPU, or
- * the memory device) is a wait in A's queue where the GPU has 64-bit
- * stream memory operations: one queue wait, no host wait. */
-static void waits_after(const char *other) {
-  rig_device *a = open_dev(""), *b = NULL;
-  ok(rig_device_open(other, &b));
+/* A pending point of b: a fill of 64 MiB of its memory (for an io device
+ * a copy of 64 MiB into it), or, where spin is
+ * set, 100 million rounds of spin.ptx on one thread of b (a cuda device),
+ * which runs for a good part of a second. */
+static rig_point pending_on(rig_device *b, bool spin, rig_buffer **x) {
+  rig_point p;
+  ok(rig_buffer_create(b, spin ? 4096 : 64u << 20, x));
+  if (!spin && rig_device_is_io(b)) { /* io memory is written by copies */
+    rig_buffer *h;
+    ok(rig_buffer_create(rig_device_host(), 64u << 20, &h));
+    ok(rig_buffer_submit_copy(h, *x, &p));
+    rig_buffer_release(h);
+    return p;
+  }
+  if (!spin) {
+    ok(rig_buffer_submit_fill(*x, 0x5a, 1, &p));
+    return p;
+  }
+  rig_image *im;
+  rig_function *f = load_fn(b, "spin", "spin", &im);
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_part launch = rig_part_launch(f, &ref, 1, 16);
+  rig_submission *s;
+  rig_run *run;
+  ok(rig_submission_make(b, &launch, 1, &s));
+  rig_image_release(im);
+  ok(rig_submission_take(s, &run));
+  ok(rig_run_groups(run, 0, 1, 1, 1));
+  ok(rig_run_threads(run, 0, 1, 1, 1));
+  ok(rig_run_int64(run, 0, 8, 100000000)); /* rounds; seed 0 */
+  ok(rig_run_submit(run, x, 1, NULL, 0, &p));
+  rig_submission_release(s);
+  return p;
+}
+
+enum expect { QUEUE, QUEUE_IF_PENDING, HOST_IF_PENDING };
+
+/* SUBMIT-2, SUBMIT-3: a submit on cuda:0 after a point of b. Where the
+ * GPU has 64-bit stream memory operations, a point of a device whose word
+ * is core's (host, memory, io, test) or of another cuda open is a wait
+ * in the stream, never one of the host: QUEUE where the point is pending
+ * for sure, QUEUE_IF_PENDING where it may be reached before the submit
+ * (then no wait at all). A Vulkan device keeps its own word, a semaphore
+ * CUDA cannot wait on: the host waits (HOST_IF_PENDING). */
+static void waits_after(rig_device *b, bool spin, enum expect e) {
+  rig_device *a = open_dev("");
   const rig_cuda_device *c = rig_device_capability(a, RIG_CUDA_DEVICE);
   rig_buffer *x, *y;
-  ok(rig_buffer_create(b, 4096, &x));
+  rig_point pb = pending_on(b, spin, &x), pa;
   ok(rig_buffer_create(a, 4096, &y));
-  rig_point pb, pa;
-  ok(rig_buffer_submit_fill(x, 0x5a, 1, &pb));
   rig_stats before, after;
   rig_device_stats(a, &before);
   rig_part part = rig_part_fill(0, 0x33, 1);
@@ -255,23 +369,63 @@ static void waits_after(const char *other) {
   ok(rig_submission_take(s, &run));
   ok(rig_run_submit(run, &y, 1, &pb, 1, &pa));
   rig_device_stats(a, &after);
-  print_message("%s after %s: %llu queue waits, %llu host waits\n", name, other,
-                (unsigned long long)(after.queue_waits - before.queue_waits),
-                (unsigned long long)(after.host_waits - before.host_waits));
-  if (c->stream_mem_ops) {
-    assert_int_equal(after.queue_waits, before.queue_waits + 1);
-    assert_int_equal(after.host_waits, before.host_waits);
+  uint64_t dq = after.queue_waits - before.queue_waits, dh = after.host_waits - before.host_waits;
+  print_message("%s after %s: %llu queue waits, %llu host waits\n", name, rig_device_name(b),
+                (unsigned long long)dq, (unsigned long long)dh);
+  assert_true(dq + dh <= 1);
+  if (e == HOST_IF_PENDING)
+    assert_int_equal(dq, 0);
+  else if (c->stream_mem_ops) {
+    assert_int_equal(dh, 0);
+    if (e == QUEUE)
+      assert_int_equal(dq, 1);
   }
   ok(rig_point_wait(pa));
   rig_submission_release(s);
   rig_buffer_release(x);
   rig_buffer_release(y);
-  close_dev(b);
   close_dev(a);
 }
 
-static void submit_2_queue_waits_on_another_open(void **st) { waits_after("cuda:0,stream=1"); }
-static void submit_2_queue_waits_on_the_memory_device(void **st) { waits_after("memory:m"); }
+static void waits_after_named(const char *other, bool spin, enum expect e) {
+  rig_device *b = NULL;
+  rig_status st = rig_device_open(other, &b);
+  if (st != RIG_OK && strncmp(other, "vulkan", 6) == 0) {
+    print_message("%s does not open here (%s): its case is not run\n", other,
+                  rig_error_last()->message);
+    return;
+  }
+  ok(st);
+  waits_after(b, spin, e);
+  close_dev(b);
+}
+
+static void submit_2_queue_waits_on_another_open(void **st) {
+  waits_after_named("cuda:0,stream=1", true, QUEUE);
+}
+static void submit_2_queue_waits_on_a_test_device(void **st) {
+  waits_after_named("test:cudawaits,delay_us=300000", false, QUEUE);
+}
+static void submit_2_queue_waits_on_the_memory_device(void **st) {
+  waits_after_named("memory:m", false, QUEUE_IF_PENDING);
+}
+static void submit_2_queue_waits_on_the_host(void **st) {
+  waits_after(rig_device_host(), false, QUEUE_IF_PENDING);
+}
+static void submit_2_queue_waits_on_an_io_device(void **st) {
+  char path[128];
+  const char *t = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/rig-cuda-io-%d", t && *t ? t : "/tmp", (int)getpid());
+  rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE, .size = 128u << 20};
+  rig_device *io = NULL;
+  ok(rig_device_open_io(&o, &io));
+  waits_after(io, false, QUEUE_IF_PENDING);
+  close_dev(io);
+  unlink(path);
+}
+static void submit_3_host_waits_on_a_vulkan_device(void **st) {
+  waits_after_named("vulkan:0", false, HOST_IF_PENDING);
+}
 
 /* ---- loss and hangs ---------------------------------------------------------------- */
 
@@ -372,8 +526,14 @@ int main(int argc, char **argv) {
       cmocka_unit_test(copies_both_ways_and_between_opens),
       cmocka_unit_test(the_add_example),
       cmocka_unit_test(a_jit_failure_carries_its_log),
+      cmocka_unit_test(launch_params_over_4_kib_through_a_buffer),
+      cmocka_unit_test(large_blocks_over_the_buffer_refused),
       cmocka_unit_test(submit_2_queue_waits_on_another_open),
+      cmocka_unit_test(submit_2_queue_waits_on_a_test_device),
       cmocka_unit_test(submit_2_queue_waits_on_the_memory_device),
+      cmocka_unit_test(submit_2_queue_waits_on_the_host),
+      cmocka_unit_test(submit_2_queue_waits_on_an_io_device),
+      cmocka_unit_test(submit_3_host_waits_on_a_vulkan_device),
       cmocka_unit_test(loss_14_a_fault_loses_the_context),
       cmocka_unit_test(hang_6_a_kernel_that_never_ends),
   };
