@@ -28,13 +28,6 @@ void check_ok(rig_status st, const char *what) {
   assert_int_equal(st, RIG_OK);
 }
 
-/* The short form, for tests whose calls need no name: the status's name
- * and rig's message say enough. */
-void ok(rig_status st) {
-  if (st != RIG_OK)
-    fail_msg("%s: %s", rig_status_name(st), rig_error_last()->message);
-}
-
 /* Names the device in the message, as most tests open several. */
 rig_device *open_ok(const char *name) {
   rig_device *d = NULL;
@@ -55,6 +48,25 @@ rig_buffer *create_ok(rig_device *d, size_t n) {
 void close_release(rig_device *d) {
   check_ok(rig_device_close(d), "rig_device_close");
   rig_device_release(d);
+}
+
+/* ---- the device under test (a driver's own tests) ---------------------- */
+
+static char under_test[64];
+static char under_test_named[192];
+
+void device_under_test_from(const char *variable, const char *fallback) {
+  const char *e = getenv(variable);
+  snprintf(under_test, sizeof under_test, "%s", e && *e ? e : fallback);
+}
+
+const char *device_under_test(const char *options) {
+  snprintf(under_test_named, sizeof under_test_named, "%s%s", under_test, options);
+  return under_test_named;
+}
+
+rig_device *open_under_test(const char *options) {
+  return open_ok(device_under_test(options));
 }
 
 /* ---- host kernels (tests/kernels) --------------------------------------- */
@@ -82,6 +94,35 @@ rig_image *kernel_load_on(rig_device *d, const char *file, const char *entry, ri
   rig_image *im = NULL;
   check_ok(kernel_file_load(d, file, entry, &im, f), file);
   return im;
+}
+
+/* ---- launches ----------------------------------------------------------- */
+
+rig_function *resolve_ok(rig_image *im, const char *name) {
+  rig_function *f = NULL;
+  check_ok(rig_image_resolve(im, name, &f), name);
+  if (!f)
+    fail_msg("the image has no function %s", name);
+  return f;
+}
+
+rig_submission *launch_make_ok(rig_device *d, const rig_function *f, const rig_ref *refs,
+                               uint32_t nrefs, uint32_t params) {
+  rig_part launch = rig_part_launch(f, refs, nrefs, params);
+  rig_submission *s = NULL;
+  check_ok(rig_submission_make(d, &launch, 1, &s), "rig_submission_make");
+  return s;
+}
+
+rig_run *take_ok(rig_submission *s) {
+  rig_run *run = NULL;
+  check_ok(rig_submission_take(s, &run), "rig_submission_take");
+  return run;
+}
+
+void grid_ok(rig_run *run, uint32_t k, uint64_t groups, uint64_t threads) {
+  check_ok(rig_run_groups(run, k, groups, 1, 1), "rig_run_groups");
+  check_ok(rig_run_threads(run, k, threads, 1, 1), "rig_run_threads");
 }
 
 /* ---- children ----------------------------------------------------------- */

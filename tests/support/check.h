@@ -5,6 +5,7 @@
 #define RIG_TEST_CHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <rig/rig.h>
@@ -32,8 +33,10 @@
 
 /* Asserts st is RIG_OK, printing what and the last error when it is not. */
 void check_ok(rig_status st, const char *what);
-/* Asserts st is RIG_OK, failing with the last error's message when not. */
-void ok(rig_status st);
+/* Asserts that call, an expression of type rig_status, is RIG_OK: where
+ * not, prints the call's own text, the status and rig's last message, so
+ * that a failure says which of a test's many calls it was. */
+#define ok(call) check_ok((call), #call)
 /* Opens name, asserting it opened; the caller owns the reference. */
 rig_device *open_ok(const char *name);
 /* A new n-byte buffer of d, asserting it was made; the caller owns it. */
@@ -41,6 +44,18 @@ rig_buffer *create_ok(rig_device *d, size_t n);
 /* Closes d, asserting the close succeeded, and drops the test's reference.
  * Blocks as rig_device_close does. */
 void close_release(rig_device *d);
+
+/* ---- the device under test (a driver's own tests) ---------------------- */
+
+/* Sets the device a driver's tests run on: $variable where it is set and
+ * not empty (e.g. RIG_VK_DEVICE=vulkan:1), else fallback ("vulkan:0"). */
+void device_under_test_from(const char *variable, const char *fallback);
+/* The device under test's name with options (",k=1"; "" for none)
+ * appended, in a buffer of check.c's that the next call rewrites. */
+const char *device_under_test(const char *options);
+/* The device under test opened with options, asserting it opened; the
+ * caller owns the reference. */
+rig_device *open_under_test(const char *options);
 
 /* ---- host kernels (tests/kernels) --------------------------------------- */
 
@@ -55,6 +70,21 @@ rig_image *kernel_load(const char *name);
  * function entry resolved into *f, asserting both; the caller owns the
  * image. */
 rig_image *kernel_load_on(rig_device *d, const char *file, const char *entry, rig_function **f);
+
+/* ---- launches ----------------------------------------------------------- */
+
+/* The function name of im, asserting it resolved to one; im owns it. */
+rig_function *resolve_ok(rig_image *im, const char *name);
+/* A submission on d of one launch of f over refs (nrefs of them; NULL
+ * and 0 for none) with a parameter block of params bytes, asserting it
+ * was made; the caller owns it, and it holds f's code (RUN-8). */
+rig_submission *launch_make_ok(rig_device *d, const rig_function *f, const rig_ref *refs,
+                               uint32_t nrefs, uint32_t params);
+/* A run of s, asserting it was taken; the run is s's until submitted. */
+rig_run *take_ok(rig_submission *s);
+/* Sets block k of run to a grid of groups groups of threads threads on
+ * the first axis (one on the others), asserting both calls succeeded. */
+void grid_ok(rig_run *run, uint32_t k, uint64_t groups, uint64_t threads);
 
 /* ---- children ----------------------------------------------------------- */
 

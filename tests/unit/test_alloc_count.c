@@ -115,8 +115,6 @@ static void expect_none(const char *what) {
   assert_int_equal(all, 0);
 }
 
-#define ok(expr) assert_int_equal((expr), RIG_OK)
-
 static rig_device *mem; /* a memory device of this test's own */
 
 static int setup(void **st) {
