@@ -27,29 +27,8 @@
 
 #include <rig/rig.h>
 
+#include "check.h"
 #include "rig-cuda.h"
-
-#define ok(expr)                                                                   \
-  do {                                                                             \
-    rig_status st_ = (expr);                                                       \
-    if (st_ != RIG_OK)                                                             \
-      print_error("%s: %s: %s\n", #expr, rig_status_name(st_), rig_error_last()->message); \
-    assert_int_equal(st_, RIG_OK);                                                 \
-  } while (0)
-
-static char base[64] = "cuda:0";
-static char name[128];
-
-static const char *named(const char *options) {
-  snprintf(name, sizeof name, "%s%s", base, options);
-  return name;
-}
-
-static rig_device *open_dev(const char *options) {
-  rig_device *d = NULL;
-  ok(rig_device_open(named(options), &d));
-  return d;
-}
 
 static void close_dev(rig_device *d) {
   rig_status st = rig_device_close(d); /* a lost device's close may say why: */
@@ -76,17 +55,14 @@ static char *kernel_text(const char *kernel, size_t *n) {
 static rig_function *load_fn(rig_device *d, const char *kernel, const char *fn, rig_image **im) {
   size_t n;
   char *text = kernel_text(kernel, &n);
-  rig_function *f = NULL;
   ok(rig_image_load(d, text, n, im));
-  ok(rig_image_resolve(*im, fn, &f));
-  assert_non_null(f);
-  return f;
+  return resolve_ok(*im, fn);
 }
 
 /* ---- facts ------------------------------------------------------------------------ */
 
 static void facts(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   assert_true(rig_device_computes(d));
   assert_false(rig_device_runs_on_host(d));
   assert_memory_equal(rig_device_arch(d), "sm_", 3);              /* sm_XY */
@@ -100,7 +76,7 @@ static void facts(void **st) {
   assert_int_equal(c->size, sizeof *c);
   assert_true(c->sm_count > 0 && c->memory_bytes > 0 && c->driver_version > 0);
   print_message("%s: %s, sm_%d%d, %d SMs, %llu MiB, driver %d, stream memory operations: %s\n",
-                name, c->name, c->cc_major, c->cc_minor, c->sm_count,
+                device_under_test(""), c->name, c->cc_major, c->cc_minor, c->sm_count,
                 (unsigned long long)(c->memory_bytes >> 20), c->driver_version,
                 c->stream_mem_ops ? "yes" : "no (host functions)");
   close_dev(d);
@@ -111,7 +87,7 @@ static void facts(void **st) {
 /* Fills of patterns of 1, 2 and 4 bytes over views at each offset 0..3,
  * read back through staging, against the same fill on the host. */
 static void fills_of_every_pattern_and_alignment(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   enum { N = 4096 };
   rig_buffer *b, *want;
   ok(rig_buffer_create(d, N, &b));
@@ -142,7 +118,7 @@ static void fills_of_every_pattern_and_alignment(void **st) {
 /* Bytes go up and back through staging, between two opens of one GPU
  * (peers: one context), and from a borrow of host memory. */
 static void copies_both_ways_and_between_opens(void **st) {
-  rig_device *a = open_dev(""), *b = open_dev(",stream=1");
+  rig_device *a = open_under_test(""), *b = open_under_test(",stream=1");
   enum { N = 1 << 20 };
   uint8_t *src = malloc(N), *got = malloc(N);
   for (size_t i = 0; i < N; i++)
@@ -172,7 +148,7 @@ static void copies_both_ways_and_between_opens(void **st) {
 
 /* OBJ-3..6: the seed's add example from add.ptx: z = x + y over n floats. */
 static void the_add_example(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_image *im;
   rig_function *add = load_fn(d, "add", "add", &im);
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
@@ -214,7 +190,7 @@ static void the_add_example(void **st) {
 /* A PTX the JIT refuses is an Error with its log; nothing is lost; a
  * name the image lacks is None. */
 static void a_jit_failure_carries_its_log(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   static const char bad[] = ".version 7.0\n.target sm_75\n.address_size 64\n"
                             ".visible .entry broken() { not_an_instruction; }\n";
   rig_image *im = NULL;
@@ -238,7 +214,7 @@ static void a_jit_failure_carries_its_log(void **st) {
  * the memory device) is a wait in A's queue where the GPU has 64-bit
  * stream memory operations: one queue wait, no host wait. */
 static void waits_after(const char *other) {
-  rig_device *a = open_dev(""), *b = NULL;
+  rig_device *a = open_under_test(""), *b = NULL;
   ok(rig_device_open(other, &b));
   const rig_cuda_device *c = rig_device_capability(a, RIG_CUDA_DEVICE);
   rig_buffer *x, *y;
@@ -255,7 +231,7 @@ static void waits_after(const char *other) {
   ok(rig_submission_take(s, &run));
   ok(rig_run_submit(run, &y, 1, &pb, 1, &pa));
   rig_device_stats(a, &after);
-  print_message("%s after %s: %llu queue waits, %llu host waits\n", name, other,
+  print_message("%s after %s: %llu queue waits, %llu host waits\n", device_under_test(""), other,
                 (unsigned long long)(after.queue_waits - before.queue_waits),
                 (unsigned long long)(after.host_waits - before.host_waits));
   if (c->stream_mem_ops) {
@@ -300,7 +276,7 @@ static rig_point launch_bad(rig_device *d, const char *fn, rig_buffer *arg) {
 /* LOSS-14: a kernel that writes through address 16 faults; the sticky
  * CUDA_ERROR_ILLEGAL_ADDRESS loses both opens of the context. */
 static void loss_14_a_fault_loses_the_context(void **st) {
-  rig_device *a = open_dev(",stream=7"), *b = open_dev(",stream=8");
+  rig_device *a = open_under_test(",stream=7"), *b = open_under_test(",stream=8");
   rig_buffer *x;
   ok(rig_buffer_create(a, 4096, &x));
   rig_point p = launch_bad(a, "fault", NULL);
@@ -319,7 +295,7 @@ static void loss_14_a_fault_loses_the_context(void **st) {
 
 /* HANG-6: a kernel that never ends; hang_ms=500 loses the device. */
 static void hang_6_a_kernel_that_never_ends(void **st) {
-  rig_device *d = open_dev(",stream=9,hang_ms=500");
+  rig_device *d = open_under_test(",stream=9,hang_ms=500");
   rig_buffer *flag;
   ok(rig_buffer_create(d, 4, &flag));
   ok(rig_buffer_fill(flag, 0, 4));
@@ -357,9 +333,8 @@ static int paths(const char *want) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "paths") == 0)
     return paths(argv[2]);
-  const char *dev = getenv("RIG_CUDA_DEVICE");
-  if (dev && *dev)
-    snprintf(base, sizeof base, "%s", dev);
+  device_under_test_from("RIG_CUDA_DEVICE", "cuda:0");
+  const char *base = device_under_test("");
   rig_device *d = NULL;
   if (rig_device_open(base, &d) != RIG_OK) {
     printf("skip: %s does not open here: %s\n", base, rig_error_last()->message);

@@ -578,7 +578,8 @@ static void add_example_on(const char *options) {
     assert_true(rig_point_reached(p));
     for (int64_t i = 0; i < n; i++)
       if (zs[i] != 1.5f * (float)i)
-        fail_msg("%s: n %lld: z[%lld] is %g", device_under_test(options), (long long)n, (long long)i, zs[i]);
+        fail_msg("%s: n %lld: z[%lld] is %g", device_under_test(options), (long long)n,
+                 (long long)i, zs[i]);
     rig_buffer_release(x);
     rig_buffer_release(y);
     rig_buffer_release(z);
@@ -1113,7 +1114,8 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
  * lavapipe, is lost at its next call with a message that names the VkDevice's
  * loss, and both close. An open of its own VkDevice (share=0) works on. */
 static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
-  rig_device *a = open_under_test(""), *b = open_under_test(",k=1,lose_nth=1"), *c = open_under_test(",share=0");
+  rig_device *a = open_under_test(""), *b = open_under_test(",k=1,lose_nth=1"),
+             *c = open_under_test(",share=0");
   rig_buffer *on_a, *on_b, *on_c;
   ok(rig_buffer_create(a, 64, &on_a));
   ok(rig_buffer_create(b, 64, &on_b));
