@@ -557,29 +557,13 @@ static void add_example_on(const char *options) {
   rig_image_release(image); /* the submission holds the code (RUN-8) */
   for (int64_t n = 1000; n <= 4096; n += 3096) {
     float *xs = malloc(n * 4), *ys = malloc(n * 4), *zs = malloc(n * 4);
-    for (int64_t i = 0; i < n; i++) {
-      xs[i] = (float)i;
-      ys[i] = 0.5f * (float)i;
-      zs[i] = -1;
-    }
+    add_example_inputs(xs, ys, zs, n);
     rig_buffer *x = buffer_of(d, xs, n * 4), *y = buffer_of(d, ys, n * 4),
                *z = buffer_of(d, zs, n * 4);
-    rig_run *run;
-    uint32_t k;
-    ok(rig_submission_take(s, &run));                        /* RUN-5 */
-    ok(rig_submission_block(s, 0, &k));                      /* OBJ-5 */
-    ok(rig_run_groups(run, k, 64, 1, 1));                    /* OBJ-6 */
-    ok(rig_run_threads(run, k, (uint64_t)(n + 63) / 64, 1, 1));
-    ok(rig_run_int64(run, k, 24, n));
-    rig_buffer *bufs[3] = {x, y, z};
-    rig_point p;
-    ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
+    rig_point p = add_example_run(s, x, y, z, n);
     ok(rig_buffer_get(z, 0, zs, n * 4));                     /* follows the launch */
     assert_true(rig_point_reached(p));
-    for (int64_t i = 0; i < n; i++)
-      if (zs[i] != 1.5f * (float)i)
-        fail_msg("%s: n %lld: z[%lld] is %g", device_under_test(options), (long long)n,
-                 (long long)i, zs[i]);
+    add_example_expect(zs, n, device_under_test(options));
     rig_buffer_release(x);
     rig_buffer_release(y);
     rig_buffer_release(z);
@@ -742,8 +726,7 @@ static void launch_6_8_each_thread_once(void **st) {
     rig_buffer *b;
     ok(rig_buffer_create(d, total * 4, &b));
     ok(rig_buffer_fill(b, 0, 1));
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     ok(rig_run_groups(run, 0, g[0], g[1], g[2]));
     ok(rig_run_threads(run, 0, t[0], t[1], t[2]));
     ok(rig_run_int32(run, 0, 8, (int32_t)w));
@@ -784,11 +767,9 @@ static void launch_params_over_push_constants(void **st) {
   for (int r = 0; r < 3; r++) {
     ok(rig_buffer_create(d, 8, &out[2 * r]));
     ok(rig_buffer_create(d, 8, &out[2 * r + 1]));
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     for (uint32_t k = 0; k < 2; k++) {
-      ok(rig_run_groups(run, k, 1, 1, 1));
-      ok(rig_run_threads(run, k, 1, 1, 1));
+      grid_ok(run, k, 1, 1);
       ok(rig_run_int64(run, k, 8, 32));
       for (int i = 0; i < 32; i++)
         ok(rig_run_int64(run, k, 16 + 8 * i, (int64_t)(1000 * r + 100 * k + i)));
@@ -818,8 +799,7 @@ static void launch_13_14_refused_before_the_driver(void **st) {
   ok(rig_buffer_fill(b, 0, 1));
   const uint64_t cases[][6] = {{0, 1, 1, 64, 1, 1}, {1, 1, 1, 64, 0, 1}, {1ull << 62, 1, 1, 2, 1, 1}};
   for (size_t c = 0; c < 3; c++) {
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     ok(rig_run_groups(run, 0, cases[c][0], cases[c][1], cases[c][2]));
     ok(rig_run_threads(run, 0, cases[c][3], cases[c][4], cases[c][5]));
     rig_point p = 0;
@@ -849,18 +829,16 @@ static void valid_20_launch_the_driver_cannot_run(void **st) {
     rig_run *run;
     rig_point p;
     if (c == 0) { /* LocalSize 64 runs in groups of 64 */
-      ok(rig_submission_take(s, &run));
-      ok(rig_run_groups(run, 0, 1, 1, 1));
-      ok(rig_run_threads(run, 0, 64, 1, 1));
+      run = take_ok(s);
+      grid_ok(run, 0, 1, 64);
       ok(rig_run_int32(run, 0, 8, 64));
       ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
       uint32_t w;
       ok(rig_buffer_get(b, 252, &w, 4));
       assert_int_equal(w, 64);
     }
-    ok(rig_submission_take(s, &run));
-    ok(rig_run_groups(run, 0, 2, 1, 1));
-    ok(rig_run_threads(run, 0, 32, 1, 1));
+    run = take_ok(s);
+    grid_ok(run, 0, 2, 32);
     ok(rig_run_int32(run, 0, 8, 64));
     if (c == 1)
       ok(rig_run_shared(run, 0, 1024));

@@ -125,6 +125,34 @@ void grid_ok(rig_run *run, uint32_t k, uint64_t groups, uint64_t threads) {
   check_ok(rig_run_threads(run, k, threads, 1, 1), "rig_run_threads");
 }
 
+void add_example_inputs(float *xs, float *ys, float *zs, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    xs[i] = (float)i;
+    ys[i] = 0.5f * (float)i;
+    zs[i] = -1;
+  }
+}
+
+rig_point add_example_run(rig_submission *s, rig_buffer *x, rig_buffer *y, rig_buffer *z,
+                          int64_t n) {
+  rig_run *run = take_ok(s);                                  /* RUN-5 */
+  uint32_t k;
+  check_ok(rig_submission_block(s, 0, &k), "rig_submission_block"); /* OBJ-5 */
+  grid_ok(run, k, 64, (uint64_t)(n + 63) / 64);               /* OBJ-6 */
+  check_ok(rig_run_int64(run, k, 24, n), "rig_run_int64");
+  rig_buffer *bufs[3] = {x, y, z};
+  rig_point p;
+  check_ok(rig_run_submit(run, bufs, 3, NULL, 0, &p), "rig_run_submit"); /* RUN-6, RUN-7 */
+  return p;
+}
+
+void add_example_expect(const float *zs, int64_t n, const char *where) {
+  for (int64_t i = 0; i < n; i++)
+    if (zs[i] != 1.5f * (float)i)
+      fail_msg("%s: n %lld: z[%lld] is %g, want %g", where, (long long)n, (long long)i,
+               (double)zs[i], 1.5 * (double)i);
+}
+
 /* ---- children ----------------------------------------------------------- */
 
 pid_t fork_ok(void) {

@@ -86,6 +86,18 @@ rig_run *take_ok(rig_submission *s);
  * the first axis (one on the others), asserting both calls succeeded. */
 void grid_ok(rig_run *run, uint32_t k, uint64_t groups, uint64_t threads);
 
+/* The seed's add example (tests/kernels/add.c, kernels/vulkan/add.comp):
+ * z = x + y over n floats, its parameter block x, y, z at 0, 8, 16 and n
+ * at 24. add_example_inputs sets x[i] = i, y[i] = i / 2, z[i] = -1;
+ * add_example_run takes a run of s (one launch of add) and submits it
+ * over x, y, z in 64 groups of (n + 63) / 64 threads, asserting each call
+ * (RUN-5..7, OBJ-5, OBJ-6): its point; add_example_expect asserts every
+ * z[i] is 1.5 i, naming where and the first float that is not. */
+void add_example_inputs(float *xs, float *ys, float *zs, int64_t n);
+rig_point add_example_run(rig_submission *s, rig_buffer *x, rig_buffer *y, rig_buffer *z,
+                          int64_t n);
+void add_example_expect(const float *zs, int64_t n, const char *where);
+
 /* ---- children ----------------------------------------------------------- */
 
 /* child_fork, asserting the fork succeeded. */
