@@ -153,6 +153,20 @@ void add_example_expect(const float *zs, int64_t n, const char *where) {
                (double)zs[i], 1.5 * (double)i);
 }
 
+/* ---- work on other threads --------------------------------------------- */
+
+void *fill_thread_run(void *fill) {
+  fill_thread *f = fill;
+  f->st = rig_buffer_submit_fill(f->b, f->pattern, f->size, &f->p);
+  atomic_store(&f->done, true);
+  return NULL;
+}
+
+int compare_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* ---- children ----------------------------------------------------------- */
 
 pid_t fork_ok(void) {

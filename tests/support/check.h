@@ -4,6 +4,8 @@
 #ifndef RIG_TEST_CHECK_H
 #define RIG_TEST_CHECK_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -97,6 +99,23 @@ void add_example_inputs(float *xs, float *ys, float *zs, int64_t n);
 rig_point add_example_run(rig_submission *s, rig_buffer *x, rig_buffer *y, rig_buffer *z,
                           int64_t n);
 void add_example_expect(const float *zs, int64_t n, const char *where);
+
+/* ---- work on other threads --------------------------------------------- */
+
+/* A fill that fill_thread_run (a pthread_create start) submits on its own
+ * thread: b filled with size bytes of pattern; then its point and status,
+ * and done set once its submit returned. */
+typedef struct fill_thread {
+  rig_buffer *b;
+  uint32_t pattern, size;
+  rig_point p;
+  rig_status st;
+  atomic_bool done;
+} fill_thread;
+void *fill_thread_run(void *fill);
+
+/* qsort's comparison of two uint64_t (rig_point values among them). */
+int compare_u64(const void *a, const void *b);
 
 /* ---- children ----------------------------------------------------------- */
 
