@@ -43,6 +43,19 @@ rig_buffer *create_ok(rig_device *d, size_t n) {
   return b;
 }
 
+/* Reads in pieces, so that a check of a large buffer needs no more. */
+void expect_bytes(rig_buffer *b, uint64_t offset, size_t n, uint8_t byte) {
+  uint8_t got[4096];
+  for (size_t at = 0; at < n; at += sizeof got) {
+    size_t k = n - at < sizeof got ? n - at : sizeof got;
+    check_ok(rig_buffer_get(b, offset + at, got, k), "rig_buffer_get");
+    for (size_t i = 0; i < k; i++)
+      if (got[i] != byte)
+        fail_msg("byte %llu is 0x%02x, want 0x%02x", (unsigned long long)(offset + at + i),
+                 got[i], byte);
+  }
+}
+
 /* Closes before releasing, so that the close's status is checked and the
  * device's slot and memory come back before the next test. */
 void close_release(rig_device *d) {

@@ -59,6 +59,10 @@ const char *device_under_test(const char *options);
  * caller owns the reference. */
 rig_device *open_under_test(const char *options);
 
+/* Asserts each of the n bytes of b from offset is byte, naming the first
+ * that is not. Blocks as rig_buffer_get does. */
+void expect_bytes(rig_buffer *b, uint64_t offset, size_t n, uint8_t byte);
+
 /* ---- host kernels (tests/kernels) --------------------------------------- */
 
 /* The bytes of $RIG_KERNELS/NAME.o, which the caller frees; fails the test
