@@ -37,24 +37,9 @@ static void close_dev(rig_device *d) {
   rig_device_release(d);
 }
 
-/* NAME.ptx of drivers/cuda/kernels, NUL-terminated. */
-static char *kernel_text(const char *kernel, size_t *n) {
-  char path[512];
-  const char *dir = getenv("RIG_CUDA_KERNELS");
-  snprintf(path, sizeof path, "%s/%s.ptx", dir ? dir : "drivers/cuda/kernels", kernel);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("no kernel %s", path);
-  static char text[1 << 16];
-  *n = fread(text, 1, sizeof text - 1, f);
-  text[*n] = '\0';
-  fclose(f);
-  return text;
-}
-
 static rig_function *load_fn(rig_device *d, const char *kernel, const char *fn, rig_image **im) {
   size_t n;
-  char *text = kernel_text(kernel, &n);
+  const char *text = ptx_text(kernel, &n);
   ok(rig_image_load(d, text, n, im));
   return resolve_ok(*im, fn);
 }
@@ -200,7 +185,7 @@ static void a_jit_failure_carries_its_log(void **st) {
   assert_null(rig_device_lost(d));
   rig_function *f = NULL;
   size_t n;
-  const char *text = kernel_text("add", &n);
+  const char *text = ptx_text("add", &n);
   ok(rig_image_load(d, text, n, &im));
   ok(rig_image_resolve(im, "no_such_kernel", &f));
   assert_null(f);

@@ -103,6 +103,20 @@ rig_image *kernel_load(const char *name) {
   return im;
 }
 
+const char *ptx_text(const char *name, size_t *n) {
+  char path[512];
+  const char *dir = getenv("RIG_CUDA_KERNELS");
+  snprintf(path, sizeof path, "%s/%s.ptx", dir && *dir ? dir : "drivers/cuda/kernels", name);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("no kernel %s: %s", path, strerror(errno));
+  static char text[1 << 16];
+  *n = fread(text, 1, sizeof text - 1, f);
+  text[*n] = '\0';
+  fclose(f);
+  return text;
+}
+
 rig_image *kernel_load_on(rig_device *d, const char *file, const char *entry, rig_function **f) {
   rig_image *im = NULL;
   check_ok(kernel_file_load(d, file, entry, &im, f), file);

@@ -72,6 +72,12 @@ void *kernel_object(const char *name, size_t *n);
  * caller owns the image. */
 rig_image *kernel_load(const char *name);
 
+/* The text of CUDA kernel NAME.ptx in $RIG_CUDA_KERNELS (where unset,
+ * drivers/cuda/kernels), NUL-terminated, with *n its bytes before the NUL,
+ * in a buffer of check.c's that the next call rewrites; fails the test
+ * where the file cannot be read. */
+const char *ptx_text(const char *name, size_t *n);
+
 /* $RIG_KERNELS/file (e.g. "kernels/vulkan/fill.spv") loaded onto d and its
  * function entry resolved into *f, asserting both; the caller owns the
  * image. */
