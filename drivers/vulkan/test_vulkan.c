@@ -29,7 +29,6 @@
 #include <rig/rig.h>
 
 #include "check.h"
-#include "kernel_file.h"
 #include "rig-vulkan.h"
 
 /* Groups of 64 threads of spin.comp: about 0.5 s on lavapipe with two
@@ -448,12 +447,9 @@ static void empty_buffers(void **st) {
 /* The bytes of kernel NAME.spv, built from tests/kernels/vulkan/NAME.comp
  * into $RIG_KERNELS/kernels/vulkan; the caller frees them. */
 static void *kernel_bytes(const char *kernel, size_t *n) {
-  char file[128], path[512];
+  char file[128];
   snprintf(file, sizeof file, "kernels/vulkan/%s.spv", kernel);
-  void *b = kernel_file_read(file, n);
-  if (!b)
-    fail_msg("no kernel %s: build the tests", kernel_file_path(file, path, sizeof path));
-  return b;
+  return kernel_file_ok(file, n);
 }
 
 static rig_image *load_kernel(rig_device *d, const char *kernel) {

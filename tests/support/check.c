@@ -84,13 +84,18 @@ rig_device *open_under_test(const char *options) {
 
 /* ---- host kernels (tests/kernels) --------------------------------------- */
 
-void *kernel_object(const char *name, size_t *n) {
-  char file[128], path[512];
-  snprintf(file, sizeof file, "%s.o", name);
+void *kernel_file_ok(const char *file, size_t *n) {
+  char path[512];
   void *b = kernel_file_read(file, n);
   if (!b)
     fail_msg("no kernel %s: build the tests", kernel_file_path(file, path, sizeof path));
   return b;
+}
+
+void *kernel_object(const char *name, size_t *n) {
+  char file[128];
+  snprintf(file, sizeof file, "%s.o", name);
+  return kernel_file_ok(file, n);
 }
 
 rig_image *kernel_load(const char *name) {

@@ -65,8 +65,10 @@ void expect_bytes(rig_buffer *b, uint64_t offset, size_t n, uint8_t byte);
 
 /* ---- host kernels (tests/kernels) --------------------------------------- */
 
-/* The bytes of $RIG_KERNELS/NAME.o, which the caller frees; fails the test
- * when the kernel is not built. */
+/* The bytes of $RIG_KERNELS/file (file: "add.o", "kernels/vulkan/fill.spv"),
+ * which the caller frees; fails the test when the kernel is not built. */
+void *kernel_file_ok(const char *file, size_t *n);
+/* The bytes of $RIG_KERNELS/NAME.o, as kernel_file_ok. */
 void *kernel_object(const char *name, size_t *n);
 /* Kernel NAME.o loaded onto the host, asserting the load succeeded; the
  * caller owns the image. */
