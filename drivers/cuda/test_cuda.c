@@ -30,29 +30,8 @@
 
 #include <rig/rig.h>
 
+#include "check.h"
 #include "rig-cuda.h"
-
-#define ok(expr)                                                                   \
-  do {                                                                             \
-    rig_status st_ = (expr);                                                       \
-    if (st_ != RIG_OK)                                                             \
-      print_error("%s: %s: %s\n", #expr, rig_status_name(st_), rig_error_last()->message); \
-    assert_int_equal(st_, RIG_OK);                                                 \
-  } while (0)
-
-static char base[64] = "cuda:0";
-static char name[128];
-
-static const char *named(const char *options) {
-  snprintf(name, sizeof name, "%s%s", base, options);
-  return name;
-}
-
-static rig_device *open_dev(const char *options) {
-  rig_device *d = NULL;
-  ok(rig_device_open(named(options), &d));
-  return d;
-}
 
 static void close_dev(rig_device *d) {
   rig_status st = rig_device_close(d); /* a lost device's close may say why: */
@@ -61,35 +40,17 @@ static void close_dev(rig_device *d) {
   rig_device_release(d);
 }
 
-/* NAME.ptx of drivers/cuda/kernels, NUL-terminated. */
-static char *kernel_text(const char *kernel, size_t *n) {
-  char path[512];
-  const char *dir = getenv("RIG_CUDA_KERNELS");
-  snprintf(path, sizeof path, "%s/%s.ptx", dir ? dir : "drivers/cuda/kernels", kernel);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("no kernel %s", path);
-  static char text[1 << 16];
-  *n = fread(text, 1, sizeof text - 1, f);
-  text[*n] = '\0';
-  fclose(f);
-  return text;
-}
-
 static rig_function *load_fn(rig_device *d, const char *kernel, const char *fn, rig_image **im) {
   size_t n;
-  char *text = kernel_text(kernel, &n);
-  rig_function *f = NULL;
+  const char *text = ptx_text(kernel, &n);
   ok(rig_image_load(d, text, n, im));
-  ok(rig_image_resolve(*im, fn, &f));
-  assert_non_null(f);
-  return f;
+  return resolve_ok(*im, fn);
 }
 
 /* ---- facts ------------------------------------------------------------------------ */
 
 static void facts(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   assert_true(rig_device_computes(d));
   assert_false(rig_device_runs_on_host(d));
   assert_memory_equal(rig_device_arch(d), "sm_", 3);              /* sm_XY */
@@ -103,7 +64,7 @@ static void facts(void **st) {
   assert_int_equal(c->size, sizeof *c);
   assert_true(c->sm_count > 0 && c->memory_bytes > 0 && c->driver_version > 0);
   print_message("%s: %s, sm_%d%d, %d SMs, %llu MiB, driver %d, stream memory operations: %s\n",
-                name, c->name, c->cc_major, c->cc_minor, c->sm_count,
+                device_under_test(""), c->name, c->cc_major, c->cc_minor, c->sm_count,
                 (unsigned long long)(c->memory_bytes >> 20), c->driver_version,
                 c->stream_mem_ops ? "yes" : "no (host functions)");
   close_dev(d);
@@ -114,7 +75,7 @@ static void facts(void **st) {
 /* Fills of patterns of 1, 2 and 4 bytes over views at each offset 0..3,
  * read back through staging, against the same fill on the host. */
 static void fills_of_every_pattern_and_alignment(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   enum { N = 4096 };
   rig_buffer *b, *want;
   ok(rig_buffer_create(d, N, &b));
@@ -145,7 +106,7 @@ static void fills_of_every_pattern_and_alignment(void **st) {
 /* Bytes go up and back through staging, between two opens of one GPU
  * (peers: one context), and from a borrow of host memory. */
 static void copies_both_ways_and_between_opens(void **st) {
-  rig_device *a = open_dev(""), *b = open_dev(",stream=1");
+  rig_device *a = open_under_test(""), *b = open_under_test(",stream=1");
   enum { N = 1 << 20 };
   uint8_t *src = malloc(N), *got = malloc(N);
   for (size_t i = 0; i < N; i++)
@@ -175,7 +136,7 @@ static void copies_both_ways_and_between_opens(void **st) {
 
 /* OBJ-3..6: the seed's add example from add.ptx: z = x + y over n floats. */
 static void the_add_example(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_image *im;
   rig_function *add = load_fn(d, "add", "add", &im);
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
@@ -185,8 +146,7 @@ static void the_add_example(void **st) {
   rig_image_release(im);
   enum { N = 5000 };
   static float xs[N], ys[N], zs[N];
-  for (int i = 0; i < N; i++)
-    xs[i] = (float)i, ys[i] = 0.5f * (float)i, zs[i] = -1;
+  add_example_inputs(xs, ys, zs, N);
   rig_buffer *x, *y, *z;
   ok(rig_buffer_create(d, sizeof xs, &x));
   ok(rig_buffer_create(d, sizeof ys, &y));
@@ -204,9 +164,7 @@ static void the_add_example(void **st) {
   rig_point p;
   ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));
   ok(rig_buffer_get(z, 0, zs, sizeof zs));
-  for (int i = 0; i < N; i++)
-    if (zs[i] != 1.5f * (float)i)
-      fail_msg("z[%d] is %g", i, zs[i]);
+  add_example_expect(zs, N, device_under_test(""));
   rig_buffer_release(x);
   rig_buffer_release(y);
   rig_buffer_release(z);
@@ -217,7 +175,7 @@ static void the_add_example(void **st) {
 /* A PTX the JIT refuses is an Error with its log; nothing is lost; a
  * name the image lacks is None. */
 static void a_jit_failure_carries_its_log(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   static const char bad[] = ".version 7.0\n.target sm_75\n.address_size 64\n"
                             ".visible .entry broken() { not_an_instruction; }\n";
   rig_image *im = NULL;
@@ -227,7 +185,7 @@ static void a_jit_failure_carries_its_log(void **st) {
   assert_null(rig_device_lost(d));
   rig_function *f = NULL;
   size_t n;
-  const char *text = kernel_text("add", &n);
+  const char *text = ptx_text("add", &n);
   ok(rig_image_load(d, text, n, &im));
   ok(rig_image_resolve(im, "no_such_kernel", &f));
   assert_null(f);
@@ -241,7 +199,7 @@ static void a_jit_failure_carries_its_log(void **st) {
  * the driver's 2 MiB ring comes round three times, each run reading its
  * own block. */
 static void launch_params_over_4_kib_through_a_buffer(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_image *im;
   rig_function *f = load_fn(d, "params", "sum", &im);
   enum { BLOCK = 8192, N = 1021, RUNS = 400 };
@@ -281,7 +239,7 @@ static void launch_params_over_4_kib_through_a_buffer(void **st) {
  * them holds (three blocks of 1 MiB, the most core takes) is refused
  * before anything runs, RIG_INVALID naming the buffer; nothing is lost. */
 static void large_blocks_over_the_buffer_refused(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_image *im;
   rig_function *f = load_fn(d, "params", "sum", &im);
   rig_ref ref = rig_ref_write(0, 0);
@@ -355,7 +313,7 @@ enum expect { QUEUE, QUEUE_IF_PENDING, HOST_IF_PENDING };
  * (then no wait at all). A Vulkan device keeps its own word, a semaphore
  * CUDA cannot wait on: the host waits (HOST_IF_PENDING). */
 static void waits_after(rig_device *b, bool spin, enum expect e) {
-  rig_device *a = open_dev("");
+  rig_device *a = open_under_test("");
   const rig_cuda_device *c = rig_device_capability(a, RIG_CUDA_DEVICE);
   rig_buffer *x, *y;
   rig_point pb = pending_on(b, spin, &x), pa;
@@ -370,7 +328,7 @@ static void waits_after(rig_device *b, bool spin, enum expect e) {
   ok(rig_run_submit(run, &y, 1, &pb, 1, &pa));
   rig_device_stats(a, &after);
   uint64_t dq = after.queue_waits - before.queue_waits, dh = after.host_waits - before.host_waits;
-  print_message("%s after %s: %llu queue waits, %llu host waits\n", name, rig_device_name(b),
+  print_message("%s after %s: %llu queue waits, %llu host waits\n", device_under_test(""), rig_device_name(b),
                 (unsigned long long)dq, (unsigned long long)dh);
   assert_true(dq + dh <= 1);
   if (e == HOST_IF_PENDING)
@@ -454,7 +412,7 @@ static rig_point launch_bad(rig_device *d, const char *fn, rig_buffer *arg) {
 /* LOSS-14: a kernel that writes through address 16 faults; the sticky
  * CUDA_ERROR_ILLEGAL_ADDRESS loses both opens of the context. */
 static void loss_14_a_fault_loses_the_context(void **st) {
-  rig_device *a = open_dev(",stream=7"), *b = open_dev(",stream=8");
+  rig_device *a = open_under_test(",stream=7"), *b = open_under_test(",stream=8");
   rig_buffer *x;
   ok(rig_buffer_create(a, 4096, &x));
   rig_point p = launch_bad(a, "fault", NULL);
@@ -473,7 +431,7 @@ static void loss_14_a_fault_loses_the_context(void **st) {
 
 /* HANG-6: a kernel that never ends; hang_ms=500 loses the device. */
 static void hang_6_a_kernel_that_never_ends(void **st) {
-  rig_device *d = open_dev(",stream=9,hang_ms=500");
+  rig_device *d = open_under_test(",stream=9,hang_ms=500");
   rig_buffer *flag;
   ok(rig_buffer_create(d, 4, &flag));
   ok(rig_buffer_fill(flag, 0, 4));
@@ -511,9 +469,8 @@ static int paths(const char *want) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "paths") == 0)
     return paths(argv[2]);
-  const char *dev = getenv("RIG_CUDA_DEVICE");
-  if (dev && *dev)
-    snprintf(base, sizeof base, "%s", dev);
+  device_under_test_from("RIG_CUDA_DEVICE", "cuda:0");
+  const char *base = device_under_test("");
   rig_device *d = NULL;
   if (rig_device_open(base, &d) != RIG_OK) {
     printf("skip: %s does not open here: %s\n", base, rig_error_last()->message);

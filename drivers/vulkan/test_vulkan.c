@@ -28,38 +28,14 @@
 
 #include <rig/rig.h>
 
-#include "clock.h"
-#include "kernel_file.h"
+#include "check.h"
 #include "rig-vulkan.h"
-
-#define ok(expr)                                                                   \
-  do {                                                                             \
-    rig_status st_ = (expr);                                                       \
-    if (st_ != RIG_OK)                                                             \
-      print_error("%s: %s: %s\n", #expr, rig_status_name(st_), rig_error_last()->message); \
-    assert_int_equal(st_, RIG_OK);                                                 \
-  } while (0)
 
 /* Groups of 64 threads of spin.comp: about 0.5 s on lavapipe with two
  * cores, so that a submit returns well before the launch ends. */
 #ifndef SPIN_GROUPS
 #define SPIN_GROUPS 256u
 #endif
-
-static char base[64];  /* the device under test, "vulkan:0" */
-static char name[128];
-
-/* base with options appended. */
-static const char *named(const char *options) {
-  snprintf(name, sizeof name, "%s%s", base, options);
-  return name;
-}
-
-static rig_device *open_dev(const char *options) {
-  rig_device *d = NULL;
-  ok(rig_device_open(named(options), &d));
-  return d;
-}
 
 static void close_dev(rig_device *d) {
   const rig_vulkan_validation *v = rig_device_capability(d, RIG_VULKAN_VALIDATION);
@@ -72,7 +48,7 @@ static void close_dev(rig_device *d) {
 /* ---- facts and opening ----------------------------------------------------- */
 
 static void facts(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   assert_true(rig_device_computes(d));
   assert_false(rig_device_runs_on_host(d));
   assert_true(rig_device_arch(d)[0] != 0);
@@ -143,7 +119,7 @@ static void arguments_are_strict(void **st) {
 /* Fills every range [off, off + len) of a 40-byte buffer with each pattern
  * size, and checks every byte: vkCmdFillBuffer takes whole words only. */
 static void fills_on(const char *options) {
-  rig_device *d = open_dev(options);
+  rig_device *d = open_under_test(options);
   rig_buffer *b;
   ok(rig_buffer_create(d, LEN, &b));
   const uint32_t pattern = 0x44332211u;
@@ -160,8 +136,8 @@ static void fills_on(const char *options) {
         for (size_t i = 0; i < LEN; i++) {
           uint8_t want = i >= off && i < off + len ? pat[(i - off) % pb] : 0xee;
           if (got[i] != want)
-            fail_msg("%s: pattern of %u at [%zu, +%zu): byte %zu is %02x, want %02x", name,
-                     pb, off, len, i, got[i], want);
+            fail_msg("%s: pattern of %u at [%zu, +%zu): byte %zu is %02x, want %02x",
+                     device_under_test(options), pb, off, len, i, got[i], want);
         }
         rig_buffer_release(v);
       }
@@ -175,7 +151,7 @@ static void fills_every_alignment_staged(void **st) { fills_on(",host=0"); }
 /* One submission of many unaligned fills and copies: its parts run in
  * order, each after the one before (parts of one queue). */
 static void parts_in_order(void **st) {
-  rig_device *d = open_dev(",host=0");
+  rig_device *d = open_under_test(",host=0");
   rig_buffer *a, *b, *v1, *v2;
   ok(rig_buffer_create(d, 64, &a));
   ok(rig_buffer_create(d, 64, &b));
@@ -216,7 +192,7 @@ static void parts_in_order(void **st) {
 /* Copies of unaligned ranges between device buffers (vkCmdCopyBuffer),
  * and between the host and memory it does not address (staging). */
 static void copies_unaligned(void **st) {
-  rig_device *d = open_dev(",host=0");
+  rig_device *d = open_under_test(",host=0");
   enum { N = 100003 };
   uint8_t *in = malloc(N), *out = malloc(N);
   for (size_t i = 0; i < N; i++)
@@ -250,7 +226,7 @@ static void copies_unaligned(void **st) {
 /* ---- memory kinds and borrows ----------------------------------------------------- */
 
 static void kinds(void **st) {
-  rig_device *d = open_dev(",host=0");
+  rig_device *d = open_under_test(",host=0");
   rig_buffer *dev, *mapped, *pinned;
   ok(rig_buffer_create_kind(d, 4096, RIG_KIND_DEVICE, &dev));
   ok(rig_buffer_create_kind(d, 4096, RIG_KIND_MAPPED, &mapped));
@@ -281,7 +257,7 @@ static void kinds(void **st) {
 /* Host memory borrowed through VK_EXT_external_memory_host: the device's
  * fill lands in the host's buffer, with no copy. */
 static void borrows(void **st) {
-  rig_device *d = open_dev(",host=0"), *m;
+  rig_device *d = open_under_test(",host=0"), *m;
   if (!rig_device_reaches(d, rig_device_host())) {
     close_dev(d);
     skip(); /* no VK_EXT_external_memory_host */
@@ -329,7 +305,7 @@ static void borrows(void **st) {
 /* TL-8, TL-10: held work does not run until k values wait; k values go to
  * the queue together; a wait commits what it waits for (TL-9). */
 static void commits_every_k(void **st) {
-  rig_device *d = open_dev(",k=4");
+  rig_device *d = open_under_test(",k=4");
   rig_buffer *b, *each[12];
   ok(rig_buffer_create(d, 256, &b));
   for (int i = 0; i < 12; i++) /* one each: no submit checks another's point */
@@ -387,7 +363,7 @@ static void *work(void *arg) {
 
 /* Submits and waits from 4 threads at once: values in acceptance order. */
 static void threads(void **st) {
-  rig_device *d = open_dev(",host=0");
+  rig_device *d = open_under_test(",host=0");
   pthread_t t[4];
   struct worker w[4];
   for (int i = 0; i < 4; i++) {
@@ -408,7 +384,7 @@ static void threads(void **st) {
  * ends the queue; its memory comes back; an open of the name opens a new
  * device that works (OPEN-3, LOSS-1, STOP-1). */
 static void loss(void **st) {
-  const char *n = named(",fault_nth=3,host=0");
+  const char *n = device_under_test(",fault_nth=3,host=0");
   rig_device *d;
   ok(rig_device_open(n, &d));
   rig_buffer *a, *b;
@@ -439,7 +415,7 @@ static void loss(void **st) {
 /* A device closed with work held and memory out: close waits for the work,
  * the stop ends the queue, and the memory goes back to the driver. */
 static void close_with_memory_out(void **st) {
-  rig_device *d = open_dev(",k=100");
+  rig_device *d = open_under_test(",k=100");
   rig_buffer *a;
   ok(rig_buffer_create(d, 1 << 20, &a));
   rig_point p;
@@ -452,7 +428,7 @@ static void close_with_memory_out(void **st) {
 
 /* A buffer of no bytes costs nothing and takes no Vulkan object. */
 static void empty_buffers(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   ok(rig_device_free_cache(d));
   uint64_t before = rig_device_allocated(d);
   rig_buffer *b, *c;
@@ -471,12 +447,9 @@ static void empty_buffers(void **st) {
 /* The bytes of kernel NAME.spv, built from tests/kernels/vulkan/NAME.comp
  * into $RIG_KERNELS/kernels/vulkan; the caller frees them. */
 static void *kernel_bytes(const char *kernel, size_t *n) {
-  char file[128], path[512];
+  char file[128];
   snprintf(file, sizeof file, "kernels/vulkan/%s.spv", kernel);
-  void *b = kernel_file_read(file, n);
-  if (!b)
-    fail_msg("no kernel %s: build the tests", kernel_file_path(file, path, sizeof path));
-  return b;
+  return kernel_file_ok(file, n);
 }
 
 static rig_image *load_kernel(rig_device *d, const char *kernel) {
@@ -488,11 +461,15 @@ static rig_image *load_kernel(rig_device *d, const char *kernel) {
   return im;
 }
 
-static rig_function *resolve_ok(rig_image *im, const char *fn) {
-  rig_function *f = NULL;
-  ok(rig_image_resolve(im, fn, &f));
-  assert_non_null(f);
-  return f;
+/* A submission on d of one launch of kernel NAME (its entry NAME) over
+ * refs with a block of params bytes; the image goes, the submission holds
+ * its code (RUN-8). */
+static rig_submission *launch_of(rig_device *d, const char *kernel, const rig_ref *refs,
+                                 uint32_t nrefs, uint32_t params) {
+  rig_image *im = load_kernel(d, kernel);
+  rig_submission *s = launch_make_ok(d, resolve_ok(im, kernel), refs, nrefs, params);
+  rig_image_release(im);
+  return s;
 }
 
 /* A device buffer of n bytes holding src. */
@@ -503,6 +480,61 @@ static rig_buffer *buffer_of(rig_device *d, const void *src, size_t n) {
   return b;
 }
 
+/* fill.comp's parameters in block k: word i of its buffer becomes
+ * pattern + i * step for i < n. */
+static void fill_params(rig_run *run, uint32_t k, uint32_t pattern, uint32_t step, uint32_t n) {
+  ok(rig_run_int32(run, k, 8, (int32_t)pattern));
+  ok(rig_run_int32(run, k, 12, (int32_t)step));
+  ok(rig_run_int32(run, k, 16, (int32_t)n));
+}
+
+/* A launch of fill.comp: word i of slot `slot` becomes pattern + i * step
+ * for i < n, in groups of 64. */
+static rig_part fill_launch(rig_function *f, rig_ref *ref, uint32_t slot) {
+  *ref = rig_ref_write(slot, 0);
+  return rig_part_launch(f, ref, 1, 24);
+}
+
+static void fill_block(rig_run *run, uint32_t k, uint32_t pattern, uint32_t step, uint32_t n) {
+  grid_ok(run, k, (n + 63) / 64, 64);
+  fill_params(run, k, pattern, step, n);
+}
+
+/* The host's value of spin.comp's recurrence after `steps` steps of
+ * x -> a x + c from x, by squaring the affine map. */
+static uint32_t spin_value(uint32_t x, uint64_t steps) {
+  uint32_t a = 1664525u, c = 1013904223u;
+  for (; steps; steps >>= 1) {
+    if (steps & 1)
+      x = a * x + c;
+    c = a * c + c; /* the map twice: a (a x + c) + c */
+    a = a * a;
+  }
+  return x;
+}
+
+/* A run of s, spin.comp's, set for SPIN_GROUPS groups of 64 threads, each
+ * running `rounds` steps from seed plus its number. */
+static rig_run *spin_run(rig_submission *s, uint32_t seed, uint32_t rounds) {
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, SPIN_GROUPS, 64);
+  ok(rig_run_int32(run, 0, 8, (int32_t)rounds));
+  ok(rig_run_int32(run, 0, 12, (int32_t)seed));
+  return run;
+}
+
+/* Asserts x holds what spin.comp's threads wrote from seed; where not,
+ * fails saying which word, and what it means (why). */
+static void expect_spin(rig_buffer *x, uint32_t threads, uint32_t seed, uint32_t rounds,
+                        const char *why) {
+  uint32_t *got = malloc(threads * 4);
+  ok(rig_buffer_get(x, 0, got, threads * 4));
+  for (uint32_t k = 0; k < threads; k++)
+    if (got[k] != spin_value(seed + k, rounds))
+      fail_msg("word %u is %08x, want %08x: %s", k, got[k], spin_value(seed + k, rounds), why);
+  free(got);
+}
+
 /* OBJ-3..6, RUN-1..7: the seed's add example on the device, exactly as
  * tests/unit/test_launch.c runs it on the host: z = x + y over n floats in
  * 64 groups of (n + 63) / 64 threads, then a second run of the same
@@ -510,41 +542,24 @@ static rig_buffer *buffer_of(rig_device *d, const void *src, size_t n) {
  * The puts of x and y come before the launch that reads them (ORDER-3), the
  * get of z after the launch that writes it. */
 static void add_example_on(const char *options) {
-  rig_device *d = open_dev(options);
+  rig_device *d = open_under_test(options);
   rig_image *image = load_kernel(d, "add");                  /* RUN-1 */
   rig_function *add = resolve_ok(image, "add");              /* RUN-4 */
   assert_string_equal(rig_function_name(add), "add");
   assert_ptr_equal(rig_function_image(add), image);
   assert_ptr_equal(rig_image_device(image), d);
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)}; /* OBJ-4 */
-  rig_part launch = rig_part_launch(add, refs, 3, 32);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_submission *s = launch_make_ok(d, add, refs, 3, 32);
   rig_image_release(image); /* the submission holds the code (RUN-8) */
   for (int64_t n = 1000; n <= 4096; n += 3096) {
     float *xs = malloc(n * 4), *ys = malloc(n * 4), *zs = malloc(n * 4);
-    for (int64_t i = 0; i < n; i++) {
-      xs[i] = (float)i;
-      ys[i] = 0.5f * (float)i;
-      zs[i] = -1;
-    }
+    add_example_inputs(xs, ys, zs, n);
     rig_buffer *x = buffer_of(d, xs, n * 4), *y = buffer_of(d, ys, n * 4),
                *z = buffer_of(d, zs, n * 4);
-    rig_run *run;
-    uint32_t k;
-    ok(rig_submission_take(s, &run));                        /* RUN-5 */
-    ok(rig_submission_block(s, 0, &k));                      /* OBJ-5 */
-    ok(rig_run_groups(run, k, 64, 1, 1));                    /* OBJ-6 */
-    ok(rig_run_threads(run, k, (uint64_t)(n + 63) / 64, 1, 1));
-    ok(rig_run_int64(run, k, 24, n));
-    rig_buffer *bufs[3] = {x, y, z};
-    rig_point p;
-    ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
+    rig_point p = add_example_run(s, x, y, z, n);
     ok(rig_buffer_get(z, 0, zs, n * 4));                     /* follows the launch */
     assert_true(rig_point_reached(p));
-    for (int64_t i = 0; i < n; i++)
-      if (zs[i] != 1.5f * (float)i)
-        fail_msg("%s: n %lld: z[%lld] is %g", name, (long long)n, (long long)i, zs[i]);
+    add_example_expect(zs, n, device_under_test(options));
     rig_buffer_release(x);
     rig_buffer_release(y);
     rig_buffer_release(z);
@@ -566,7 +581,7 @@ static void obj_3_6_the_add_example_staged(void **st) { add_example_on(",host=0"
  * nothing; an entry point the module lacks is None (NULL); a function
  * resolves once, to the same record. */
 static void run_1_4_load_and_resolve(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_image *im = load_kernel(d, "add");
   rig_function *f = NULL;
   ok(rig_image_resolve(im, "no_such_entry", &f));
@@ -600,7 +615,7 @@ static void run_1_4_load_and_resolve(void **st) {
 /* RUN-8, RECLAIM-17: the code counts in the budget while the image lives,
  * and goes (unload) once no submission holds it and its work is done. */
 static void run_8_code_goes_when_its_work_is_done(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   ok(rig_device_free_cache(d));
   uint64_t before = rig_device_allocated(d);
   size_t n;
@@ -609,21 +624,13 @@ static void run_8_code_goes_when_its_work_is_done(void **st) {
   ok(rig_image_load(d, bytes, n, &im));
   free(bytes);
   assert_int_equal(rig_device_allocated(d), before + n);
-  rig_function *f = resolve_ok(im, "fill");
   rig_ref ref = rig_ref_write(0, 0);
-  rig_part launch = rig_part_launch(f, &ref, 1, 24);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_submission *s = launch_make_ok(d, resolve_ok(im, "fill"), &ref, 1, 24);
   rig_image_release(im);
   rig_buffer *b;
   ok(rig_buffer_create(d, 256, &b));
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 1, 1, 1));
-  ok(rig_run_threads(run, 0, 64, 1, 1));
-  ok(rig_run_int32(run, 0, 8, 7));
-  ok(rig_run_int32(run, 0, 12, 1));
-  ok(rig_run_int32(run, 0, 16, 64));
+  rig_run *run = take_ok(s);
+  fill_block(run, 0, 7, 1, 64);
   rig_point p;
   ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   rig_submission_release(s);
@@ -636,26 +643,11 @@ static void run_8_code_goes_when_its_work_is_done(void **st) {
   close_dev(d);
 }
 
-/* A launch of fill.comp: word i of slot `slot` becomes pattern + i * step
- * for i < n, in groups of 64. */
-static rig_part fill_launch(rig_function *f, rig_ref *ref, uint32_t slot) {
-  *ref = rig_ref_write(slot, 0);
-  return rig_part_launch(f, ref, 1, 24);
-}
-
-static void fill_block(rig_run *run, uint32_t k, uint32_t pattern, uint32_t step, uint32_t n) {
-  ok(rig_run_groups(run, k, (n + 63) / 64, 1, 1));
-  ok(rig_run_threads(run, k, 64, 1, 1));
-  ok(rig_run_int32(run, k, 8, (int32_t)pattern));
-  ok(rig_run_int32(run, k, 12, (int32_t)step));
-  ok(rig_run_int32(run, k, 16, (int32_t)n));
-}
-
 /* ORDER-3 with launches: in one submission a launch follows a fill of its
  * buffer and a copy follows the launch; across submissions a copy follows
  * a launch's writes and a launch follows a host put. */
 static void order_3_launches_among_copies_and_fills(void **st) {
-  rig_device *d = open_dev(",host=0");
+  rig_device *d = open_under_test(",host=0");
   enum { W = 300, N = 200 }; /* the launch writes words [0, N) of W */
   rig_image *im = load_kernel(d, "fill");
   rig_function *f = resolve_ok(im, "fill");
@@ -717,14 +709,9 @@ static void order_3_launches_among_copies_and_fills(void **st) {
  * once. 70000 groups on one axis are more than lavapipe's
  * maxComputeWorkGroupCount (65535): the driver splits the launch. */
 static void launch_6_8_each_thread_once(void **st) {
-  rig_device *d = open_dev("");
-  rig_image *im = load_kernel(d, "ids");
-  rig_function *f = resolve_ok(im, "ids");
+  rig_device *d = open_under_test("");
   rig_ref ref = rig_ref_read_write(0, 0);
-  rig_part launch = rig_part_launch(f, &ref, 1, 24);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
-  rig_image_release(im);
+  rig_submission *s = launch_of(d, "ids", &ref, 1, 24);
   const uint32_t shapes[][6] = {
       {1, 1, 1, 1, 1, 1}, {3, 2, 2, 4, 2, 2}, {5, 1, 1, 64, 1, 1}, {2, 3, 1, 1, 8, 1},
       {70000, 1, 1, 1, 1, 1}, {1, 1, 3, 2, 2, 5},
@@ -735,8 +722,7 @@ static void launch_6_8_each_thread_once(void **st) {
     rig_buffer *b;
     ok(rig_buffer_create(d, total * 4, &b));
     ok(rig_buffer_fill(b, 0, 1));
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     ok(rig_run_groups(run, 0, g[0], g[1], g[2]));
     ok(rig_run_threads(run, 0, t[0], t[1], t[2]));
     ok(rig_run_int32(run, 0, 8, (int32_t)w));
@@ -762,7 +748,7 @@ static void launch_6_8_each_thread_once(void **st) {
  * submission, three runs of it held together (k = 8): each reads its own
  * block. */
 static void launch_params_over_push_constants(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_image *im = load_kernel(d, "sum");
   rig_function *f = resolve_ok(im, "sum");
   enum { BLOCK = 16 + 32 * 8 };
@@ -777,11 +763,9 @@ static void launch_params_over_push_constants(void **st) {
   for (int r = 0; r < 3; r++) {
     ok(rig_buffer_create(d, 8, &out[2 * r]));
     ok(rig_buffer_create(d, 8, &out[2 * r + 1]));
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     for (uint32_t k = 0; k < 2; k++) {
-      ok(rig_run_groups(run, k, 1, 1, 1));
-      ok(rig_run_threads(run, k, 1, 1, 1));
+      grid_ok(run, k, 1, 1);
       ok(rig_run_int64(run, k, 8, 32));
       for (int i = 0; i < 32; i++)
         ok(rig_run_int64(run, k, 16 + 8 * i, (int64_t)(1000 * r + 100 * k + i)));
@@ -803,21 +787,15 @@ static void launch_params_over_push_constants(void **st) {
  * zero or over 2^62 threads before the driver sees it; the device serves
  * on. */
 static void launch_13_14_refused_before_the_driver(void **st) {
-  rig_device *d = open_dev("");
-  rig_image *im = load_kernel(d, "fill");
-  rig_function *f = resolve_ok(im, "fill");
-  rig_ref ref;
-  rig_part launch = fill_launch(f, &ref, 0);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
-  rig_image_release(im);
+  rig_device *d = open_under_test("");
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_submission *s = launch_of(d, "fill", &ref, 1, 24);
   rig_buffer *b;
   ok(rig_buffer_create(d, 256, &b));
   ok(rig_buffer_fill(b, 0, 1));
   const uint64_t cases[][6] = {{0, 1, 1, 64, 1, 1}, {1, 1, 1, 64, 0, 1}, {1ull << 62, 1, 1, 2, 1, 1}};
   for (size_t c = 0; c < 3; c++) {
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     ok(rig_run_groups(run, 0, cases[c][0], cases[c][1], cases[c][2]));
     ok(rig_run_threads(run, 0, cases[c][3], cases[c][4], cases[c][5]));
     rig_point p = 0;
@@ -839,31 +817,24 @@ static void launch_13_14_refused_before_the_driver(void **st) {
  * RIG_INVALID with the reason, nothing run, the device not lost. */
 static void valid_20_launch_the_driver_cannot_run(void **st) {
   for (int c = 0; c < 2; c++) {
-    rig_device *d = open_dev("");
-    rig_image *im = load_kernel(d, c == 0 ? "fixed" : "fill");
-    rig_function *f = resolve_ok(im, c == 0 ? "fixed" : "fill");
+    rig_device *d = open_under_test("");
     rig_ref ref = rig_ref_write(0, 0);
-    rig_part launch = rig_part_launch(f, &ref, 1, c == 0 ? 16 : 24);
-    rig_submission *s;
-    ok(rig_submission_make(d, &launch, 1, &s));
-    rig_image_release(im);
+    rig_submission *s = launch_of(d, c == 0 ? "fixed" : "fill", &ref, 1, c == 0 ? 16 : 24);
     rig_buffer *b;
     ok(rig_buffer_create(d, 256, &b));
     rig_run *run;
     rig_point p;
     if (c == 0) { /* LocalSize 64 runs in groups of 64 */
-      ok(rig_submission_take(s, &run));
-      ok(rig_run_groups(run, 0, 1, 1, 1));
-      ok(rig_run_threads(run, 0, 64, 1, 1));
+      run = take_ok(s);
+      grid_ok(run, 0, 1, 64);
       ok(rig_run_int32(run, 0, 8, 64));
       ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
       uint32_t w;
       ok(rig_buffer_get(b, 252, &w, 4));
       assert_int_equal(w, 64);
     }
-    ok(rig_submission_take(s, &run));
-    ok(rig_run_groups(run, 0, 2, 1, 1));
-    ok(rig_run_threads(run, 0, 32, 1, 1));
+    run = take_ok(s);
+    grid_ok(run, 0, 2, 32);
     ok(rig_run_int32(run, 0, 8, 64));
     if (c == 1)
       ok(rig_run_shared(run, 0, 1024));
@@ -881,42 +852,19 @@ static void valid_20_launch_the_driver_cannot_run(void **st) {
   }
 }
 
-/* The host's value of spin.comp's recurrence after `steps` steps of
- * x -> a x + c from x, by squaring the affine map. */
-static uint32_t spin_value(uint32_t x, uint64_t steps) {
-  uint32_t a = 1664525u, c = 1013904223u;
-  for (; steps; steps >>= 1) {
-    if (steps & 1)
-      x = a * x + c;
-    c = a * c + c; /* the map twice: a (a x + c) + c */
-    a = a * a;
-  }
-  return x;
-}
-
 /* PRE-8: the device runs work while the host goes on: with k = 1 the submit of a
  * launch that runs for a while (spin.comp over SPIN_GROUPS groups of 64)
  * hands it to the queue and returns before it ends; a wait waits for it,
  * and the host then reads what every thread wrote. */
 static void launch_runs_asynchronously(void **st) {
-  rig_device *d = open_dev(",k=1");
-  rig_image *im = load_kernel(d, "spin");
-  rig_function *f = resolve_ok(im, "spin");
+  rig_device *d = open_under_test(",k=1");
   rig_ref ref = rig_ref_write(0, 0);
-  rig_part launch = rig_part_launch(f, &ref, 1, 16);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
-  rig_image_release(im);
+  rig_submission *s = launch_of(d, "spin", &ref, 1, 16);
   const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000;
   rig_buffer *b;
   ok(rig_buffer_create(d, threads * 4, &b));
   ok(rig_buffer_fill(b, 0, 1));
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, SPIN_GROUPS, 1, 1));
-  ok(rig_run_threads(run, 0, 64, 1, 1));
-  ok(rig_run_int32(run, 0, 8, (int32_t)rounds));
-  ok(rig_run_int32(run, 0, 12, 12345));
+  rig_run *run = spin_run(s, 12345, rounds);
   rig_point p;
   double t0 = now_s();
   ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
@@ -928,12 +876,7 @@ static void launch_runs_asynchronously(void **st) {
                 (t1 - t0) * 1e3, t2 - t1);
   assert_false(early);                                       /* submit did not wait */
   assert_true(rig_point_reached(p));
-  uint32_t *got = malloc(threads * 4);
-  ok(rig_buffer_get(b, 0, got, threads * 4));
-  for (uint32_t k = 0; k < threads; k++)
-    if (got[k] != spin_value(12345 + k, rounds))
-      fail_msg("thread %u wrote %08x, want %08x", k, got[k], spin_value(12345 + k, rounds));
-  free(got);
+  expect_spin(b, threads, 12345, rounds, "a thread wrote the wrong word");
   rig_buffer_release(b);
   rig_submission_release(s);
   close_dev(d);
@@ -954,14 +897,10 @@ static void expect_words(rig_buffer *b, uint32_t n, uint32_t want, uint32_t step
 /* One run of fill.comp over b (n words of pattern + i * step); waited for. */
 static void fill_run(rig_submission *s, rig_buffer *b, uint32_t n, uint32_t pattern,
                      uint32_t step) {
-  rig_run *run;
+  rig_run *run = take_ok(s);
   rig_point p;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 1, 1, 1));
-  ok(rig_run_threads(run, 0, n, 1, 1));
-  ok(rig_run_int32(run, 0, 8, (int32_t)pattern));
-  ok(rig_run_int32(run, 0, 12, (int32_t)step));
-  ok(rig_run_int32(run, 0, 16, (int32_t)n));
+  grid_ok(run, 0, 1, n);
+  fill_params(run, 0, pattern, step, n);
   ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   ok(rig_point_wait(p));
 }
@@ -973,13 +912,9 @@ static void fill_run(rig_submission *s, rig_buffer *b, uint32_t n, uint32_t patt
  * a release (whose handle may be the old one's) each record afresh, and
  * the same work again replays. */
 static void subs_1_runs_again_replay_only_the_same_work(void **st) {
-  rig_device *d = open_dev(",k=1");
-  rig_image *im = load_kernel(d, "fill");
+  rig_device *d = open_under_test(",k=1");
   rig_ref ref = rig_ref_write(0, 0);
-  rig_part launch = rig_part_launch(resolve_ok(im, "fill"), &ref, 1, 24);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
-  rig_image_release(im);
+  rig_submission *s = launch_of(d, "fill", &ref, 1, 24);
   rig_buffer *x, *y;
   ok(rig_buffer_create(d, 256, &x));
   ok(rig_buffer_create(d, 256, &y));
@@ -1018,20 +953,10 @@ static void subs_1_runs_again_replay_only_the_same_work(void **st) {
 /* Submits spin.comp on d over SPIN_GROUPS groups of 64 threads, writing
  * out (threads * 4 bytes) from seed; returns its point. */
 static rig_point spin_on(rig_device *d, rig_buffer *out, uint32_t seed, uint32_t rounds) {
-  rig_image *im = load_kernel(d, "spin");
   rig_ref ref = rig_ref_write(0, 0);
-  rig_part launch = rig_part_launch(resolve_ok(im, "spin"), &ref, 1, 16);
-  rig_submission *s;
-  rig_run *run;
+  rig_submission *s = launch_of(d, "spin", &ref, 1, 16);
   rig_point p;
-  ok(rig_submission_make(d, &launch, 1, &s));
-  rig_image_release(im);
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, SPIN_GROUPS, 1, 1));
-  ok(rig_run_threads(run, 0, 64, 1, 1));
-  ok(rig_run_int32(run, 0, 8, (int32_t)rounds));
-  ok(rig_run_int32(run, 0, 12, (int32_t)seed));
-  ok(rig_run_submit(run, &out, 1, NULL, 0, &p));
+  ok(rig_run_submit(spin_run(s, seed, rounds), &out, 1, NULL, 0, &p));
   rig_submission_release(s);
   return p;
 }
@@ -1059,25 +984,13 @@ static rig_point after_spin(rig_device *a, rig_buffer *on_a, rig_buffer *x, rig_
   return p;
 }
 
-/* Asserts x holds what spin.comp from seed wrote: A's copy ran after B's
- * launch ended. */
-static void expect_spin(rig_buffer *x, uint32_t threads, uint32_t seed, uint32_t rounds) {
-  uint32_t *got = malloc(threads * 4);
-  ok(rig_buffer_get(x, 0, got, threads * 4));
-  for (uint32_t k = 0; k < threads; k++)
-    if (got[k] != spin_value(seed + k, rounds))
-      fail_msg("x[%u] is %08x, want %08x: A's copy ran before B's launch ended", k, got[k],
-               spin_value(seed + k, rounds));
-  free(got);
-}
-
 /* Device A (options a_opts) after device B (b_opts), a second open of the
  * same Vulkan device: B runs a slow spin.comp into host memory that A and
  * B both borrow, then A copies it, and A submits work whose waits name
  * B's point. queue: whether A's queue waits (the opens share a VkDevice,
  * SUBMIT-2) or the host does (SUBMIT-3). */
 static void waits_on_another_open(const char *a_opts, const char *b_opts, bool queue) {
-  rig_device *a = open_dev(a_opts), *b = open_dev(b_opts);
+  rig_device *a = open_under_test(a_opts), *b = open_under_test(b_opts);
   const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000, bytes = threads * 4;
   rig_buffer *h, *on_a, *on_b, *x, *y;
   ok(rig_buffer_create(rig_device_host(), bytes, &h)); /* 64 KiB: starts on a page (MACH-23) */
@@ -1105,7 +1018,7 @@ static void waits_on_another_open(const char *a_opts, const char *b_opts, bool q
     ok(rig_point_wait(p));
     assert_true(rig_point_reached(spin)); /* A's work ended after B's (ORDER-8, ORDER-10) */
     if (!via_waits)
-      expect_spin(x, threads, seed, rounds);
+      expect_spin(x, threads, seed, rounds, "A's copy ran before B's launch ended");
   }
   rig_buffer *all[] = {y, x, on_b, on_a, h};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
@@ -1138,7 +1051,7 @@ static void submit_3_host_waits_on_another_vkdevice(void **st) {
  * and both stops end, A's once B's launch, which was on the shared queue,
  * is done (no hang). */
 static void loss_6_peer_lost_while_a_queue_waits(void **st) {
-  rig_device *a = open_dev(""), *b = open_dev(",k=1,fault_nth=2");
+  rig_device *a = open_under_test(""), *b = open_under_test(",k=1,fault_nth=2");
   const uint32_t threads = SPIN_GROUPS * 64, bytes = threads * 4;
   rig_buffer *h, *on_a, *on_b, *x, *y;
   ok(rig_buffer_create(rig_device_host(), bytes, &h));
@@ -1155,7 +1068,7 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
   rig_status waited = rig_point_wait(p);
   if (waited == RIG_OK) { /* B's launch ended within the wait's first slice, before a watch */
     print_message("B's launch ended before a watch of A's wait: A not lost\n");
-    expect_spin(x, threads, 5, 60000);
+    expect_spin(x, threads, 5, 60000, "A's copy ran before B's launch ended");
   } else {
     assert_int_equal(waited, RIG_LOST);                                /* LOSS-6 */
     assert_non_null(rig_device_lost(a));
@@ -1175,7 +1088,8 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
  * lavapipe, is lost at its next call with a message that names the VkDevice's
  * loss, and both close. An open of its own VkDevice (share=0) works on. */
 static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
-  rig_device *a = open_dev(""), *b = open_dev(",k=1,lose_nth=1"), *c = open_dev(",share=0");
+  rig_device *a = open_under_test(""), *b = open_under_test(",k=1,lose_nth=1"),
+             *c = open_under_test(",share=0");
   rig_buffer *on_a, *on_b, *on_c;
   ok(rig_buffer_create(a, 64, &on_a));
   ok(rig_buffer_create(b, 64, &on_b));
@@ -1192,7 +1106,7 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   assert_int_equal(byte, 3);
   /* An open after the loss, while a and b still hold the lost VkDevice,
    * shares none of it: it gets a VkDevice of its own, and works. */
-  rig_device *e = open_dev(",k=2");
+  rig_device *e = open_under_test(",k=2");
   rig_buffer *on_e;
   ok(rig_buffer_create(e, 64, &on_e));
   ok(rig_buffer_fill(on_e, 4, 1));
@@ -1216,7 +1130,7 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
  * same run, from the submission's spare) and rewritten for a second fill:
  * the first fill, still held or queued, writes its own parameters. */
 static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
-  rig_device *d = open_dev("");
+  rig_device *d = open_under_test("");
   rig_buffer *spun, *x, *y;
   ok(rig_buffer_create(d, SPIN_GROUPS * 64 * 4, &spun));
   ok(rig_buffer_create(d, 256, &x));
@@ -1224,15 +1138,10 @@ static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
   ok(rig_buffer_fill(x, 0, 1));
   ok(rig_buffer_fill(y, 0, 1));
   rig_point spin = spin_on(d, spun, 7, 20000);
-  rig_image *im = load_kernel(d, "fill");
-  rig_ref ref;
-  rig_part launch = fill_launch(resolve_ok(im, "fill"), &ref, 0);
-  rig_submission *s;
-  ok(rig_submission_make(d, &launch, 1, &s));
-  rig_image_release(im);
-  rig_run *first, *again;
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_submission *s = launch_of(d, "fill", &ref, 1, 24);
+  rig_run *first = take_ok(s), *again;
   rig_point px, py;
-  ok(rig_submission_take(s, &first));
   fill_block(first, 0, 0xa00, 1, 16);
   ok(rig_run_submit(first, &x, 1, NULL, 0, &px));
   ok(rig_submission_take(s, &again));
@@ -1251,8 +1160,8 @@ static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
 }
 
 static int setup(void **st) {
-  const char *e = getenv("RIG_VK_DEVICE");
-  snprintf(base, sizeof base, "%s", e && *e ? e : "vulkan:0");
+  device_under_test_from("RIG_VK_DEVICE", "vulkan:0");
+  const char *base = device_under_test("");
   rig_device *d = NULL;
   if (rig_device_open(base, &d) != RIG_OK) {
     rig_status s = rig_error_last()->status;

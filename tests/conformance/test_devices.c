@@ -420,22 +420,6 @@ static void host_close_refused(void) {
   assert_true(rig_point_reached(p));
 }
 
-typedef struct slow_fill {
-  rig_buffer *b;
-  uint32_t pattern;
-  rig_point p;
-  rig_status st;
-  atomic_bool done;
-} slow_fill;
-
-/* A fill of two-byte patterns, which the host runs a byte at a time. */
-static void *slow_fill_run(void *arg) {
-  slow_fill *f = arg;
-  f->st = rig_buffer_submit_fill(f->b, f->pattern, 2, &f->p);
-  atomic_store(&f->done, true);
-  return NULL;
-}
-
 #define SLOW_BYTES ((size_t)96 << 20)
 
 /* OPEN-45, OPEN-46, OPEN-48, ERR-32, ERR-36, ERR-37, TL-23: close waits
@@ -453,10 +437,10 @@ static void open_45_46_48_close_waits_then_loses_closed(void **state) {
   for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
     rig_device *d = dut();
     rig_buffer *big = mkbuf(d, SLOW_BYTES);
-    slow_fill f = {.b = big, .pattern = 0x6b6b};
+    fill_thread f = {.b = big, .pattern = 0x6b6b, .size = 2}; /* the host fills a byte at a time */
     uint64_t v = rig_device_submitted(d) + 1;
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, slow_fill_run, &f), 0);
+    assert_int_equal(pthread_create(&t, NULL, fill_thread_run, &f), 0);
     while (rig_device_submitted(d) < v && !atomic_load(&f.done))
       ;
     overlapped = signaled_of(d) < v; /* the fill runs as close starts */
@@ -553,10 +537,10 @@ static void open_57_interrupted_close_finished_by_next_close(void **state) {
   for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
     rig_device *d = dut();
     rig_buffer *big = mkbuf(d, SLOW_BYTES);
-    slow_fill f = {.b = big, .pattern = 0x4e4e};
+    fill_thread f = {.b = big, .pattern = 0x4e4e, .size = 2}; /* the host fills a byte at a time */
     uint64_t v = rig_device_submitted(d) + 1;
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, slow_fill_run, &f), 0);
+    assert_int_equal(pthread_create(&t, NULL, fill_thread_run, &f), 0);
     while (rig_device_submitted(d) < v && !atomic_load(&f.done))
       ;
     atomic_int calls = 0;
@@ -1299,11 +1283,6 @@ static tl4_thread *run_submitters(rig_device *d, uint64_t *start) {
   return ts;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* TL-4, PRE-9, TL-18: with several threads submitting at once, values
  * follow acceptance: every value of start+1..start+N is given exactly once,
  * each thread's values rise in the order it submitted, and submitted and
@@ -1325,7 +1304,7 @@ static void tl_4_values_follow_acceptance_across_threads(void **state) {
         assert_true(rig_point_value(p) > rig_point_value(ts[i].points[j - 1]));
       all[k++] = rig_point_value(p);
     }
-  qsort(all, total, sizeof *all, cmp_u64);
+  qsort(all, total, sizeof *all, compare_u64);
   for (size_t i = 0; i < total; i++)
     assert_true(all[i] == start + 1 + i); /* distinct and consecutive */
   assert_true(rig_device_submitted(d) == start + total);
@@ -1408,7 +1387,7 @@ static void tl_24_27_signaled_never_blocks(void **state) {
   rig_device *d = dut();
   rig_buffer *big = mkbuf(d, SLOW_BYTES);
   conf_ok(rig_buffer_fill(big, 0, 1)); /* its pages in, before the timing */
-  slow_fill f = {.b = big, .pattern = 0x5d5d};
+  fill_thread f = {.b = big, .pattern = 0x5d5d, .size = 2}; /* the host fills a byte at a time */
   uint64_t v = rig_device_submitted(d) + 1;
   /* A known last error, which signaled must leave alone. */
   assert_int_equal(rig_device_close(NULL), RIG_INVALID);
@@ -1417,7 +1396,7 @@ static void tl_24_27_signaled_never_blocks(void **state) {
 
   pthread_t t;
   double t0 = now_s();
-  assert_int_equal(pthread_create(&t, NULL, slow_fill_run, &f), 0);
+  assert_int_equal(pthread_create(&t, NULL, fill_thread_run, &f), 0);
   long calls = 0, inside = 0;
   double worst = 0;
   while (!atomic_load(&f.done)) {

@@ -115,8 +115,6 @@ static void expect_none(const char *what) {
   assert_int_equal(all, 0);
 }
 
-#define ok(expr) assert_int_equal((expr), RIG_OK)
-
 static rig_device *mem; /* a memory device of this test's own */
 
 static int setup(void **st) {
@@ -269,10 +267,7 @@ static void submit_20_fast_path_allocates_nothing(void **st) {
   expect_none("submit with reached waits");
   ok(st_);
 
-  unsigned char got[4096];
-  ok(rig_buffer_get(b, 0, got, sizeof got));
-  for (size_t i = 0; i < sizeof got; i++)
-    assert_int_equal(got[i], 0x5A);
+  expect_bytes(b, 0, 4096, 0x5A);
   rig_buffer_release(b);
   rig_buffer_release(a);
   rig_submission_release(s);
@@ -345,10 +340,7 @@ static void submit_20_copy_memory_to_host_allocates_nothing(void **st) {
   expect_none("copies memory to host");
   ok(st_);
 
-  unsigned char got[4096];
-  ok(rig_buffer_get(h, 0, got, sizeof got));
-  for (size_t i = 0; i < sizeof got; i++)
-    assert_int_equal(got[i], 0xC3);
+  expect_bytes(h, 0, 4096, 0xC3);
   rig_buffer_release(h);
   rig_buffer_release(x);
 }

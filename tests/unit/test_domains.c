@@ -1412,11 +1412,6 @@ static void *filler_main(void *arg) {
   return NULL;
 }
 
-static int cmp_point(const void *a, const void *b) {
-  rig_point x = *(const rig_point *)a, y = *(const rig_point *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* DOM-1, DOM-6: four threads submit fills on one memory device at once;
  * each fill's work is done when its submit returns, and every submit got a
  * value of its own. */
@@ -1444,27 +1439,13 @@ static void dom_1_6_synchronous_submits_complete_before_return(void **state) {
     memcpy(&all[i * FILLS], f[i].points, sizeof f[i].points);
   }
   assert_int_equal(rig_device_submitted(m), sub0 + 4 * FILLS);
-  qsort(all, 4 * FILLS, sizeof all[0], cmp_point);
+  qsort(all, 4 * FILLS, sizeof all[0], compare_u64);
   for (int i = 0; i < 4 * FILLS; i++)
     assert_int_equal(rig_point_value(all[i]), sub0 + 1 + (uint64_t)i); /* one value each */
   close_release(m);
 }
 
 /* ---- DOM-7 ------------------------------------------------------------------------------- */
-
-typedef struct big_fill {
-  rig_buffer *b;
-  rig_point p;
-  rig_status st;
-  atomic_bool done;
-} big_fill;
-
-static void *big_fill_main(void *arg) {
-  big_fill *f = arg;
-  f->st = rig_buffer_submit_fill(f->b, 0x7b, 1, &f->p);
-  atomic_store(&f->done, true);
-  return NULL;
-}
 
 typedef struct after_fill {
   rig_buffer *small, *big;
@@ -1499,10 +1480,10 @@ static void dom_6_7_waits_for_earlier_values_return_during_a_long_submit(void **
   check_ok(rig_point_wait(p0), "rig_point_wait");
   bool checked = false;
   for (size_t size = (size_t)256 << 20; size <= (size_t)1 << 30 && !checked; size *= 2) {
-    big_fill f = {.b = create_ok(m, size)};
+    fill_thread f = {.b = create_ok(m, size), .pattern = 0x7b, .size = 1};
     uint64_t s_before = rig_device_submitted(m);
     pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, big_fill_main, &f), 0);
+    assert_int_equal(pthread_create(&th, NULL, fill_thread_run, &f), 0);
     /* The fill's value is assigned before its work runs, under the lock. */
     double end = now_s() + 30;
     while (rig_device_submitted(m) == s_before && !atomic_load(&f.done) && now_s() < end)

@@ -52,15 +52,6 @@ static rig_buffer *filled(rig_device *d, size_t n, unsigned char v) {
   return b;
 }
 
-static void expect_bytes(rig_buffer *b, size_t n, unsigned char v) {
-  unsigned char t[4096];
-  assert_true(n <= sizeof t);
-  ok(rig_buffer_get(b, 0, t, n));
-  for (size_t i = 0; i < n; i++)
-    if (t[i] != v)
-      fail_msg("byte %zu is 0x%02x, want 0x%02x", i, t[i], v);
-}
-
 /* Ends a device whose queue stands still (hang_nth): a wait for its held
  * point finds the hang once hang_ms passed and loses it; the close then
  * only runs its stop. */
@@ -132,7 +123,7 @@ static void order_2_device_order_across_queues(void **state) {
   assert_int_equal(rig_point_value(pw), rig_point_value(pv) + 1);
   ok(rig_point_wait(pw));
   assert_true(rig_point_reached(pv));
-  expect_bytes(z, 64, 0x22);                   /* ORDER-2 */
+  expect_bytes(z, 0, 64, 0x22);                   /* ORDER-2 */
 
   rig_submission_release(sf);
   rig_submission_release(sc);

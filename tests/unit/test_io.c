@@ -219,10 +219,7 @@ static void io_4_copies_follow_the_devices_points(void **state) {
   rig_point p;
   ok(rig_buffer_submit_fill(x, 0x5a5a5a5au, 4, &p));     /* slow: 2 ms late */
   ok(rig_buffer_copy(x, f));
-  unsigned char got[64];
-  ok(rig_buffer_get(f, 60000, got, sizeof got));
-  for (size_t i = 0; i < sizeof got; i++)
-    assert_int_equal(got[i], 0x5a);
+  expect_bytes(f, 60000, 64, 0x5a);
   rig_buffer_release(x);
   rig_buffer_release(f);
   close_release(g);

@@ -29,50 +29,27 @@
 #include "kernels.h"
 #include "util.h"
 
-static rig_function *resolve(rig_image *im, const char *name) {
-  rig_function *f = NULL;
-  ok(rig_image_resolve(im, name, &f));
-  assert_non_null(f);
-  return f;
-}
-
 /* OBJ-3..6, RUN-1..7, LAUNCH-3..5, HOST-2, HOST-3: the seed's add example
  * as written: z = x + y over n floats, in 64 groups; then a second run of
  * the same submission with new parameters. */
 static void obj_3_6_the_add_example(void **state) {
   rig_image *image = kernel_load("add");
-  rig_function *add = resolve(image, "add");
+  rig_function *add = resolve_ok(image, "add");
   assert_string_equal(rig_function_name(add), "add");
   assert_ptr_equal(rig_function_image(add), image);
   assert_ptr_equal(rig_image_device(image), rig_device_host());
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)}; /* OBJ-4 */
-  rig_part launch = rig_part_launch(add, refs, 3, 32);
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_submission *s = launch_make_ok(rig_device_host(), add, refs, 3, 32);
   rig_image_release(image); /* the submission holds the code (RUN-8) */
   for (int64_t n = 1000; n <= 4096; n += 3096) {
     rig_buffer *x = create_ok(rig_device_host(), n * 4), *y = create_ok(rig_device_host(), n * 4),
                *z = create_ok(rig_device_host(), n * 4);
     float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
           *zs = rig_buffer_host_address(z);
-    for (int64_t i = 0; i < n; i++) {
-      xs[i] = (float)i;
-      ys[i] = 0.5f * (float)i;
-      zs[i] = -1;
-    }
-    rig_run *run;
-    uint32_t k;
-    ok(rig_submission_take(s, &run));                        /* RUN-5 */
-    ok(rig_submission_block(s, 0, &k));                      /* OBJ-5 */
-    ok(rig_run_groups(run, k, 64, 1, 1));                    /* OBJ-6 */
-    ok(rig_run_threads(run, k, (uint64_t)(n + 63) / 64, 1, 1));
-    ok(rig_run_int64(run, k, 24, n));
-    rig_buffer *bufs[3] = {x, y, z};
-    rig_point p;
-    ok(rig_run_submit(run, bufs, 3, NULL, 0, &p));               /* RUN-6, RUN-7 */
+    add_example_inputs(xs, ys, zs, n);
+    rig_point p = add_example_run(s, x, y, z, n);
     assert_true(rig_point_reached(p));                       /* LAUNCH-3: done at return */
-    for (int64_t i = 0; i < n; i++)
-      assert_true(zs[i] == 1.5f * (float)i);
+    add_example_expect(zs, n, "the host");
     rig_buffer_release(x);
     rig_buffer_release(y);
     rig_buffer_release(z);
@@ -86,7 +63,7 @@ static void host_2_3_load_and_resolve(void **state) {
   rig_function *f = NULL;
   ok(rig_image_resolve(im, "no_such_function", &f));
   assert_null(f);                                            /* None */
-  rig_function *a = resolve(im, "sin_exp"), *b = resolve(im, "sin_exp");
+  rig_function *a = resolve_ok(im, "sin_exp"), *b = resolve_ok(im, "sin_exp");
   assert_ptr_equal(a, b);
   assert_int_equal(rig_function_entry(a) != 0, 1);
   rig_image_release(im);
@@ -125,19 +102,15 @@ static void host_3_an_indirect_function_is_refused(void **state) {
 /* SYM-1 in a launch: the kernel calls sinf and expf through stubs. */
 static void sym_1_a_launch_calls_the_c_library(void **state) {
   rig_image *im = kernel_load("libm");
-  rig_function *f = resolve(im, "sin_exp");
+  rig_function *f = resolve_ok(im, "sin_exp");
   rig_ref refs[2] = {rig_ref_read(0, 0), rig_ref_write(1, 8)};
-  rig_part launch = rig_part_launch(f, refs, 2, 24);
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_submission *s = launch_make_ok(rig_device_host(), f, refs, 2, 24);
   rig_buffer *x = create_ok(rig_device_host(), 256 * 4), *y = create_ok(rig_device_host(), 256 * 4);
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y);
   for (int i = 0; i < 256; i++)
     xs[i] = (float)i / 64;
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 4, 1, 1));
-  ok(rig_run_threads(run, 0, 64, 1, 1));
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, 4, 64);
   ok(rig_run_int64(run, 0, 16, 256));
   rig_buffer *bufs[2] = {x, y};
   rig_point p;
@@ -155,11 +128,8 @@ static void sym_1_a_launch_calls_the_c_library(void **state) {
 /* Launches ids over groups g and threads t; returns the threads. */
 static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t[3],
                           int64_t *count, int64_t *bad, int64_t *calls) {
-  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
+  rig_submission *s = launch_make_ok(rig_device_host(), f, NULL, 0, sizeof(struct ids));
+  rig_run *run = take_ok(s);
   ok(rig_run_groups(run, 0, g[0], g[1], g[2]));
   ok(rig_run_threads(run, 0, t[0], t[1], t[2]));
   struct ids p = {count, (int64_t)(t[0] * t[1] * t[2]), bad, calls};
@@ -177,11 +147,9 @@ static int64_t launch_ids(rig_function *f, const uint64_t g[3], const uint64_t t
 static void launch_5_refs_hold_the_address_of_what_they_name(void **state) {
   enum { N = 1024, M = 256 };
   rig_image *image = kernel_load("add");
-  rig_function *add = resolve(image, "add");
+  rig_function *add = resolve_ok(image, "add");
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
-  rig_part launch = rig_part_launch(add, refs, 3, 32);
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_submission *s = launch_make_ok(rig_device_host(), add, refs, 3, 32);
   rig_buffer *x = create_ok(rig_device_host(), N * 4), *y = create_ok(rig_device_host(), N * 4),
              *z = create_ok(rig_device_host(), N * 4), *v[3];
   float *xs = rig_buffer_host_address(x), *ys = rig_buffer_host_address(y),
@@ -198,8 +166,7 @@ static void launch_5_refs_hold_the_address_of_what_they_name(void **state) {
   uint32_t k;
   ok(rig_submission_take(s, &run));
   ok(rig_submission_block(s, 0, &k));
-  ok(rig_run_groups(run, k, 4, 1, 1));
-  ok(rig_run_threads(run, k, M / 4, 1, 1));
+  grid_ok(run, k, 4, M / 4);
   ok(rig_run_int64(run, k, 24, M));
   rig_point p;
   ok(rig_run_submit(run, v, 3, NULL, 0, &p));
@@ -222,7 +189,7 @@ static void launch_5_refs_hold_the_address_of_what_they_name(void **state) {
  * covers whole groups, over grids of one, two and three axes. */
 static void launch_6_8_each_thread_once_in_whole_groups(void **state) {
   rig_image *im = kernel_load("launch_ids");
-  rig_function *f = resolve(im, "ids");
+  rig_function *f = resolve_ok(im, "ids");
   const uint64_t shapes[][6] = {
       {1, 1, 1, 1, 1, 1}, {1000, 1, 1, 3, 1, 1}, {7, 5, 1, 4, 2, 1}, {3, 4, 5, 2, 3, 2},
       {100000, 1, 1, 1, 1, 1},
@@ -247,10 +214,8 @@ static void launch_6_8_each_thread_once_in_whole_groups(void **state) {
  * submit refuses it; the run is freed. */
 static void launch_12_14_refused_launches_never_run(void **state) {
   rig_image *im = kernel_load("launch_ids");
-  rig_function *f = resolve(im, "ids");
-  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct ids));
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_function *f = resolve_ok(im, "ids");
+  rig_submission *s = launch_make_ok(rig_device_host(), f, NULL, 0, sizeof(struct ids));
   int64_t count[8] = {0}, bad = 0, calls = 0;
   struct ids p = {count, 1, &bad, &calls};
   const uint64_t cases[][7] = {
@@ -261,8 +226,7 @@ static void launch_12_14_refused_launches_never_run(void **state) {
       {1ull << 62, 1, 1, 2, 1, 1, 0},                        /* LAUNCH-14 */
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    rig_run *run;
-    ok(rig_submission_take(s, &run));
+    rig_run *run = take_ok(s);
     ok(rig_run_groups(run, 0, cases[c][0], cases[c][1], cases[c][2]));
     ok(rig_run_threads(run, 0, cases[c][3], cases[c][4], cases[c][5]));
     ok(rig_run_shared(run, 0, (uint32_t)cases[c][6]));
@@ -271,8 +235,7 @@ static void launch_12_14_refused_launches_never_run(void **state) {
     assert_int_equal(rig_run_submit(run, NULL, 0, NULL, 0, &pt), RIG_INVALID);
     assert_int_equal(calls, 0);                              /* never ran */
   }
-  rig_run *run;
-  ok(rig_submission_take(s, &run)); /* each refused submit freed its run */
+  rig_run *run = take_ok(s); /* each refused submit freed its run */
   assert_int_equal(rig_run_int64(run, 0, sizeof(struct ids) - 4, 1), RIG_INVALID);
   assert_int_equal(rig_run_groups(run, 1, 1, 1, 1), RIG_INVALID);
   uint32_t k;
@@ -290,19 +253,15 @@ static void launch_12_14_refused_launches_never_run(void **state) {
  * loaded machine, which may run this thread late, cannot leave it none. */
 static void launch_1_10_the_pool(void **state) {
   rig_image *im = kernel_load("launch_pool");
-  rig_function *f = resolve(im, "pool");
-  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_function *f = resolve_ok(im, "pool");
+  rig_submission *s = launch_make_ok(rig_device_host(), f, NULL, 0, sizeof(struct pool));
   int64_t active = 0, peak = 0, calls = 0, segv[4096] = {0};
   uint64_t thread[4096] = {0};
   int64_t caller_ran = 0;
   struct pool p = {&active, &peak, 200000, thread, segv, &calls,
                    (uint64_t)pthread_self(), &caller_ran};
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 512, 1, 1));
-  ok(rig_run_threads(run, 0, 1, 1, 1));
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, 512, 1);
   ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
   rig_point pt;
   ok(rig_run_submit(run, NULL, 0, NULL, 0, &pt));
@@ -346,17 +305,13 @@ static void launch_2_the_pool_is_shared(void **state) {
     assert_int_equal(par.count[i], 1);
   /* The threads of a launch over many groups, for comparison. */
   rig_image *im = kernel_load("launch_pool");
-  rig_function *f = resolve(im, "pool");
-  rig_part launch = rig_part_launch(f, NULL, 0, sizeof(struct pool));
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_function *f = resolve_ok(im, "pool");
+  rig_submission *s = launch_make_ok(rig_device_host(), f, NULL, 0, sizeof(struct pool));
   int64_t active = 0, peak = 0, calls = 0, segv[4096] = {0};
   uint64_t thread[4096] = {0};
   struct pool p = {&active, &peak, 200000, thread, segv, &calls, 0, NULL};
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 1024, 1, 1));
-  ok(rig_run_threads(run, 0, 1, 1, 1));
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, 1024, 1);
   ok(rig_run_bytes(run, 0, 0, &p, sizeof p));
   rig_point pt;
   ok(rig_run_submit(run, NULL, 0, NULL, 0, &pt));
@@ -384,16 +339,12 @@ static void launch_2_the_pool_is_shared(void **state) {
  * ref stores. */
 static void sym_2_entry_refs(void **state) {
   rig_image *a = kernel_load("launch_entry"), *b = kernel_load("launch_entry");
-  rig_function *caller = resolve(a, "caller"), *seven = resolve(b, "seven");
+  rig_function *caller = resolve_ok(a, "caller"), *seven = resolve_ok(b, "seven");
   rig_ref refs[2] = {rig_ref_entry(seven, 0), rig_ref_write(0, 8)};
-  rig_part launch = rig_part_launch(caller, refs, 2, 16);
-  rig_submission *s;
-  ok(rig_submission_make(rig_device_host(), &launch, 1, &s));
+  rig_submission *s = launch_make_ok(rig_device_host(), caller, refs, 2, 16);
   rig_buffer *z = create_ok(rig_device_host(), 64 * 4);
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 8, 1, 1));
-  ok(rig_run_threads(run, 0, 8, 1, 1));
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, 8, 8);
   rig_point pt;
   ok(rig_run_submit(run, &z, 1, NULL, 0, &pt));
   float *zs = rig_buffer_host_address(z);
@@ -408,7 +359,7 @@ static void sym_2_entry_refs(void **state) {
 /* A launch's refs and slots are checked at make. */
 static void valid_launch_parts_at_make(void **state) {
   rig_image *im = kernel_load("add");
-  rig_function *add = resolve(im, "add");
+  rig_function *add = resolve_ok(im, "add");
   rig_submission *s = NULL;
   rig_ref off[1] = {rig_ref_read(0, 4)};                     /* not on 8 bytes */
   rig_part p = rig_part_launch(add, off, 1, 32);
@@ -431,7 +382,7 @@ static void valid_launch_parts_at_make(void **state) {
  * holds its image, released by the program after make. */
 static void valid_3_4_7_fixed_memory(void **state) {
   rig_image *im = kernel_load("add");
-  rig_function *add = resolve(im, "add");
+  rig_function *add = resolve_ok(im, "add");
   int n = 256;
   rig_buffer *x = create_ok(rig_device_host(), n * 4), *y = create_ok(rig_device_host(), n * 4),
              *z = create_ok(rig_device_host(), n * 4), *xr;
@@ -454,10 +405,8 @@ static void valid_3_4_7_fixed_memory(void **state) {
   assert_int_equal(rig_submission_slots(s), 2);             /* x has no slot */
   rig_image_release(im);                                    /* VALID-3: s holds it */
   rig_buffer_release(xr);                                   /* s holds the fixed buffer */
-  rig_run *run;
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 4, 1, 1));
-  ok(rig_run_threads(run, 0, 64, 1, 1));
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, 4, 64);
   ok(rig_run_int64(run, 0, 24, n));
   rig_buffer *bufs[2] = {y, z};
   rig_point pt;
@@ -465,9 +414,8 @@ static void valid_3_4_7_fixed_memory(void **state) {
   for (int i = 0; i < n; i++)
     assert_true(zs[i] == 2.0f * (float)i + 1.0f);
   ok(rig_buffer_free(x));                                   /* the fixed memory dies */
-  ok(rig_submission_take(s, &run));
-  ok(rig_run_groups(run, 0, 4, 1, 1));
-  ok(rig_run_threads(run, 0, 64, 1, 1));
+  run = take_ok(s);
+  grid_ok(run, 0, 4, 64);
   assert_int_equal(rig_run_submit(run, bufs, 2, NULL, 0, &pt), RIG_INVALID); /* VALID-4 */
   rig_submission_release(s);
   rig_submission *s2 = NULL;
@@ -485,7 +433,7 @@ static void valid_3_4_7_fixed_memory(void **state) {
  * work. */
 static void valid_1_10_submission_limits(void **state) {
   rig_image *im = kernel_load("launch_ids");
-  rig_function *f = resolve(im, "ids");
+  rig_function *f = resolve_ok(im, "ids");
   static rig_part parts[2100];
   for (int i = 0; i < 2100; i++)
     parts[i] = rig_part_launch(f, NULL, 0, 1u << 20);       /* 2100 x (16 + 2^20) > 2^31 */
@@ -521,7 +469,7 @@ static void host_4_the_hosts_queue_runs_only_launches(void **state) {
   rig_part others[4] = {rig_part_copy(0, 1), rig_part_fill(0, 0x11, 1),
                         rig_part_words(words, 1), rig_part_unordered(rig_part_copy(0, 1))};
   rig_image *im = kernel_load("add");
-  rig_function *add = resolve(im, "add");
+  rig_function *add = resolve_ok(im, "add");
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_part launch = rig_part_launch(add, refs, 3, 32);
   uint64_t allocated = rig_device_allocated(rig_device_host()), submitted = rig_device_submitted(rig_device_host());

@@ -90,6 +90,44 @@ typedef struct ctl {
 
 static bool open_gate_open, in_open_gate; /* opengate, under gate_lock */
 
+/* The gates: a driver call (the stop with "gate", the open with
+ * "opengate") passes its gate (sets *inside) and waits there, at most
+ * 10 s, until the test opens it (sets *open). The test waits until the
+ * call is inside, so that what it does meanwhile runs while the call
+ * does. All under gate_lock. */
+static void gate_pass(bool *inside, const bool *open) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&gate_lock);
+  *inside = true;
+  pthread_cond_broadcast(&gate_cond);
+  while (!*open && pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == 0)
+    ;
+  pthread_mutex_unlock(&gate_lock);
+}
+
+/* Waits, at most secs seconds, for a call to be inside: whether it is. */
+static bool gate_reached(const bool *inside, double secs) {
+  pthread_mutex_lock(&gate_lock);
+  for (double end = now_s() + secs; !*inside && now_s() < end;) {
+    pthread_mutex_unlock(&gate_lock);
+    sleep_ms(1);
+    pthread_mutex_lock(&gate_lock);
+  }
+  bool reached = *inside;
+  pthread_mutex_unlock(&gate_lock);
+  return reached;
+}
+
+/* Opens a gate: the call waiting inside goes on. */
+static void gate_release(bool *open) {
+  pthread_mutex_lock(&gate_lock);
+  *open = true;
+  pthread_cond_broadcast(&gate_cond);
+  pthread_mutex_unlock(&gate_lock);
+}
+
 /* The value of key in "k=v,k=v" args, copied into out; false if absent. */
 static bool arg(const char *args, const char *key, char *out, size_t n) {
   size_t kl = strlen(key);
@@ -111,17 +149,8 @@ static int ctl_open(const char *args, void **out, rig_edge_error *err) {
   char v[64];
   if (arg(args, "busy", v, sizeof v))
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "busy");       /* OPEN-27 */
-  if (arg(args, "opengate", v, sizeof v)) { /* at most 10 s, until the test opens it */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
-    pthread_mutex_lock(&gate_lock);
-    in_open_gate = true;
-    pthread_cond_broadcast(&gate_cond);
-    while (!open_gate_open && pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == 0)
-      ;
-    pthread_mutex_unlock(&gate_lock);
-  }
+  if (arg(args, "opengate", v, sizeof v)) /* at most 10 s, until the test opens it */
+    gate_pass(&in_open_gate, &open_gate_open);
   ctl *c = calloc(1, sizeof *c);
   if (!c)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "ctl: out of memory");
@@ -160,17 +189,8 @@ static int ctl_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
 
 static int ctl_stop(void *h, rig_edge_error *err) {
   ctl *c = h;
-  if (c->gate) { /* blocks, at most 10 s, until the test opens the gate */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
-    pthread_mutex_lock(&gate_lock);
-    in_gate = true;
-    pthread_cond_broadcast(&gate_cond);
-    while (!gate_open && pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == 0)
-      ;
-    pthread_mutex_unlock(&gate_lock);
-  }
+  if (c->gate) /* blocks, at most 10 s, until the test opens the gate */
+    gate_pass(&in_gate, &gate_open);
   if (c->slow)
     sleep_ms(50);
   atomic_fetch_add(&stops[c->id], 1);
@@ -400,15 +420,7 @@ static void open_5_open_while_the_stop_runs(void **state) {
   closer c = {d, RIG_INVALID};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, close_thread, &c), 0);
-  double end = now_s() + 5.0;
-  pthread_mutex_lock(&gate_lock);
-  while (!in_gate && now_s() < end) {
-    pthread_mutex_unlock(&gate_lock);
-    sleep_ms(1);
-    pthread_mutex_lock(&gate_lock);
-  }
-  bool inside = in_gate;
-  pthread_mutex_unlock(&gate_lock);
+  bool inside = gate_reached(&in_gate, 5.0);
 
   rig_device *x = (rig_device *)0x1;
   rig_status st = inside ? rig_device_open_driver("ctl:o5", &ctl_driver, "id=5", &x) : RIG_OK;
@@ -417,10 +429,7 @@ static void open_5_open_while_the_stop_runs(void **state) {
   rig_status st2 = inside ? rig_device_open("ctl:o5", &x) : RIG_OK; /* by name alone too */
   int stops_meanwhile = atomic_load(&stops[ID]);
 
-  pthread_mutex_lock(&gate_lock);
-  gate_open = true;
-  pthread_cond_broadcast(&gate_cond);
-  pthread_mutex_unlock(&gate_lock);
+  gate_release(&gate_open);
   pthread_join(t, NULL);
 
   assert_true(inside);
@@ -882,20 +891,10 @@ static void stop_15_the_call_lasts_as_long_as_the_stop(void **state) {
     runner_arg a = {.d = d, .open = open};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, run_the_stop, &a), 0);
-    pthread_mutex_lock(&gate_lock);
-    for (double end = now_s() + 10.0; !in_gate && now_s() < end;) {
-      pthread_mutex_unlock(&gate_lock);
-      sleep_ms(1);
-      pthread_mutex_lock(&gate_lock);
-    }
-    bool inside = in_gate;
-    pthread_mutex_unlock(&gate_lock);
+    bool inside = gate_reached(&in_gate, 10.0);
     sleep_ms(50);
     bool returned_early = atomic_load(&a.finished);
-    pthread_mutex_lock(&gate_lock);
-    gate_open = true;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    gate_release(&gate_open);
     pthread_join(t, NULL);
     assert_true(inside);
     assert_false(returned_early);
@@ -1019,20 +1018,10 @@ static void fail_child(void) {
   opener_arg a = {RIG_INVALID, NULL};
   pthread_t t;
   CHILD_CHECK(12, pthread_create(&t, NULL, racing_open, &a) == 0);
-  pthread_mutex_lock(&gate_lock);
-  for (double end = now_s() + 10.0; !in_open_gate && now_s() < end;) {
-    pthread_mutex_unlock(&gate_lock);
-    sleep_ms(1);
-    pthread_mutex_lock(&gate_lock);
-  }
-  bool inside = in_open_gate;
-  pthread_mutex_unlock(&gate_lock);
+  bool inside = gate_reached(&in_open_gate, 10.0);
   CHILD_CHECK(13, inside);
   rig_runtime_fail("e42: failed on purpose");                                        /* LOSS-8 */
-  pthread_mutex_lock(&gate_lock);
-  open_gate_open = true;
-  pthread_cond_broadcast(&gate_cond);
-  pthread_mutex_unlock(&gate_lock);
+  gate_release(&open_gate_open);
   pthread_join(t, NULL);
   CHILD_CHECK(14, rig_device_lost(m) && strcmp(rig_device_lost(m), "e42: failed on purpose") == 0); /* ERR-33 */
   CHILD_CHECK(15, rig_buffer_fill(b, 1, 1) == RIG_LOST);

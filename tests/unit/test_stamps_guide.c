@@ -85,20 +85,11 @@ static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f)
     snprintf(file, sizeof file, "kernels/vulkan/%s.spv", name);
     return kernel_load_on(d, file, name, f);
   }
-  char path[512];
-  const char *dir = getenv("RIG_CUDA_KERNELS");
-  snprintf(path, sizeof path, "%s/%s.ptx", dir ? dir : ".", name);
-  FILE *in = fopen(path, "rb");
-  if (!in)
-    fail_msg("no kernel %s: build the tests", path);
-  static char text[1 << 16];
-  size_t n = fread(text, 1, sizeof text - 1, in);
-  fclose(in);
-  text[n] = 0; /* PTX is text: the JIT reads up to its NUL */
+  size_t n;
+  const char *text = ptx_text(name, &n); /* the JIT reads up to its NUL */
   rig_image *im;
   ok(rig_image_load(d, text, n + 1, &im));
-  ok(rig_image_resolve(im, strcmp(name, "double") == 0 ? "twice" : name, f));
-  assert_non_null(*f);
+  *f = resolve_ok(im, strcmp(name, "double") == 0 ? "twice" : name);
   return im;
 }
 
