@@ -1,0 +1,16 @@
+/* bench_cmd.c: `rig bench [GROUP...]`: the benchmark groups of bench/
+ * (bench.h), their table on stdout a line at a time (a pipe sees each row
+ * as it is measured), progress on stderr. */
+#include <stdio.h>
+
+#include "bench.h"
+#include "cli.h"
+
+int rig_cli_bench(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (!rig_bench_group_named(argv[i]))
+      return rig_cli_bad("bench", "no group '%s' (create, copy, io, launch, pingpong, stress)",
+                         argv[i]);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  return rig_bench_run(stdout, (const char *const *)argv, (size_t)argc);
+}

@@ -1,0 +1,119 @@
+/* devices.c: the devices rig info lists. Where core offers
+ * rig_device_list (the plugins on the driver path and in the install
+ * folder, and each device they offer), it is the list; a core without it
+ * gets the drivers rig ships, probed by name. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "devices.h"
+
+const char *rig_cli_why_word(const char *message) {
+  if (strstr(message, ": no library:")) /* the CUDA driver's own word */
+    return "no library";
+  if (strstr(message, ": no device:"))
+    return "no device";
+  if (strstr(message, "is in no folder"))
+    return "no plugin";
+  if (strstr(message, "cannot open shared object") || strstr(message, "undefined symbol"))
+    return "no library";
+  return "no device";
+}
+
+static void set_entry(rig_cli_entry *e, const char *name, const char *driver, bool opens,
+                      const char *why) {
+  memset(e, 0, sizeof *e);
+  snprintf(e->name, sizeof e->name, "%s", name);
+  snprintf(e->driver, sizeof e->driver, "%s", driver);
+  e->opens = opens;
+  snprintf(e->why, sizeof e->why, "%s", opens ? "" : why);
+}
+
+/* io's devices are files: it opens where an io device opens over one. */
+static size_t probe_io(rig_cli_entry *out, size_t cap) {
+  char path[256];
+  rig_device *d;
+  if (cap == 0)
+    return 0;
+  if (rig_cli_open_scratch(path, sizeof path, &d) != RIG_OK) {
+    set_entry(out, "io", "io", false, rig_error_last()->message);
+    return 1;
+  }
+  set_entry(out, "io", "io", true, "");
+  if (rig_device_close(d) != RIG_OK)
+    set_entry(out, "io", "io", false, rig_error_last()->message);
+  rig_device_release(d);
+  unlink(path);
+  return 1;
+}
+
+#ifdef RIG_DEVICE_TYPE_UNKNOWN
+static size_t listed(rig_cli_entry *out, size_t cap) {
+  rig_device_entry e[64];
+  size_t n = 0, k = 0;
+  if (rig_device_list(e, sizeof e / sizeof e[0], &n) != RIG_OK)
+    n = 0;
+  for (size_t i = 0; i < n && k < cap; i++) {
+    if (strcmp(e[i].name, "host") == 0)
+      continue;
+    set_entry(&out[k], e[i].name, e[i].driver, e[i].opens, e[i].why);
+    snprintf(out[k++].path, sizeof out->path, "%s", e[i].path);
+  }
+  return k;
+}
+
+const char *rig_cli_type(const rig_device *d) {
+  return rig_device_type_name(rig_device_type_of(d));
+}
+#else
+/* The drivers rig ships that offer devices by name. */
+static const char *const known[] = {"memory", "vulkan", "cuda", "amdgpu"};
+
+/* Opens driver:0, driver:1, ... up to the first that does not open; one
+ * entry for each that opens, or one saying why driver:0 does not. */
+static size_t probe(const char *driver, rig_cli_entry *out, size_t cap) {
+  size_t k = 0;
+  for (int i = 0; i < 64 && k < cap; i++) {
+    char name[64];
+    rig_device *d;
+    snprintf(name, sizeof name, "%s:%d", driver, i);
+    if (rig_device_open(name, &d) != RIG_OK) {
+      if (i == 0)
+        set_entry(&out[k++], name, driver, false, rig_error_last()->message);
+      break;
+    }
+    set_entry(&out[k++], name, driver, true, "");
+    bool closed = rig_device_close(d) == RIG_OK;
+    rig_device_release(d);
+    if (!closed || strcmp(driver, "memory") == 0) /* memory:N are one memory */
+      break;
+  }
+  return k;
+}
+
+static size_t listed(rig_cli_entry *out, size_t cap) {
+  size_t k = 0;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    k += probe(known[i], out + k, cap - k);
+  return k;
+}
+
+const char *rig_cli_type(const rig_device *d) {
+  if (d == rig_device_host())
+    return "cpu";
+  if (rig_device_is_io(d))
+    return "io";
+  if (strcmp(rig_device_arch(d), "memory") == 0)
+    return "memory";
+  return rig_device_runs_on_host(d) ? "cpu" : "gpu";
+}
+#endif
+
+size_t rig_cli_devices(rig_cli_entry *out, size_t cap) {
+  size_t k = listed(out, cap);
+  for (size_t i = 0; i < k; i++)
+    if (strcmp(out[i].driver, "io") == 0)
+      return k;
+  return k + probe_io(out + k, cap - k);
+}
