@@ -55,8 +55,9 @@ static size_t listed(rig_cli_entry *out, size_t cap) {
   if (rig_device_list(e, sizeof e / sizeof e[0], &n) != RIG_OK)
     n = 0;
   for (size_t i = 0; i < n && k < cap; i++) {
-    if (strcmp(e[i].name, "host") == 0)
-      continue;
+    if (strcmp(e[i].driver, "host") == 0 || strcmp(e[i].name, "host") == 0 ||
+        strcmp(e[i].name, rig_device_name(rig_device_host())) == 0)
+      continue; /* rig info describes the host itself */
     set_entry(&out[k], e[i].name, e[i].driver, e[i].opens, e[i].why);
     snprintf(out[k++].path, sizeof out->path, "%s", e[i].path);
   }
