@@ -15,6 +15,8 @@
 int rig_cli_info(int argc, char **argv);
 int rig_cli_demo(int argc, char **argv);
 int rig_cli_bench(int argc, char **argv);
+/* Prints the benchmark groups, what each times and against what. */
+void rig_cli_bench_help(void);
 
 /* Prints "rig CMD: WHAT" and where the command's help is on stderr;
  * returns 2, the status of a bad argument. */

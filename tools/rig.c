@@ -15,6 +15,7 @@ typedef struct command {
   int (*run)(int argc, char **argv);
   const char *summary;
   const char *help; /* usage line, then what it does */
+  void (*more_help)(void); /* what follows help, or NULL */
 } command;
 
 static const command commands[] = {
@@ -35,7 +36,8 @@ static const command commands[] = {
      "\n"
      "--json   the same as one JSON object: {\"rig_version\", \"devices\": [...],\n"
      "         \"unavailable\": [...]}, or one device's object. Sizes are in\n"
-     "         bytes; null is unknown (a budget: unlimited).\n"},
+     "         bytes; null is unknown (a budget: unlimited).\n",
+     NULL},
     {"demo", rig_cli_demo, "run the quick start on the best device present",
      "usage: rig demo\n"
      "\n"
@@ -44,7 +46,8 @@ static const command commands[] = {
      "(a kernel on a GPU, host code elsewhere), copies them back and checks\n"
      "them, then passes them through a file on an io device; last, the add\n"
      "example on the host. Prints each step and the point it made; exits 0\n"
-     "only when every value is right.\n"},
+     "only when every value is right.\n",
+     NULL},
     {"bench", rig_cli_bench, "measure rig against what a program would do without it",
      "usage: rig bench [GROUP...]\n"
      "\n"
@@ -54,9 +57,8 @@ static const command commands[] = {
      "operation of each and the ratio rig / anchor (below 1: rig is faster).\n"
      "Progress goes to stderr; the table to stdout, a line at a time.\n"
      "Groups that need what this install lacks (the test driver, the bench\n"
-     "kernels) say so and are skipped.\n"
-     "\n"
-     "GROUPs: create copy io launch pingpong stress\n"},
+     "kernels) say so and are skipped.\n",
+     rig_cli_bench_help},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -91,6 +93,8 @@ int main(int argc, char **argv) {
       continue;
     if (asks_help(argc - 2, argv + 2)) {
       fputs(commands[i].help, stdout);
+      if (commands[i].more_help)
+        commands[i].more_help();
       return 0;
     }
     return commands[i].run(argc - 2, argv + 2);
