@@ -5,6 +5,7 @@
 #ifndef RIG_BENCH_H
 #define RIG_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,8 +44,55 @@ void *rig_bench_read_file(const char *path, size_t *n);
 /* Timing: a function run `iters` times per round. */
 typedef void (*rig_bench_fn)(void *ctx, uint64_t iters);
 /* Best ns per iteration of rig and anchor over `rounds` alternated rounds;
- * prints one line "name  rig X  anchor Y  ratio R". Returns the ratio. */
+ * shows progress on stderr and prints their row (rig_bench_table_row).
+ * Returns the ratio. */
 double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_bench_fn anchor,
                          void *ctx, uint64_t iters, int rounds);
+
+/* ---- presentation (table.c) ------------------------------------------------ */
+
+/* One row of the table: what a measurement found. A benchmark fills it and
+ * hands it to rig_bench_table_row, which prints the times in the unit that
+ * suits them and the ratio rig / anchor in numbers and words. */
+typedef struct rig_bench_row {
+  const char *name; /* the operation, and its size */
+  double rig_ns;    /* best time per operation through rig */
+  double anchor_ns; /* best time per operation of the anchor */
+} rig_bench_row;
+/* The columns' heading: operation, rig, anchor, ratio. */
+void rig_bench_table_head(FILE *out);
+void rig_bench_table_row(FILE *out, const rig_bench_row *r);
+/* A line of progress on stderr, printf-like: on a terminal one line that
+ * each call overwrites and the next row clears, else a line each. */
+void rig_bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Round r (from 0) of rounds of the row called name: on a terminal each
+ * round, else a line at the first only. */
+void rig_bench_progress_round(const char *name, int r, int rounds);
+
+/* What a group needs beyond rig and its installed drivers. */
+enum { RIG_BENCH_NEEDS_TEST_DRIVER = 1, RIG_BENCH_NEEDS_KERNELS = 2 };
+/* A group of rows that rig bench runs by name. */
+typedef struct rig_bench_group {
+  const char *name;   /* "create" */
+  int (*run)(FILE *out);
+  const char *rig;    /* what its rows time through rig */
+  const char *anchor; /* what they time it against, or "none" */
+  unsigned needs;     /* RIG_BENCH_NEEDS_*: skipped, saying why, without */
+  bool on_request;    /* run only when named (stress) */
+} rig_bench_group;
+extern const rig_bench_group rig_bench_groups[];
+extern const size_t rig_bench_ngroups;
+/* The group called name, or NULL. */
+const rig_bench_group *rig_bench_group_named(const char *name);
+/* Prints g's heading, then runs its rows, or says why it is skipped (0).
+ * Returns 0, or 1 when rig failed. */
+int rig_bench_run_group(FILE *out, const rig_bench_group *g);
+/* What the table shows, at its top. */
+void rig_bench_intro(FILE *out);
+/* The intro, then the groups named (each must exist), or all but those
+ * run on request when n is 0. Returns 0, or 1 when any failed. */
+int rig_bench_run(FILE *out, const char *const *names, size_t n);
+/* Where launch's kernels are: $RIG_BENCH_KERNELS, else the build's. */
+const char *rig_bench_kernel_dir(void);
 
 #endif

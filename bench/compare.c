@@ -23,14 +23,14 @@ double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_benc
   rig(ctx, iters / 10 + 1); /* warm caches and the allocator */
   anchor(ctx, iters / 10 + 1);
   for (int r = 0; r < rounds; r++) {
+    rig_bench_progress_round(name, r, rounds);
     double a = round_ns(rig, ctx, iters), b = round_ns(anchor, ctx, iters);
     best_rig = a < best_rig ? a : best_rig;
     best_anchor = b < best_anchor ? b : best_anchor;
   }
-  double ratio = best_rig / best_anchor;
-  fprintf(out, "%-44s rig %12.1f ns   anchor %12.1f ns   ratio %.3f\n", name, best_rig,
-          best_anchor, ratio);
-  return ratio;
+  rig_bench_row row = {name, best_rig, best_anchor};
+  rig_bench_table_row(out, &row);
+  return best_rig / best_anchor;
 }
 
 int rig_bench_status(int status, const char *what) {

@@ -1,7 +1,16 @@
-/* rig-bench: runs every benchmark, as `rig bench` does. */
+/* rig-bench: runs the benchmark groups named, or all but stress, as
+ * `rig bench` does. */
+#include <stdio.h>
+#include <string.h>
+
 #include "bench.h"
 
-int main(void) {
-  return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_io(stdout) | rig_bench_launch(stdout) |
-         rig_bench_pingpong(stdout);
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!rig_bench_group_named(argv[i])) {
+      fprintf(stderr, "rig-bench: no group '%s'\n", argv[i]);
+      return 2;
+    }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  return rig_bench_run(stdout, (const char *const *)argv + 1, (size_t)argc - 1);
 }

@@ -1,4 +1,4 @@
-/* demo.h: the steps of `rig demo` that live beside tools/rig.c. */
+/* demo.h: the steps of `rig demo` (demo.c, demo_add.c). */
 #ifndef RIG_TOOLS_DEMO_H
 #define RIG_TOOLS_DEMO_H
 

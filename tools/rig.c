@@ -1,369 +1,118 @@
 /* rig: the command line. `rig info` lists the devices that open here and
  * why the others do not; `rig demo` runs the memory guide's quick start on
- * the best device present; `rig bench` runs the benchmarks, and
- * `rig bench stress` the ordering stress test at 10^6 submits. */
-#include <dirent.h>
-#include <stdint.h>
+ * the best device present; `rig bench` runs the benchmarks. Each command
+ * lives in a file of its own (cli.h); this one reads the command and
+ * answers --help. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <rig/rig.h>
 
+#include "cli.h"
 #include "profile_cmd.h"
-#include "bench.h"
-#include "demo.h"
 
-static void facts(rig_device *d) {
-  uint64_t cache;
-  const char *bus = rig_device_bus(d);
-  printf("  %s\n", rig_device_name(d));
-  printf("    arch            %s (instruction set %s)\n", rig_device_arch(d), rig_device_instruction_set(d));
-  printf("    bus             %s\n", bus ? bus : "none");
-  printf("    runs on host    %s\n", rig_device_runs_on_host(d) ? "yes" : "no");
-  printf("    alignment       %llu\n", (unsigned long long)rig_device_alignment(d));
-  if (rig_device_cache_bytes(d, &cache))
-    printf("    cache_bytes     %llu (%.1f MiB)\n", (unsigned long long)cache, cache / 1048576.0);
-  else
-    printf("    cache_bytes     unknown\n");
-  printf("    budget          %llu\n", (unsigned long long)rig_device_budget(d));
-  printf("    reaches host    %s\n", rig_device_reaches(d, rig_device_host()) ? "yes" : "no");
-  uint64_t signaled = 0;
-  if (rig_device_signaled(d, &signaled) != RIG_OK)
-    printf("    signaled        unreadable: %s\n", rig_error_last()->message);
-  printf("    timeline        submitted %llu, signaled %llu\n",
-         (unsigned long long)rig_device_submitted(d), (unsigned long long)signaled);
-}
+/* rig_profile_command takes its own name as argv[0]. */
+static int run_profile(int argc, char **argv) { return rig_profile_command(argc + 1, argv - 1); }
 
-/* Closes and lets go of d; a stop's failure is worth a line, not a stop. */
-static void close_device(rig_device *d) {
-  if (rig_device_close(d) != RIG_OK)
-    printf("    close           %s\n", rig_error_last()->message);
-  rig_device_release(d);
-}
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+  const char *help; /* usage line, then what it does */
+  void (*more_help)(void); /* what follows help, or NULL */
+} command;
 
-/* The drivers rig knows of, and the name `rig info` opens for each. */
-static const char *const known[][2] = {
-    {"memory", "memory:info"}, {"vulkan", "vulkan:0"},
-    {"cuda", "cuda:0"},        {"amdgpu", "amdgpu:0"},
+static const command commands[] = {
+    {"info", rig_cli_info, "list the devices that open here, and why others do not",
+     "usage: rig info [--json] [DEVICE]\n"
+     "\n"
+     "Without DEVICE: a table of every device that opens here (the host, each\n"
+     "device of each driver plugin found, an io device over a file) with its\n"
+     "type, model, driver and driver version, arch, memory total, memory rig\n"
+     "holds on it now (IN USE) and its budget, then each driver that does not\n"
+     "open, with the reason in a word (no plugin, no library, no device) and\n"
+     "the open's message.\n"
+     "\n"
+     "With DEVICE (host, io, memory:x, vulkan:0, cuda:1, ...): that device's\n"
+     "every fact, and the fields of the capability records its driver offers\n"
+     "(vulkan.device, vulkan.validation, cuda.device). Exits 1 when it does\n"
+     "not open.\n"
+     "\n"
+     "--json   the same as one JSON object: {\"rig_version\", \"devices\": [...],\n"
+     "         \"unavailable\": [...]}, or one device's object. Sizes are in\n"
+     "         bytes; null is unknown (a budget: unlimited).\n",
+     NULL},
+    {"demo", rig_cli_demo, "run the quick start on the best device present",
+     "usage: rig demo\n"
+     "\n"
+     "Copies 1024 floats to the best device that opens (cuda:0, vulkan:0,\n"
+     "amdgpu:0, else a memory device standing for a GPU), doubles them there\n"
+     "(a kernel on a GPU, host code elsewhere), copies them back and checks\n"
+     "them, then passes them through a file on an io device; last, the add\n"
+     "example on the host. Prints each step and the point it made; exits 0\n"
+     "only when every value is right.\n",
+     NULL},
+    {"bench", rig_cli_bench, "measure rig against what a program would do without it",
+     "usage: rig bench [GROUP...]\n"
+     "\n"
+     "Runs the benchmark groups named (all but stress when none is): each\n"
+     "row times one operation done through rig and the same work done\n"
+     "directly (its anchor), alternating them, and prints the best time per\n"
+     "operation of each and the ratio rig / anchor (below 1: rig is faster).\n"
+     "Progress goes to stderr; the table to stdout, a line at a time.\n"
+     "Groups that need what this install lacks (the test driver, the bench\n"
+     "kernels) say so and are skipped.\n",
+     rig_cli_bench_help},
+    {"profile", run_profile, "run a program with every device's work timed, into a trace file",
+     "usage: rig profile [-o FILE] -- PROGRAM [ARGS...]\n"
+     "\n"
+     "Runs PROGRAM with RIG_PROFILE set, so that rig times the work of every\n"
+     "device that times work (host launches, Vulkan, CUDA) while it runs, and\n"
+     "writes the records at its exit as a Chrome trace (Trace Event Format,\n"
+     "JSON object form) to FILE (rig-profile.json by default), which Perfetto\n"
+     "and chrome://tracing show as a timeline per device and queue. Exits with\n"
+     "PROGRAM's status.\n",
+     NULL},
 };
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-/* Why a driver does not open, in a word: its plugin, a library the plugin
- * needs, or the device itself is missing. */
-static const char *why_not(const char *message) {
-  if (strstr(message, ": no library:"))  /* the CUDA driver's own word */
-    return "no library";
-  if (strstr(message, ": no device:"))
-    return "no device";
-  if (strstr(message, "is in no folder"))
-    return "no plugin";
-  if (strstr(message, "cannot open shared object") || strstr(message, "undefined symbol"))
-    return "no library";
-  return "no device";
+static int usage(FILE *out) {
+  fprintf(out, "usage: rig COMMAND [ARGS]   (rig %s)\n\ncommands:\n", rig_version());
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\n'rig COMMAND --help' describes one. rig --version prints the version.\n");
+  return out == stdout ? 0 : 2;
 }
 
-/* Whether the driver's first device opened. */
-static bool try_driver(const char *driver, const char *name) {
-  rig_device *d;
-  if (rig_device_open(name, &d) != RIG_OK) {
-    const char *m = rig_error_last()->message;
-    printf("  %-8s does not open (%s): %s\n", driver, why_not(m), m);
-    return false;
-  }
-  facts(d);
-  close_device(d);
-  return true;
-}
-
-/* A GPU driver's further devices, "vulkan:1" on, up to the first that
- * does not open. */
-static void try_more(const char *driver) {
-  for (int i = 1; i < 64; i++) {
-    char name[32];
-    rig_device *d;
-    snprintf(name, sizeof name, "%s:%d", driver, i);
-    if (rig_device_open(name, &d) != RIG_OK)
-      return;
-    facts(d);
-    close_device(d);
-  }
-}
-
-/* A file under $TMPDIR that the io library serves: rig info's and rig
- * demo's scratch. */
-static rig_status open_scratch(char *path, size_t n, rig_device **out) {
-  const char *t = getenv("TMPDIR");
-  snprintf(path, n, "%s/rig-scratch-%d", t && *t ? t : "/tmp", (int)getpid());
-  rig_io_opener o = {.library = "io", .target = path, .flags = RIG_IO_CREATE};
-  return rig_device_open_io(&o, out);
-}
-
-/* The io library, through an io device it opens over a scratch file. */
-static void try_io(void) {
-  char path[256];
-  rig_device *d;
-  if (open_scratch(path, sizeof path, &d) != RIG_OK) {
-    const char *m = rig_error_last()->message;
-    printf("  %-8s does not open (%s): %s\n", "io", why_not(m), m);
-    return;
-  }
-  printf("  io devices (files, opened with rig_device_open_io):\n");
-  facts(d);
-  close_device(d);
-  unlink(path);
-}
-
-static int info(void) {
-  printf("host\n");
-  facts(rig_device_host());
-  printf("drivers\n");
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (try_driver(known[i][0], known[i][1]) &&
-        (strcmp(known[i][0], "vulkan") == 0 || strcmp(known[i][0], "cuda") == 0))
-      try_more(known[i][0]);
-  try_io();
-  return 0;
-}
-
-/* The device the demo runs on: a GPU driver's first device when one opens,
- * else a memory device standing for one. */
-static rig_device *best_device(void) {
-  const char *order[] = {"cuda:0", "vulkan:0", "amdgpu:0", "memory:demo"};
-  rig_device *d = NULL;
-  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-    if (rig_device_open(order[i], &d) == RIG_OK)
-      return d;
-  return NULL;
-}
-
-static void show(const char *step, rig_point p) {
-  char s[96];
-  rig_point_format(p, s, sizeof s);
-  printf("  %-42s point %s\n", step, p ? s : "none (host work takes no value)");
-}
-
-/* tests/kernels/vulkan/double.comp, x[i] *= 2 for i < n with parameters
- * { float *x; int64_t n; }, as SPIR-V: `glslangValidator -g0 --target-env
- * vulkan1.2 -e double --source-entrypoint main`. The test vulkan-demo-kernel
- * checks that these are its words; tests/kernels/vulkan/embedded.py --print
- * writes them anew. */
-static const uint32_t demo_spv[] = {
-    0x07230203, 0x00010500, 0x0008000b, 0x00000036, 0x00000000, 0x00020011,
-    0x00000001, 0x00020011, 0x0000000b, 0x00020011, 0x000014e3, 0x0006000b,
-    0x00000001, 0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e,
-    0x000014e4, 0x00000001, 0x0007000f, 0x00000005, 0x00000004, 0x62756f64,
-    0x0000656c, 0x0000000c, 0x0000001b, 0x00060010, 0x00000004, 0x00000011,
-    0x00000001, 0x00000001, 0x00000001, 0x00040047, 0x0000000c, 0x0000000b,
-    0x0000001c, 0x00050048, 0x00000016, 0x00000000, 0x00000023, 0x00000000,
-    0x00050048, 0x00000016, 0x00000001, 0x00000023, 0x00000008, 0x00030047,
-    0x00000016, 0x00000002, 0x00040047, 0x00000018, 0x00000006, 0x00000004,
-    0x00050048, 0x00000019, 0x00000000, 0x00000023, 0x00000000, 0x00030047,
-    0x00000019, 0x00000002, 0x00040047, 0x00000032, 0x00000001, 0x00000000,
-    0x00040047, 0x00000033, 0x00000001, 0x00000001, 0x00040047, 0x00000034,
-    0x00000001, 0x00000002, 0x00040047, 0x00000035, 0x0000000b, 0x00000019,
-    0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00040015,
-    0x00000006, 0x00000040, 0x00000001, 0x00040020, 0x00000007, 0x00000007,
-    0x00000006, 0x00040015, 0x00000009, 0x00000020, 0x00000000, 0x00040017,
-    0x0000000a, 0x00000009, 0x00000003, 0x00040020, 0x0000000b, 0x00000001,
-    0x0000000a, 0x0004003b, 0x0000000b, 0x0000000c, 0x00000001, 0x0004002b,
-    0x00000009, 0x0000000d, 0x00000000, 0x00040020, 0x0000000e, 0x00000001,
-    0x00000009, 0x00040015, 0x00000011, 0x00000040, 0x00000000, 0x00030027,
-    0x00000015, 0x000014e5, 0x0004001e, 0x00000016, 0x00000015, 0x00000006,
-    0x00030016, 0x00000017, 0x00000020, 0x0003001d, 0x00000018, 0x00000017,
-    0x0003001e, 0x00000019, 0x00000018, 0x00040020, 0x00000015, 0x000014e5,
-    0x00000019, 0x00040020, 0x0000001a, 0x00000009, 0x00000016, 0x0004003b,
-    0x0000001a, 0x0000001b, 0x00000009, 0x00040015, 0x0000001c, 0x00000020,
-    0x00000001, 0x0004002b, 0x0000001c, 0x0000001d, 0x00000001, 0x00040020,
-    0x0000001e, 0x00000009, 0x00000006, 0x00020014, 0x00000021, 0x0004002b,
-    0x0000001c, 0x00000025, 0x00000000, 0x00040020, 0x00000026, 0x00000009,
-    0x00000015, 0x0004002b, 0x00000017, 0x0000002c, 0x40000000, 0x00040020,
-    0x0000002d, 0x000014e5, 0x00000017, 0x00040032, 0x00000009, 0x00000032,
-    0x00000001, 0x00040032, 0x00000009, 0x00000033, 0x00000001, 0x00040032,
-    0x00000009, 0x00000034, 0x00000001, 0x00060033, 0x0000000a, 0x00000035,
-    0x00000032, 0x00000033, 0x00000034, 0x00050036, 0x00000002, 0x00000004,
-    0x00000000, 0x00000003, 0x000200f8, 0x00000005, 0x0004003b, 0x00000007,
-    0x00000008, 0x00000007, 0x00050041, 0x0000000e, 0x0000000f, 0x0000000c,
-    0x0000000d, 0x0004003d, 0x00000009, 0x00000010, 0x0000000f, 0x00040071,
-    0x00000011, 0x00000012, 0x00000010, 0x0004007c, 0x00000006, 0x00000013,
-    0x00000012, 0x0003003e, 0x00000008, 0x00000013, 0x0004003d, 0x00000006,
-    0x00000014, 0x00000008, 0x00050041, 0x0000001e, 0x0000001f, 0x0000001b,
-    0x0000001d, 0x0004003d, 0x00000006, 0x00000020, 0x0000001f, 0x000500b1,
-    0x00000021, 0x00000022, 0x00000014, 0x00000020, 0x000300f7, 0x00000024,
-    0x00000000, 0x000400fa, 0x00000022, 0x00000023, 0x00000024, 0x000200f8,
-    0x00000023, 0x00050041, 0x00000026, 0x00000027, 0x0000001b, 0x00000025,
-    0x0004003d, 0x00000015, 0x00000028, 0x00000027, 0x0004003d, 0x00000006,
-    0x00000029, 0x00000008, 0x00040072, 0x0000001c, 0x0000002a, 0x00000029,
-    0x0004007c, 0x00000009, 0x0000002b, 0x0000002a, 0x00060041, 0x0000002d,
-    0x0000002e, 0x00000028, 0x00000025, 0x0000002b, 0x0006003d, 0x00000017,
-    0x0000002f, 0x0000002e, 0x00000002, 0x00000004, 0x00050085, 0x00000017,
-    0x00000030, 0x0000002f, 0x0000002c, 0x00060041, 0x0000002d, 0x00000031,
-    0x00000028, 0x00000025, 0x0000002b, 0x0005003e, 0x00000031, 0x00000030,
-    0x00000002, 0x00000004, 0x000200f9, 0x00000024, 0x000200f8, 0x00000024,
-    0x000100fd, 0x00010038,
-};
-
-/* Doubles x's n floats with double.comp on d, a Vulkan device, or double.ptx
- * on a cuda device, in groups
- * of 64: *p is the launch's point. Another device, or a Vulkan device that
- * runs no code, returns non-zero and the caller doubles x on the host. */
-/* On a cuda device: drivers/cuda/kernels/double.ptx, whose entry is twice. */
-extern const unsigned char rig_demo_cuda_ptx[];
-extern const unsigned long rig_demo_cuda_ptx_bytes;
-
-static rig_status double_on_device(rig_device *d, rig_buffer *x, size_t n, rig_point *p) {
-  rig_image *im;
-  rig_function *f = NULL;
-  rig_submission *s;
-  rig_run *run;
-  *p = 0;
-  bool cuda = strncmp(rig_device_name(d), "cuda:", 5) == 0;
-  if (strncmp(rig_device_name(d), "vulkan:", 7) != 0 && !cuda)
-    return RIG_UNAVAILABLE;
-  if ((cuda ? rig_image_load(d, rig_demo_cuda_ptx, rig_demo_cuda_ptx_bytes, &im)
-            : rig_image_load(d, demo_spv, sizeof demo_spv, &im)) != RIG_OK) {
-    printf("  (no kernel: %s)\n", rig_error_last()->message);
-    return RIG_UNAVAILABLE;
-  }
-  rig_ref ref = rig_ref_read_write(0, 0);
-  rig_part launch = rig_part_launch(NULL, &ref, 1, 16);
-  rig_status st = rig_image_resolve(im, cuda ? "twice" : "double", &f);
-  if (st == RIG_OK && !f)
-    st = RIG_UNAVAILABLE;
-  launch.function = f;
-  if (st == RIG_OK)
-    st = rig_submission_make(d, &launch, 1, &s);
-  rig_image_release(im); /* the submission holds the code */
-  if (st != RIG_OK)
-    return st;
-  if ((st = rig_submission_take(s, &run)) == RIG_OK) {
-    st = rig_run_groups(run, 0, (n + 63) / 64, 1, 1);
-    if (st == RIG_OK)
-      st = rig_run_threads(run, 0, 64, 1, 1);
-    if (st == RIG_OK)
-      st = rig_run_int64(run, 0, 8, (int64_t)n);
-    /* A run is given back by its submit, also one refused for a bad grid. */
-    rig_status sub = rig_run_submit(run, &x, 1, NULL, 0, p);
-    st = st ? st : sub;
-  }
-  rig_submission_release(s);
-  return st;
-}
-
-static void twice(void *bytes, size_t n, void *ctx) {
-  float *f = bytes;
-  for (size_t i = 0; i < n / sizeof *f; i++)
-    f[i] *= 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    if ((call) != RIG_OK) {                                                 \
-      printf("rig demo: %s: %s\n", #call, rig_error_last()->message);       \
-      return 1;                                                             \
-    }                                                                       \
-  } while (0)
-
-/* The io step: the host's floats go into a file through an io device,
- * and come back from the file into d's memory. */
-static int demo_io(rig_device *d, rig_buffer *host) {
-  char path[256];
-  rig_device *io;
-  rig_buffer *f, *y;
-  rig_point p;
-  size_t n = rig_buffer_length(host);
-  CHECK(open_scratch(path, sizeof path, &io));
-  CHECK(rig_buffer_create(io, n, &f));
-  CHECK(rig_buffer_copy(host, f));
-  show("copy host -> file (io device)", 0);
-  CHECK(rig_buffer_create(d, n, &y));
-  CHECK(rig_buffer_submit_copy(f, y, &p));
-  show("copy file -> y on the device", p);
-  float first[4];
-  CHECK(rig_buffer_get(y, 0, first, sizeof first));
-  printf("  y reads %g %g %g %g from %s\n", first[0], first[1], first[2], first[3], path);
-  rig_buffer_release(y);
-  rig_buffer_release(f);
-  CHECK(rig_device_close(io));
-  rig_device_release(io);
-  unlink(path);
-  return first[1] != 2.f;
-}
-
-/* The quick start: copy floats to the device, double them, copy back. */
-static int demo(void) {
-  enum { N = 1024 };
-  float in[N], out[N];
-  rig_device *d = best_device();
-  rig_buffer *host, *x;
-  rig_point p;
-  if (!d) {
-    printf("rig demo: no device opens: %s\n", rig_error_last()->message);
-    return 1;
-  }
-  printf("rig demo on %s (arch %s)%s\n", rig_device_name(d), rig_device_arch(d),
-         rig_device_runs_on_host(d) || strcmp(rig_device_arch(d), "memory") == 0
-             ? ": no GPU driver opens, so a memory device stands for the GPU"
-             : "");
-  for (int i = 0; i < N; i++)
-    in[i] = i == 0 ? 65535.f : (float)i;
-  CHECK(rig_buffer_create(rig_device_host(), sizeof in, &host));
-  CHECK(rig_buffer_create(d, sizeof in, &x));
-  CHECK(rig_buffer_put(host, 0, in, sizeof in));
-  show("host writes its buffer", 0);
-  CHECK(rig_buffer_submit_copy(host, x, &p));
-  show("copy host -> x", p);
-  /* On a Vulkan device a kernel doubles x, after the copy that wrote it;
-   * elsewhere host code does, after x's uses. */
-  if (double_on_device(d, x, N, &p) == RIG_OK)
-    show(strncmp(rig_device_name(d), "cuda:", 5) == 0 ? "double x (CUDA kernel double.ptx)"
-                                                        : "double x (Vulkan kernel double.comp)",
-         p);
-  else {
-    CHECK(rig_buffer_write(x, twice, NULL));
-    show("double x (host code after x's uses)", 0);
-  }
-  CHECK(rig_buffer_submit_copy(x, host, &p));
-  show("copy x -> host", p);
-  CHECK(rig_point_wait(p));
-  CHECK(rig_buffer_get(host, 0, out, sizeof out));
-  int bad = 0;
-  for (int i = 0; i < N; i++)
-    bad += out[i] != 2 * in[i];
-  printf("  host reads %g %g %g ... %g: %s\n", out[0], out[1], out[2], out[N - 1],
-         bad ? "WRONG" : "each float doubled");
-  bad += demo_io(d, host);
-  rig_buffer_release(x);
-  rig_buffer_release(host);
-  CHECK(rig_device_close(d));
-  printf("  closed %s: %s\n", rig_device_name(d), rig_device_lost(d));
-  rig_device_release(d);
-  return bad != 0;
-}
-
-static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch | cuda] | profile\n");
-  return 2;
+static bool asks_help(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return true;
+  return false;
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "profile") == 0) return rig_profile_command(argc - 1, argv + 1);
-  if (argc != 2 && !(argc == 3 && strcmp(argv[1], "bench") == 0))
-    return usage();
-  if (strcmp(argv[1], "info") == 0)
-    return info();
-  if (strcmp(argv[1], "demo") == 0) /* then the seed's add example on the host */
-    return demo() | rig_demo_add_host();
-  /* The stress run takes a while: only on request. */
-  if (strcmp(argv[1], "bench") == 0 && argc == 3)
-    return strcmp(argv[2], "stress") == 0 ? rig_bench_stress(stdout)
-           : strcmp(argv[2], "io") == 0   ? rig_bench_io(stdout)
-           : strcmp(argv[2], "create") == 0 ? rig_bench_create(stdout)
-           : strcmp(argv[2], "launch") == 0 ? rig_bench_launch(stdout)
-           : strcmp(argv[2], "cuda") == 0   ? rig_bench_cuda(stdout)
-                                          : usage();
-  if (strcmp(argv[1], "bench") == 0)
-    return rig_bench_create(stdout) | rig_bench_copy(stdout) | rig_bench_io(stdout) |
-           rig_bench_launch(stdout) | rig_bench_pingpong(stdout);
-  return usage();
+  if (argc < 2) {
+    fprintf(stderr, "rig: no command given\n");
+    return usage(stderr);
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
+    return usage(stdout);
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("rig %s\n", rig_version());
+    return 0;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    if (strcmp(argv[1], commands[i].name) != 0)
+      continue;
+    if (asks_help(argc - 2, argv + 2)) {
+      fputs(commands[i].help, stdout);
+      if (commands[i].more_help)
+        commands[i].more_help();
+      return 0;
+    }
+    return commands[i].run(argc - 2, argv + 2);
+  }
+  fprintf(stderr, "rig: no command '%s'\n", argv[1]);
+  return usage(stderr);
 }

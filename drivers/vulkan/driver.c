@@ -145,6 +145,8 @@ static int open_device(const char *args, void **out, rig_edge_error *err) {
  * serve every open on it. */
 static const void *capability(void *h, const char *key) {
   rvk_dev *v = h;
+  if (strcmp(key, RIG_VULKAN_DEVICE) == 0)
+    return &v->info;
   return strcmp(key, RIG_VULKAN_VALIDATION) == 0 ? &v->sh->validation : NULL;
 }
 

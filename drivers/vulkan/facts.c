@@ -89,8 +89,31 @@ static uint64_t budget(rvk_dev *v) {
   return sum;
 }
 
+/* The capability record RIG_VULKAN_DEVICE: what the device and its driver
+ * say of themselves. */
+static void make_info(rvk_dev *v) {
+  VkPhysicalDeviceDriverProperties dp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &dp};
+  vkGetPhysicalDeviceProperties2(v->phys, &p2);
+  rig_vulkan_device *i = &v->info;
+  i->size = sizeof *i;
+  i->vendor_id = v->props.vendorID;
+  i->device_id = v->props.deviceID;
+  i->device_type = (uint32_t)v->props.deviceType;
+  i->api_version = v->props.apiVersion;
+  i->driver_version = v->props.driverVersion;
+  snprintf(i->name, sizeof i->name, "%.*s", VK_MAX_PHYSICAL_DEVICE_NAME_SIZE, v->props.deviceName);
+  snprintf(i->driver_name, sizeof i->driver_name, "%.*s", VK_MAX_DRIVER_NAME_SIZE, dp.driverName);
+  snprintf(i->driver_info, sizeof i->driver_info, "%.*s", VK_MAX_DRIVER_INFO_SIZE, dp.driverInfo);
+  i->memory_bytes = 0;
+  for (uint32_t h = 0; h < v->memprops.memoryHeapCount; h++)
+    if (v->memprops.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      i->memory_bytes += v->memprops.memoryHeaps[h].size;
+}
+
 void rvk_make_facts(rvk_dev *v) {
   rig_edge_facts *f = &v->facts;
+  make_info(v);
   make_arch(v, f->arch, sizeof f->arch);
   if (v->pci)
     make_bus(v, f->bus, sizeof f->bus);

@@ -18,4 +18,23 @@ typedef struct rig_vulkan_validation {
   _Atomic uint64_t errors;
 } rig_vulkan_validation;
 
+/* rig_device_capability(d, RIG_VULKAN_DEVICE): the physical device behind a
+ * vulkan:N device, as its driver states it at open (rig info prints it).
+ * Strings are NUL-terminated; versions are Vulkan's packed encoding
+ * (VK_API_VERSION_MAJOR etc.), but driver_version, whose packing is the
+ * vendor's own. */
+#define RIG_VULKAN_DEVICE "vulkan.device"
+typedef struct rig_vulkan_device {
+  uint32_t size;            /* sizeof(rig_vulkan_device) */
+  uint32_t vendor_id, device_id;
+  uint32_t device_type;     /* VkPhysicalDeviceType: 1 integrated, 2 discrete,
+                               3 virtual, 4 cpu, 0 other */
+  uint32_t api_version;     /* the Vulkan version the device supports */
+  uint32_t driver_version;  /* the vendor's encoding */
+  char name[256];           /* deviceName: "llvmpipe (LLVM 15.0.6, 256 bits)" */
+  char driver_name[256];    /* driverName: "llvmpipe", "NVIDIA" */
+  char driver_info[256];    /* driverInfo: "Mesa 22.3.6 (LLVM 15.0.6)" */
+  uint64_t memory_bytes;    /* the device-local heaps' sizes */
+} rig_vulkan_device;
+
 #endif

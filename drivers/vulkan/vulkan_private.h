@@ -169,6 +169,7 @@ typedef struct rvk_dev {
   VkPhysicalDeviceProperties props;
   uint64_t max_alloc;
   rig_edge_facts facts;
+  rig_vulkan_device info;   /* capability RIG_VULKAN_DEVICE */
 
   /* entry points of the device (Vulkan 1.2 and extensions) */
   PFN_vkWaitSemaphores WaitSemaphores;

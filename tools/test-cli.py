@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The rig program's commands as a user runs them: test-cli.py RIG CASE.
+
+info         `rig info` prints its table with the host's row and exits 0
+info-json    `rig info --json` is JSON, with the facts of each device
+info-device  `rig info memory:x` and its --json give that device's facts
+help         `rig --help` and each `rig CMD --help` describe the commands
+bad-args     a bad argument exits 2 and names what was wrong
+bench-help   `rig bench --help` names its groups; a bad group exits 2
+install      installs the build under a temporary DESTDIR with its drivers,
+             no test driver, and runs the installed `rig bench pingpong
+             create`: pingpong is skipped saying it needs the test driver,
+             create runs (BUILD_ROOT is the third argument)
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, env=None, want=0):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != want:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}, not {want}\n"
+                 f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def expect(cond, what, text=""):
+    if not cond:
+        sys.exit(f"FAIL: {what}\n{text}")
+
+
+def case_info(rig):
+    out = run([rig, "info"]).stdout
+    head = out.splitlines()[2].split()
+    expect(head[:4] == ["DEVICE", "TYPE", "MODEL", "DRIVER"], "the table's heading", out)
+    for col in ("VERSION", "ARCH", "TOTAL", "IN", "USE", "BUDGET"):
+        expect(col in head, f"a column {col}", out)
+    host = out.splitlines()[3].split()
+    expect(host[1] == "cpu" and "unlimited" in host, "the host's row: cpu, budget unlimited", out)
+    expect("memory:" in out and "memory" in out, "a memory device's row", out)
+    print(out)
+
+
+def case_info_json(rig):
+    text = run([rig, "info", "--json"]).stdout
+    doc = json.loads(text)
+    expect(doc["rig_version"] and doc["devices"], "rig_version and devices", text)
+    for d in doc["devices"]:
+        for key in ("name", "type", "driver", "driver_version", "arch", "memory_total",
+                    "memory_in_use", "budget", "capabilities"):
+            expect(key in d, f"{d.get('name')}: the fact {key}", text)
+    expect(doc["devices"][0]["type"] == "cpu", "the host first, of type cpu", text)
+    expect(doc["devices"][0]["budget"] is None, "the host's budget null (unlimited)", text)
+    for u in doc["unavailable"]:
+        expect(u["reason"] in ("no plugin", "no library", "no device"), "a reason in a word", text)
+        expect(u["message"], "the open's message", text)
+    vk = [d for d in doc["devices"] if d["driver"] == "vulkan"]
+    for d in vk:  # where lavapipe or a GPU is here
+        cap = d["capabilities"]["vulkan.device"]
+        expect(cap["name"] == d["model"] and cap["memory"] == d["memory_total"],
+               "vulkan.device's record is the row's model and memory", text)
+    print(text)
+
+
+def case_info_device(rig):
+    out = run([rig, "info", "memory:x"]).stdout
+    lines = {l.split(None, 1)[0]: l.split(None, 1)[1] for l in out.splitlines()[1:] if l.strip()}
+    expect(out.startswith("memory:x\n"), "the device's name first", out)
+    expect("type" in lines and lines["type"].strip() == "memory", "type memory", out)
+    doc = json.loads(run([rig, "info", "--json", "memory:x"]).stdout)
+    expect(doc["name"] == "memory:x" and doc["driver"] == "memory" and doc["memory_in_use"] == 0,
+           "the JSON's name, driver and memory in use", str(doc))
+    err = run([rig, "info", "nosuchdriver:0"], want=1).stderr
+    expect("nosuchdriver:0 does not open (no plugin)" in err, "why a device does not open", err)
+    print(out)
+
+
+def case_help(rig):
+    out = run([rig, "--help"]).stdout
+    for cmd in ("info", "demo", "bench"):
+        expect(f"  {cmd} " in out, f"--help lists {cmd}", out)
+        sub = run([rig, cmd, "--help"]).stdout
+        expect(sub.startswith(f"usage: rig {cmd}"), f"rig {cmd} --help's usage", sub)
+    expect(run([rig, "--version"]).stdout.startswith("rig "), "--version")
+
+
+def case_bad_args(rig):
+    cases = [([], "no command given"), (["frob"], "no command 'frob'"),
+             (["info", "--bogus"], "no option '--bogus'"),
+             (["info", "a", "b"], "one device at a time"),
+             (["demo", "x"], "takes no argument, not 'x'"),
+             (["bench", "nope"], "no group 'nope'")]
+    for args, msg in cases:
+        err = run([rig] + args, want=2).stderr
+        expect(msg in err, f"rig {' '.join(args)}: says {msg!r}", err)
+
+
+def case_bench_help(rig):
+    out = run([rig, "bench", "--help"]).stdout
+    expect(out.startswith("usage: rig bench [GROUP...]"), "the usage", out)
+    for g in ("create", "copy", "io", "launch", "pingpong", "stress"):
+        expect(g in out, f"the group {g}", out)
+
+
+def case_install(rig, build):
+    with tempfile.TemporaryDirectory() as dest:
+        run(["meson", "install", "-C", build, "--no-rebuild", "--quiet", "--tags", "runtime",
+             "--destdir", dest])
+        root = pathlib.Path(dest)
+        rigs = list(root.glob("**/bin/rig"))
+        expect(len(rigs) == 1, "one installed rig", str(rigs))
+        drivers = [str(p.parent) for p in root.glob("**/rig/drivers/librig-driver-memory.so")]
+        libs = [str(p.parent) for p in root.glob("**/librig-core.so*")]
+        expect(drivers and libs, "the installed memory driver and librig-core")
+        # No RIG_ settings, and no MALLOC_PERTURB_ (meson test sets it), which
+        # would fill each of the anchor's 1 MiB mallocs.
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("RIG_") and k != "MALLOC_PERTURB_"}
+        env["RIG_DRIVER_PATH"] = drivers[0]
+        env["LD_LIBRARY_PATH"] = libs[0]
+        p = run([str(rigs[0]), "bench", "pingpong", "create"], env=env)
+        expect("skipped: needs the test driver" in p.stdout, "pingpong skipped, saying why",
+               p.stdout)
+        expect("create+release memory 256 B" in p.stdout, "create's rows", p.stdout)
+        print(p.stdout)
+
+
+def main():
+    rig, case = sys.argv[1], sys.argv[2]
+    if case == "install":
+        case_install(rig, sys.argv[3])
+    else:
+        globals()["case_" + case.replace("-", "_")](rig)
+
+
+main()
