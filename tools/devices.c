@@ -57,6 +57,8 @@ static size_t listed(rig_cli_entry *out, size_t cap) {
     if (strcmp(e[i].driver, "host") == 0 || strcmp(e[i].name, "host") == 0 ||
         strcmp(e[i].name, rig_device_name(rig_device_host())) == 0)
       continue; /* rig info describes the host itself */
+    if (strcmp(e[i].driver, "io") == 0)
+      continue; /* an io library offers no device by name: probe_io opens one */
     set_entry(&out[k], e[i].name, e[i].driver, e[i].opens, e[i].why);
     snprintf(out[k++].path, sizeof out->path, "%s", e[i].path);
   }
