@@ -37,6 +37,7 @@ struct rig_device {
   char *name;
   const char *iset;
   bool is_host;
+  bool own_code;                  /* host, memory or io: rig's own, no mask (RIG__DRIVER_OF) */
   uint32_t io_flags;              /* an io device's open flags (iodev.c) */
 
   struct {                        /* timeline.c */
