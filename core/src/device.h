@@ -75,6 +75,7 @@ struct rig_device {
     _Atomic uint64_t allocated;
     _Atomic(struct rig__alloc *) collected; /* pushed by any release */
     struct rig__alloc *waiting;   /* collected, points not yet reached */
+    _Atomic bool any_waiting;     /* waiting != NULL, for a move's look without the lock */
     struct rig__alloc *cache[64]; /* by hash of the charged size */
     uint64_t cached_bytes;
     _Atomic uint64_t live_allocs; /* allocations not yet returned */

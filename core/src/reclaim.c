@@ -174,6 +174,7 @@ static void move_locked(rig_device *d) {
     } else
       p = &a->next;
   }
+  atomic_store_explicit(&d->mem.any_waiting, d->mem.waiting != NULL, memory_order_relaxed);
   if (!outer) {
     rig__batch_end(&regions);
     batch = NULL;
@@ -202,9 +203,16 @@ static void before_move(rig_device *d) {
 
 void rig__move_collected(rig_device *d) {
   before_move(d);
-  rig__lock(&d->locks.mem);
-  move_locked(d);
-  rig__unlock(&d->locks.mem);
+  /* Nothing collected and nothing waiting: no lock to take (a copy moves
+   * both its devices' memory, two locks of its largest costs). A release
+   * that collects meanwhile is moved by the next move, as if it had come
+   * after this one. */
+  if (atomic_load_explicit(&d->mem.collected, memory_order_acquire) ||
+      atomic_load_explicit(&d->mem.any_waiting, memory_order_relaxed)) {
+    rig__lock(&d->locks.mem);
+    move_locked(d);
+    rig__unlock(&d->locks.mem);
+  }
   after_move(d);
 }
 

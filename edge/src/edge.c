@@ -49,17 +49,10 @@ static void fill_pattern(unsigned char *dst, uint64_t n, uint32_t pattern, uint3
     memset(dst, (int)(pattern & 0xff), n);
     return;
   }
-  /* 64 bytes of the pattern, copied in whole: a byte loop with a division
-   * per byte made a 64-byte fill cost more than its submit. size (2 or 4)
-   * divides 64, and n is a whole number of patterns. */
-  unsigned char p[64], one[4];
-  memcpy(one, &pattern, sizeof one);
-  for (unsigned i = 0; i < sizeof p; i++)
-    p[i] = one[i % size];
-  uint64_t at = 0;
-  for (; n - at >= sizeof p; at += sizeof p)
-    memcpy(dst + at, p, sizeof p);
-  memcpy(dst + at, p, n - at);
+  unsigned char p[4];
+  memcpy(p, &pattern, sizeof p);
+  for (uint64_t i = 0; i < n; i++)
+    dst[i] = p[i % size];
 }
 
 static unsigned char *host_of(const rig_edge_range *r) {
