@@ -1,7 +1,10 @@
 /* bench.h: rig's benchmarks. Each measures rig and its anchor in the same
- * run, alternating them, keeps the best round of each (the least disturbed
- * on a shared machine) and prints the ratio rig / anchor: below 1 rig is
- * faster. Each returns 0, or 1 when rig failed. */
+ * run, alternating them (which goes first swaps every round), and prints
+ * the min (the least disturbed round on a shared machine) and the median of
+ * each side's rounds and the ratios rig / anchor of both: below 1 rig is
+ * faster. Both sides touch their memory before the clock starts, run the
+ * same number of threads, and run kernels built with the same flags
+ * (docs/benchmarks.md). Each returns 0, or 1 when rig failed. */
 #ifndef RIG_BENCH_H
 #define RIG_BENCH_H
 
@@ -29,6 +32,10 @@ int rig_bench_pingpong(FILE *out);
 /* P9: rig on cuda:0 vs the CUDA Driver API (cuda.c); prints a skip line
  * and returns 0 where libcuda or a GPU is missing. */
 int rig_bench_cuda(FILE *out);
+/* The small operations on a memory device: a 64-byte rig_buffer_copy vs
+ * memcpy of 64 bytes, and the submit of a prepared 4-byte fill (take and
+ * submit, no wait) vs a 4-byte store (small.c). */
+int rig_bench_small(FILE *out);
 /* The ordering stress test at 10^6 submits: submits, order violations and
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);
@@ -41,11 +48,26 @@ int rig_bench_status(int status, const char *what);
 /* The bytes of the file at path, malloc'd, or NULL; *n their count. */
 void *rig_bench_read_file(const char *path, size_t *n);
 
+/* The machine the benches run on (stats.c): CPU model, CPUs allowed and
+ * rig_host_cores(), caches, memory, huge pages, load average, compilers
+ * and flags; `rig bench` prints it first. */
+void rig_bench_facts(FILE *out);
+
+/* The min and the median of n times (stats.c); n at most
+ * RIG_BENCH_MAX_ROUNDS. */
+#define RIG_BENCH_MAX_ROUNDS 64
+typedef struct rig_bench_stats {
+  double min, median;
+} rig_bench_stats;
+rig_bench_stats rig_bench_stats_of(const double *ns, int n);
+
 /* Timing: a function run `iters` times per round. */
 typedef void (*rig_bench_fn)(void *ctx, uint64_t iters);
-/* Best ns per iteration of rig and anchor over `rounds` alternated rounds;
- * shows progress on stderr and prints their row (rig_bench_table_row).
- * Returns the ratio. */
+/* ns per iteration of rig and anchor over `rounds` (at most
+ * RIG_BENCH_MAX_ROUNDS) alternated rounds, after one warm-up round of each
+ * of iters / 10 + 1; shows progress on stderr and prints their row
+ * (rig_bench_table_row): min and median of each, and the ratios. Returns
+ * the ratio of the mins. */
 double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_bench_fn anchor,
                          void *ctx, uint64_t iters, int rounds);
 
@@ -55,11 +77,12 @@ double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_benc
  * hands it to rig_bench_table_row, which prints the times in the unit that
  * suits them and the ratio rig / anchor in numbers and words. */
 typedef struct rig_bench_row {
-  const char *name; /* the operation, and its size */
-  double rig_ns;    /* best time per operation through rig */
-  double anchor_ns; /* best time per operation of the anchor */
+  const char *name;              /* the operation, and its size */
+  double rig_ns, rig_median;     /* time per operation through rig: min, median */
+  double anchor_ns, anchor_median; /* the anchor's: min, median */
 } rig_bench_row;
-/* The columns' heading: operation, rig, anchor, ratio. */
+/* The columns' heading: operation, rig, anchor, ratio (each min / median).
+ * bench/conditions.sh reads the rows: change its pattern with them. */
 void rig_bench_table_head(FILE *out);
 void rig_bench_table_row(FILE *out, const rig_bench_row *r);
 /* A line of progress on stderr, printf-like: on a terminal one line that

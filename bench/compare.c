@@ -19,18 +19,26 @@ static double round_ns(rig_bench_fn fn, void *ctx, uint64_t iters) {
 
 double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_bench_fn anchor,
                          void *ctx, uint64_t iters, int rounds) {
-  double best_rig = 1e300, best_anchor = 1e300;
-  rig(ctx, iters / 10 + 1); /* warm caches and the allocator */
+  double a[RIG_BENCH_MAX_ROUNDS], b[RIG_BENCH_MAX_ROUNDS];
+  rounds = rounds < 1 ? 1 : rounds > RIG_BENCH_MAX_ROUNDS ? RIG_BENCH_MAX_ROUNDS : rounds;
+  rig(ctx, iters / 10 + 1); /* warm caches, the allocator and the pool */
   anchor(ctx, iters / 10 + 1);
   for (int r = 0; r < rounds; r++) {
     rig_bench_progress_round(name, r, rounds);
-    double a = round_ns(rig, ctx, iters), b = round_ns(anchor, ctx, iters);
-    best_rig = a < best_rig ? a : best_rig;
-    best_anchor = b < best_anchor ? b : best_anchor;
+    /* Which side runs first swaps each round: neither always finds the
+     * caches, the pool or a spinning thread as the other left them. */
+    if (r % 2 == 0) {
+      a[r] = round_ns(rig, ctx, iters);
+      b[r] = round_ns(anchor, ctx, iters);
+    } else {
+      b[r] = round_ns(anchor, ctx, iters);
+      a[r] = round_ns(rig, ctx, iters);
+    }
   }
-  rig_bench_row row = {name, best_rig, best_anchor};
+  rig_bench_stats x = rig_bench_stats_of(a, rounds), y = rig_bench_stats_of(b, rounds);
+  rig_bench_row row = {name, x.min, x.median, y.min, y.median};
   rig_bench_table_row(out, &row);
-  return best_rig / best_anchor;
+  return x.min / y.min;
 }
 
 int rig_bench_status(int status, const char *what) {

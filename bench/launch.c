@@ -2,9 +2,14 @@
  *
  * P1: submit of an empty launch with 3 buffer refs vs calling the same
  *     function directly through the pool (rig_host_parallel), with the
- *     mallocs per submit counted.
+ *     mallocs per submit counted; and vs the field's anchor, an OpenMP
+ *     parallel region with an empty body over rig_host_cores() threads,
+ *     beside an empty launch of that many groups, which runs on as many.
  * P4: an add over 256 MiB (z = x + y, 2^26 floats) as a launch on the
- *     performance cores vs the same loop with OpenMP.
+ *     performance cores vs OpenMP over as many threads running the same
+ *     machine code: the anchor calls the linked kernel itself, on static
+ *     ranges, so both sides run the code clang built with the kernels'
+ *     flags, in the same pages (docs/benchmarks.md says why).
  * P5: Image.load of the 200-function object vs dlopen of the same code
  *     built as a .so.
  * The kernels are built into the bench's folder; RIG_BENCH_KERNELS names
@@ -14,6 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <rig/rig.h>
 
@@ -80,6 +89,29 @@ static void p1_direct(void *p, uint64_t iters) {
     rig_host_parallel(c->fn, params, 1);
 }
 
+/* The field's anchor: an OpenMP parallel region with an empty body over
+ * rig_host_cores() threads. */
+static void p1_openmp(void *p, uint64_t iters) {
+  (void)p;
+  for (uint64_t i = 0; i < iters; i++) {
+#pragma omp parallel num_threads(rig_host_cores())
+    __asm__ volatile("");
+  }
+}
+
+/* An empty launch of rig_host_cores() groups: on as many threads as the
+ * OpenMP region, the pool's workers woken for it. */
+static void p1_rig_wide(void *p, uint64_t iters) {
+  struct p1 *c = p;
+  for (uint64_t i = 0; i < iters; i++) {
+    rig_run *r;
+    rig_point pt;
+    if (rig_submission_take(c->s, &r) || rig_run_groups(r, 0, rig_host_cores(), 1, 1) ||
+        rig_run_threads(r, 0, 1, 1, 1) || rig_run_submit(r, c->bufs, 3, NULL, 0, &pt))
+      c->failed = 1;
+  }
+}
+
 static int bench_p1(FILE *out) {
   rig_image *im = NULL;
   rig_function *f = function_of("empty.o", "empty", &im);
@@ -102,7 +134,13 @@ static int bench_p1(FILE *out) {
   struct mallinfo2 before = mallinfo2();
   p1_rig(&c, 10000);
   struct mallinfo2 after = mallinfo2();
-  rig_bench_compare(out, "P1 submit empty launch, 3 refs", p1_rig, p1_direct, &c, 200000, 7);
+  rig_bench_compare(out, "P1 submit empty launch, 3 refs vs direct call", p1_rig, p1_direct, &c,
+                    200000, 7);
+  char name[96];
+  snprintf(name, sizeof name, "P1 the same vs OpenMP empty region, %u thr", rig_host_cores());
+  rig_bench_compare(out, name, p1_rig, p1_openmp, &c, 2000, 7);
+  snprintf(name, sizeof name, "P1 empty launch of %u groups vs the same", rig_host_cores());
+  rig_bench_compare(out, name, p1_rig_wide, p1_openmp, &c, 2000, 7);
   fprintf(out, "%-44s %zu bytes malloc'd over 10000 submits\n", "P1 allocations",
           after.uordblks > before.uordblks ? after.uordblks - before.uordblks : 0);
   rig_submission_release(c.s);
@@ -116,10 +154,18 @@ static int bench_p1(FILE *out) {
 
 #define P4_N ((int64_t)1 << 26) /* floats: 256 MiB per array */
 
+/* The kernel's parameter block (tests/kernels/add.c). */
+struct add_params {
+  const float *x, *y;
+  float *z;
+  int64_t n;
+};
+
 struct p4 {
   rig_submission *s;
   rig_buffer *x, *y, *z;
   float *xs, *ys, *zs;
+  void (*fn)(const void *, int64_t, int64_t); /* the linked kernel */
   int failed;
 };
 
@@ -136,12 +182,21 @@ static void p4_rig(void *p, uint64_t iters) {
   }
 }
 
+/* OpenMP's static schedule: one range per thread, each run by the kernel
+ * rig linked, with the parameters rig's launch passes. */
 static void p4_openmp(void *p, uint64_t iters) {
   struct p4 *c = p;
+  struct add_params params = {c->xs, c->ys, c->zs, P4_N};
   for (uint64_t k = 0; k < iters; k++) {
-#pragma omp parallel for num_threads(rig_host_cores()) schedule(static)
-    for (int64_t i = 0; i < P4_N; i++)
-      c->zs[i] = c->xs[i] + c->ys[i];
+#pragma omp parallel num_threads(rig_host_cores())
+    {
+      int64_t t = 0, n = 1;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+      n = omp_get_num_threads();
+#endif
+      c->fn(&params, P4_N * t / n, P4_N * (t + 1) / n);
+    }
   }
 }
 
@@ -160,6 +215,7 @@ static int bench_p4(FILE *out) {
     fprintf(out, "bench P4: %s\n", rig_error_last()->message);
     return 1;
   }
+  c.fn = (void (*)(const void *, int64_t, int64_t))(uintptr_t)rig_function_entry(f);
   c.xs = rig_buffer_host_address(c.x);
   c.ys = rig_buffer_host_address(c.y);
   c.zs = rig_buffer_host_address(c.z);

@@ -9,8 +9,9 @@
  * destination's device, whose queue waits for the other's point (SUBMIT-2).
  * memory <-> test: A and B on a memory device; A -> B runs there and waits
  * on the host for the test device's last copy (SUBMIT-3), B -> A is a
- * prepared copy on the test device, which reaches the memory device's
- * memory (MACH-16). */
+ * prepared copy on the test device over borrows of A and B onto it: a
+ * device's work addresses another's memory only through a borrow
+ * (VALID-6, VALID-15). */
 #include <pthread.h>
 #include <string.h>
 
@@ -24,6 +25,8 @@
 struct ctx {
   rig_buffer *a, *b;
   rig_submission *back; /* B -> A as a prepared copy, or NULL */
+  rig_buffer *back_a, *back_b; /* A and B borrowed onto back's device */
+  rig_buffer *whole_a, *whole_b; /* what A and B view where borrowed */
   int failed;
   /* the anchor's two threads */
   pthread_mutex_t lock;
@@ -36,7 +39,7 @@ static rig_status copy_back(struct ctx *c, rig_point *p) {
   if (!c->back)
     return rig_buffer_submit_copy(c->b, c->a, p);
   rig_run *r;
-  rig_buffer *bufs[2] = {c->b, c->a};
+  rig_buffer *bufs[2] = {c->back_b, c->back_a};
   rig_status st = rig_submission_take(c->back, &r);
   return st ? st : rig_run_submit(r, bufs, 2, NULL, 0, p);
 }
@@ -112,21 +115,36 @@ static rig_device *open_name(FILE *out, const char *name, int *failed) {
   return d;
 }
 
+/* A 64-byte buffer on d; one that is to be borrowed must start on a page,
+ * which the memory driver gives allocations of 64 KiB and more, so it is
+ * a view of such a buffer (*whole). */
+static rig_status make(rig_device *d, bool paged, rig_buffer **whole, rig_buffer **out) {
+  if (!paged)
+    return rig_buffer_create(d, BYTES, out);
+  rig_status st = rig_buffer_create(d, 65536, whole);
+  return st ? st : rig_buffer_view(*whole, 0, BYTES, RIG_READ_WRITE, out);
+}
+
 /* Runs the ping-pong between x's and y's 64-byte buffers, B -> A as a
  * prepared copy on back's device where back is not NULL. */
 static int pair(FILE *out, const char *name, rig_device *x, rig_device *y, rig_device *back) {
   struct ctx c = {.lock = PTHREAD_MUTEX_INITIALIZER, .turned = PTHREAD_COND_INITIALIZER};
   rig_part part = rig_part_copy(0, 1);
   int failed = 0;
-  if (rig_buffer_create(x, BYTES, &c.a) || rig_buffer_create(y, BYTES, &c.b) ||
-      (back && rig_submission_make(back, &part, 1, &c.back))) {
+  if (make(x, back != NULL, &c.whole_a, &c.a) || make(y, back != NULL, &c.whole_b, &c.b) ||
+      (back && (rig_submission_make(back, &part, 1, &c.back) ||
+                rig_buffer_borrow(back, c.a, &c.back_a) || rig_buffer_borrow(back, c.b, &c.back_b)))) {
     fprintf(out, "bench %s: %s\n", name, rig_error_last()->message);
     failed = 1;
   } else
     failed = run(out, name, &c);
   rig_submission_release(c.back);
+  rig_buffer_release(c.back_a);
+  rig_buffer_release(c.back_b);
   rig_buffer_release(c.a);
   rig_buffer_release(c.b);
+  rig_buffer_release(c.whole_a);
+  rig_buffer_release(c.whole_b);
   return failed;
 }
 

@@ -37,6 +37,7 @@ struct rig_device {
   char *name;
   const char *iset;
   bool is_host;
+  bool own_code;                  /* host, memory or io: rig's own, no mask (RIG__DRIVER_OF) */
   uint32_t io_flags;              /* an io device's open flags (iodev.c) */
 
   struct {                        /* timeline.c */
@@ -74,6 +75,7 @@ struct rig_device {
     _Atomic uint64_t allocated;
     _Atomic(struct rig__alloc *) collected; /* pushed by any release */
     struct rig__alloc *waiting;   /* collected, points not yet reached */
+    _Atomic bool any_waiting;     /* waiting != NULL, for a move's look without the lock */
     struct rig__alloc *cache[64]; /* by hash of the charged size */
     uint64_t cached_bytes;
     _Atomic uint64_t live_allocs; /* allocations not yet returned */

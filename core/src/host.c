@@ -189,6 +189,7 @@ static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 /* The host takes slot 1 before any other device (OPEN-16). */
 static void host_init(void) {
   host.is_host = true;
+  host.own_code = true;
   host.name = "CPU";                                          /* DEV-3 */
   host.drv = &host_driver;
   atomic_store(&host.mem.mag_ok, true);

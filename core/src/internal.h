@@ -101,21 +101,40 @@ RIG__HIDDEN bool rig__interrupted(void);
 /* ---- signals (signals.c) ---- */
 RIG__HIDDEN void rig__signals_block(sigset_t *old);
 RIG__HIDDEN void rig__signals_restore(const sigset_t *old);
+/* How many holds of the driver mask the thread is inside (0: its own mask
+ * is on). */
+RIG__HIDDEN extern _Thread_local unsigned rig__mask_depth __attribute__((tls_model("initial-exec")));
+RIG__HIDDEN void rig__mask_block_own(void);
+RIG__HIDDEN void rig__mask_restore_own(void);
+/* Holds every signal but the fault ones blocked until the matching drop
+ * (ERR-9); only the outermost hold and drop change the mask. */
+static inline void rig__mask_hold(void) {
+  if (rig__mask_depth++ == 0)
+    rig__mask_block_own();
+}
+static inline void rig__mask_drop(void) {
+  if (--rig__mask_depth == 0)
+    rig__mask_restore_own();
+}
+/* Gives the thread its own mask inside holds, for a wait (ERR-11, ERR-13),
+ * and returns the depth for rig__mask_close, which blocks again. */
+RIG__HIDDEN unsigned rig__mask_open(void);
+RIG__HIDDEN void rig__mask_close(unsigned depth);
 /* A call into a driver, with every signal but the fault ones blocked
- * across it (ERR-9). */
+ * across it (ERR-9); inside a hold, only the call. */
 #define RIG__DRIVER(call)                                                        \
   __extension__({                                                                \
-    sigset_t rig__old_;                                                          \
-    rig__signals_block(&rig__old_);                                              \
+    rig__mask_hold();                                                            \
     __auto_type rig__r_ = (call);                                                \
-    rig__signals_restore(&rig__old_);                                            \
+    rig__mask_drop();                                                            \
     rig__r_;                                                                     \
   })
-/* RIG__DRIVER for d's driver, but for the host's, which is rig's own code
- * and librig-link, not a driver library (ERR-9): its submits run the
- * program's kernels with the thread's own mask, and two sigmask calls would
- * be a host launch's or image load's largest cost after the work itself. */
-#define RIG__DRIVER_OF(d, call) ((d)->is_host ? (call) : RIG__DRIVER(call))
+/* RIG__DRIVER for d's driver, but for rig's own code: the host's (its own
+ * code and librig-link), the memory driver's and the io driver's, which
+ * leave nothing half-done that a handler could see and whose mask changes
+ * would cost more than their work (docs/decisions.md). The host's submits
+ * run the program's kernels with the thread's own mask. */
+#define RIG__DRIVER_OF(d, call) ((d)->own_code ? (call) : RIG__DRIVER(call))
 /* Region-by-region reclamation's signal blocking (ERR-14, ERR-15). */
 typedef struct rig__batch {
   sigset_t old;

@@ -33,7 +33,7 @@ static uint64_t at(const rig_buffer *b, uint64_t off) {
 static rig_status raw_read(const rig_buffer *b, uint64_t off, void *dst, uint64_t n) {
   rig_edge_error err = {0};
   rig_device *d = b->alloc->dev;
-  int r = n ? RIG__DRIVER(io_of(b)->read(d->h, at(b, off), dst, n, &err)) : RIG_EDGE_OK;
+  int r = n ? RIG__DRIVER_OF(d, io_of(b)->read(d->h, at(b, off), dst, n, &err)) : RIG_EDGE_OK;
   if (r != RIG_EDGE_OK)
     return rig__io_failed(d, r, n, &err); /* ERR-26 */
   return RIG_OK;
@@ -42,7 +42,7 @@ static rig_status raw_read(const rig_buffer *b, uint64_t off, void *dst, uint64_
 static rig_status raw_write(const rig_buffer *b, uint64_t off, const void *src, uint64_t n) {
   rig_edge_error err = {0};
   rig_device *d = b->alloc->dev;
-  int r = n ? RIG__DRIVER(io_of(b)->write(d->h, at(b, off), src, n, &err)) : RIG_EDGE_OK;
+  int r = n ? RIG__DRIVER_OF(d, io_of(b)->write(d->h, at(b, off), src, n, &err)) : RIG_EDGE_OK;
   if (r != RIG_EDGE_OK)
     return rig__io_failed(d, r, n, &err); /* ERR-26 */
   return RIG_OK;

@@ -43,6 +43,6 @@ RIG_API rig_status rig_device_io_sync(rig_device *d) {
   if (rig__is_lost(d))
     return rig__lost_error(d);
   rig_edge_error err = {0};
-  int r = d->drv->io->sync ? RIG__DRIVER(d->drv->io->sync(d->h, &err)) : RIG_EDGE_OK;
+  int r = d->drv->io->sync ? RIG__DRIVER_OF(d, d->drv->io->sync(d->h, &err)) : RIG_EDGE_OK;
   return r == RIG_EDGE_OK ? RIG_OK : rig__io_failed(d, r, 0, &err);
 }

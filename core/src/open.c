@@ -244,6 +244,14 @@ static rig_status retire_lost(name_entry *e) {
   return stop_status(old, r, &err); /* the name is left unopened */
 }
 
+/* Whether the plugin is rig's own memory or io driver, whose calls need
+ * no signal mask (RIG__DRIVER_OF, docs/decisions.md): loaded by that name,
+ * with a table of that name. */
+static bool own_driver(const char *driver, const rig_edge_driver *t) {
+  return (strcmp(driver, "memory") == 0 || strcmp(driver, "io") == 0) &&
+         strcmp(t->name, driver) == 0;
+}
+
 static rig_status open_locked(const char *name, const rig_edge_driver *t, const char *args,
                               const char *driver, bool io, rig_device **out, bool *created) {
   rig_status st = RIG_OK;
@@ -273,7 +281,8 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   n->next = *b;
   *b = n;
   pthread_mutex_unlock(&registry);
-  if (!t)
+  bool plugin = !t;
+  if (plugin)
     st = rig__plugin_load(driver, NULL, &t);
   if (st == RIG_OK) { /* its fork hook (fork.c) from before the open, which takes the
                          driver's locks and may set up its library even where it fails */
@@ -284,6 +293,8 @@ static rig_status open_locked(const char *name, const rig_edge_driver *t, const 
   rig_device *d = NULL;
   if (st == RIG_OK)
     st = open_new(name, t, args, io, &d);
+  if (st == RIG_OK)
+    d->own_code = plugin && own_driver(driver, t);
   pthread_mutex_lock(&registry);
   if (st == RIG_OK) {
     n->dev = d;

@@ -56,18 +56,17 @@ static void regions_end(rig__batch *b, bool opened) {
 
 static void give_back_memory(rig_device *d, rig__alloc *a) {
   rig_edge_error err = {0};
-  sigset_t old;
   if (batch)
     rig__batch_step(batch);
   else
-    rig__signals_block(&old);
+    rig__mask_hold();
   if (d->life.forked || a->adopted)
     ; /* the parent's memory: a child of fork leaves it (STOP-20); memory
          Buffer.of_io named was never the driver's to give */
   else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
   if (!batch)
-    rig__signals_restore(&old);
+    rig__mask_drop();
   atomic_fetch_sub(&budget_of(d, a->kind)->mem.allocated, a->charge);
   if (atomic_fetch_sub(&d->mem.live_allocs, 1) == 1 && rig__is_stopped(d))
     d->life.drained = true;
@@ -175,6 +174,7 @@ static void move_locked(rig_device *d) {
     } else
       p = &a->next;
   }
+  atomic_store_explicit(&d->mem.any_waiting, d->mem.waiting != NULL, memory_order_relaxed);
   if (!outer) {
     rig__batch_end(&regions);
     batch = NULL;
@@ -203,9 +203,16 @@ static void before_move(rig_device *d) {
 
 void rig__move_collected(rig_device *d) {
   before_move(d);
-  rig__lock(&d->locks.mem);
-  move_locked(d);
-  rig__unlock(&d->locks.mem);
+  /* Nothing collected and nothing waiting: no lock to take (a copy moves
+   * both its devices' memory, two locks of its largest costs). A release
+   * that collects meanwhile is moved by the next move, as if it had come
+   * after this one. */
+  if (atomic_load_explicit(&d->mem.collected, memory_order_acquire) ||
+      atomic_load_explicit(&d->mem.any_waiting, memory_order_relaxed)) {
+    rig__lock(&d->locks.mem);
+    move_locked(d);
+    rig__unlock(&d->locks.mem);
+  }
   after_move(d);
 }
 
@@ -392,7 +399,7 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
   rig_device *b = budget_of(d, kind);
   if (atomic_load(&b->mem.allocated) + bytes > atomic_load(&b->mem.budget))
     return RIG_EDGE_NO_ROOM;                          /* RECLAIM-52 */
-  int r = RIG__DRIVER(d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err));
+  int r = RIG__DRIVER_OF(d, d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err));
   if (r == RIG_EDGE_OK) {
     mem->bytes = (mem->bytes + RIG_WORD - 1) / RIG_WORD * RIG_WORD; /* RECLAIM-25 */
     uint64_t held = atomic_fetch_add(&b->mem.allocated, mem->bytes) + mem->bytes;

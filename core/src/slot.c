@@ -216,7 +216,13 @@ rig_status rig__point_wait(rig_point p) {
                    d->name, (unsigned long long)v);
   if (st == RIG_OK)
     rig__commit(d, v, true);                     /* TL-9 */
+  unsigned held = 0;
+  bool opened = false;
   while (st == RIG_OK && !rig__point_reached(p, false)) {
+    if (!opened) { /* a wait inside a held mask waits with the thread's own (ERR-11) */
+      held = rig__mask_open();
+      opened = true;
+    }
     if (rig__is_lost(d))
       st = rig__lost_error(d);                 /* LMEM-11 */
     else if (rig__interrupted())
@@ -226,6 +232,8 @@ rig_status rig__point_wait(rig_point p) {
       rig__watch(d);                           /* HANG-2, LOSS-6 */
     }
   }
+  if (opened)
+    rig__mask_close(held);
   rig_device_release(d);
   return st;
 }

@@ -39,7 +39,7 @@ static rig_status check_work(rig_device *d, const rig_edge_work *work) {
   if (t->size < offsetof(rig_edge_driver, check) + sizeof t->check || !t->check)
     return RIG_OK;
   rig_edge_error err = {0};
-  int r = RIG__DRIVER(t->check(d->h, work, &err));
+  int r = RIG__DRIVER_OF(d, t->check(d->h, work, &err));
   if (r == RIG_EDGE_OK)
     return RIG_OK;
   return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: %s", err.message);
@@ -73,11 +73,11 @@ static rig_status grow(rig_device *d, const rig_edge_work *work) {
   if (!d->drv->grow)
     return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: the work exceeds %s's queues",
                      d->name);                                   /* VALID-21 */
-  int r = RIG__DRIVER(d->drv->grow(d->h, work_bytes(work), &err));
+  int r = RIG__DRIVER_OF(d, d->drv->grow(d->h, work_bytes(work), &err));
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
     rig__reclaim_round(d, round);
     rig__reclaim_round(rig__host_device(), round);
-    r = RIG__DRIVER(d->drv->grow(d->h, work_bytes(work), &err));
+    r = RIG__DRIVER_OF(d, d->drv->grow(d->h, work_bytes(work), &err));
   }
   if (r == RIG_EDGE_OK)
     return RIG_OK;
@@ -95,7 +95,7 @@ static rig_status lock_with_room(rig_device *d, const rig_edge_work *work) {
   for (;;) {
     rig__lock(&d->locks.submit);
     bool room = true;
-    if (!d->drv->room || RIG__DRIVER(d->drv->room(d->h, work, &room)) != RIG_EDGE_OK || room)
+    if (!d->drv->room || RIG__DRIVER_OF(d, d->drv->room(d->h, work, &room)) != RIG_EDGE_OK || room)
       return RIG_OK;
     uint64_t reached = rig__read_signaled(d), submitted = atomic_load(&d->tl.submitted);
     rig__unlock(&d->locks.submit);
@@ -138,9 +138,9 @@ static bool freed_meanwhile(const rig__use *uses, size_t n) {
   return false;
 }
 
-rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__use *uses,
-                                size_t nuses, const rig_point *waits, size_t nwaits,
-                                rig_point *out) {
+static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                              size_t nuses, const rig_point *waits, size_t nwaits,
+                              rig_point *out) {
   rig__waits w;
   rig_status st = check_work(d, work);
   if (st != RIG_OK)
@@ -189,6 +189,20 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
     return rig__lost_error(d);
   *out = p;
   return RIG_OK;
+}
+
+/* A submit enters its driver up to three times (check, room, submit), and
+ * more to map words: the mask is held once around them all, and its waits
+ * on the host give the thread its own mask meanwhile (ERR-9, ERR-11). */
+rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                                size_t nuses, const rig_point *waits, size_t nwaits,
+                                rig_point *out) {
+  if (d->own_code)
+    return submit_held(d, work, uses, nuses, waits, nwaits, out);
+  rig__mask_hold();
+  rig_status st = submit_held(d, work, uses, nuses, waits, nwaits, out);
+  rig__mask_drop();
+  return st;
 }
 
 /* Commits every value submitted so far, under the submit lock, since

@@ -153,10 +153,9 @@ static void release_passed(rig_device *d) {
     if (m->last_use <= reached || rig__is_stopped(d)) {
       *p = m->next;
       if (d->drv->unmap_word && !d->life.forked) {
-        sigset_t old;
-        rig__signals_block(&old);                        /* ERR-9 */
+        rig__mask_hold();                                /* ERR-9 */
         d->drv->unmap_word(d->h, m->mapping);
-        rig__signals_restore(&old);
+        rig__mask_drop();
       }
       rig_device_release(m->dev);
       free(m);

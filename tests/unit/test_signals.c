@@ -44,6 +44,8 @@ static struct {
   bool cap_int, destroyed, destroy_int, collector_int;
   int collected, handled_in_collector;
   _Atomic bool hold, in_submit;   /* ERR-20: submit holds while hold */
+  bool check_int, room_int, raise_in_check;
+  int handled_in_room, handled_in_wait;
 } seen;
 
 static int s_open(const char *args, void **out, rig_edge_error *err) {
@@ -79,6 +81,18 @@ static int s_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   for (uint32_t i = 0; i < w->nparts; i++)
     rig_edge_run_on_host(&w->parts[i], err);
   rig_edge_word_store(seen.word, w->value);
+  return RIG_EDGE_OK;
+}
+static int s_check(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  seen.check_int = blocked(SIGINT);
+  if (seen.raise_in_check)
+    pthread_kill(pthread_self(), SIGUSR1);
+  return RIG_EDGE_OK;
+}
+static int s_room(void *h, const rig_edge_work *w, bool *room) {
+  seen.room_int = blocked(SIGINT);
+  seen.handled_in_room = handled;
+  *room = true;
   return RIG_EDGE_OK;
 }
 static int s_wait(void *h, uint64_t v, uint32_t ms, rig_edge_error *err) {
@@ -123,6 +137,41 @@ static const rig_edge_driver sig_driver = {
     .release = s_release,
     .capability = s_capability,
     .destroy = s_destroy,
+    .check = s_check,
+    .room = s_room,
+};
+
+/* A device whose work ends only when it is waited for: its points stay
+ * unreached until the host waits on them, in its wait. */
+static struct {
+  volatile uint64_t *word;
+  uint64_t last;
+} late;
+static int l_bind(void *h, volatile uint64_t *word, rig_edge_error *err) {
+  late.word = word;
+  return RIG_EDGE_OK;
+}
+static int l_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  for (uint32_t i = 0; i < w->nparts; i++)
+    rig_edge_run_on_host(&w->parts[i], err);
+  late.last = w->value;
+  return RIG_EDGE_OK;
+}
+static int l_wait(void *h, uint64_t v, uint32_t ms, rig_edge_error *err) {
+  seen.wait_int = blocked(SIGINT);
+  seen.handled_in_wait = handled;
+  rig_edge_word_store(late.word, late.last);
+  return RIG_EDGE_OK;
+}
+static const rig_edge_driver late_driver = {
+    RIG_EDGE_DRIVER_INIT("late"),
+    .open = s_open,
+    .facts = s_facts,
+    .bind_word = l_bind,
+    .submit = l_submit,
+    .wait = l_wait,
+    .allocate = s_alloc,
+    .release = s_release,
 };
 
 static int setup(void **state) {
@@ -154,6 +203,67 @@ static void err_9_11_12_13_driver_calls_block_signals(void **state) {
   assert_false(blocked(SIGINT));                /* the caller's mask is back */
   rig_buffer_release(b);
   close_release(d);
+}
+
+/* ERR-9, ERR-12: one submit enters the driver three times (check, room,
+ * submit), all with signals blocked; the mask is held across them, so a
+ * signal raised in the first is delivered only once the submit returns,
+ * not between the driver's calls. */
+static void err_9_12_one_mask_across_a_submits_driver_calls(void **state) {
+  rig_device *d;
+  check_ok(rig_device_open_driver("sig:once", &sig_driver, "", &d), "open");
+  rig_buffer *b = create_ok(d, 64);
+  handled = 0;
+  seen.check_int = seen.room_int = seen.submit_int = false;
+  seen.raise_in_check = true;
+  rig_point p;
+  check_ok(rig_buffer_submit_fill(b, 1, 1, &p), "fill");
+  seen.raise_in_check = false;
+  assert_true(seen.check_int && seen.room_int && seen.submit_int); /* ERR-9 */
+  assert_int_equal(seen.handled_in_room, 0);    /* ERR-12: not between calls */
+  assert_int_equal(seen.handled_in_submit, 0);
+  assert_int_equal(handled, 1);                 /* delivered after the submit */
+  assert_false(blocked(SIGINT));
+  ok(rig_point_wait(p));
+  rig_buffer_release(b);
+  close_release(d);
+}
+
+/* ERR-11, ERR-12 inside that held mask: a submit that must first wait on
+ * the host for another device's point gives the thread its own mask for
+ * that wait, where the signal raised in check is delivered, and blocks
+ * signals again for room and submit. */
+static void err_11_12_a_wait_inside_a_submit_has_the_callers_mask(void **state) {
+  rig_device *d, *l;
+  check_ok(rig_device_open_driver("sig:held", &sig_driver, "", &d), "open");
+  check_ok(rig_device_open_driver("late:a", &late_driver, "", &l), "open late");
+  rig_buffer *b = create_ok(d, 64), *on_late = create_ok(l, 64);
+  rig_point before, p;
+  check_ok(rig_buffer_submit_fill(on_late, 2, 1, &before), "fill on late");
+  assert_false(rig_point_reached(before));
+  rig_part part = rig_part_fill(0, 1, 1);
+  rig_submission *s;
+  rig_run *r;
+  check_ok(rig_submission_make(d, &part, 1, &s), "make");
+  check_ok(rig_submission_take(s, &r), "take");
+  handled = 0;
+  seen.wait_int = true;
+  seen.handled_in_wait = -1;
+  seen.raise_in_check = true;
+  check_ok(rig_run_submit(r, &b, 1, &before, 1, &p), "submit after late's point");
+  seen.raise_in_check = false;
+  assert_true(seen.check_int);
+  assert_false(seen.wait_int);                  /* ERR-11: the caller's mask */
+  assert_int_equal(seen.handled_in_wait, 1);    /* ERR-12: at the call's wait */
+  assert_true(seen.room_int && seen.submit_int); /* blocked again after it */
+  assert_int_equal(handled, 1);
+  assert_false(blocked(SIGINT));
+  ok(rig_point_wait(p));
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  rig_buffer_release(on_late);
+  close_release(d);
+  close_release(l);
 }
 
 /* ERR-14, ERR-15: reclamation that gives memory back region by region
@@ -278,6 +388,8 @@ static void err_20_blocking_is_per_thread(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(err_9_11_12_13_driver_calls_block_signals),
+      cmocka_unit_test(err_9_12_one_mask_across_a_submits_driver_calls),
+      cmocka_unit_test(err_11_12_a_wait_inside_a_submit_has_the_callers_mask),
       cmocka_unit_test(err_14_15_reclamation_blocks_per_64_regions),
       cmocka_unit_test(err_17_opener_and_capability_block_signals),
       cmocka_unit_test(err_18_a_drivers_finaliser_takes_no_signal),
