@@ -30,3 +30,5 @@ echo "rig-ocaml: OCaml $(ocamlfind ocamlopt -version 2>/dev/null || ocamlopt -ve
 dir="_build/ocaml-$(ocamlopt -version)"
 dune build --root . --build-dir "$dir" 2>&1
 dune test --root . --build-dir "$dir" --force 2>&1
+# The seed pages' OCaml examples, as written (test/seed_examples.py).
+python3 test/seed_examples.py "$dir"
