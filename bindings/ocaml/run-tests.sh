@@ -27,7 +27,7 @@ export PKG_CONFIG_PATH RIG_DRIVER_PATH RIG_SEEDS
 cd "$here"
 echo "rig-ocaml: OCaml $(ocamlfind ocamlopt -version 2>/dev/null || ocamlopt -version), build $build"
 # Each compiler builds in a folder of its own, so that the two never mix.
-dir="_build/ocaml-$(ocamlopt -version)"
+dir="_build-$(ocamlopt -version)"
 dune build --root . --build-dir "$dir" 2>&1
 dune test --root . --build-dir "$dir" --force 2>&1
 # The seed pages' OCaml examples, as written (test/seed_examples.py).
