@@ -85,16 +85,15 @@ let close d =
   if d == host then invalid_arg "Rig.close: the host never closes";
   close_raw d
 
-type device = t
-
 module Point = struct
+  type device = Rig_raw.device
+
   type t = int
 
   external device_raw : t -> device option = "rig_ml_point_device"
   external reached : t -> bool = "rig_ml_point_reached" [@@noalloc]
   external wait : t -> unit = "rig_ml_point_wait"
   external to_string : t -> string = "rig_ml_point_to_string"
-  external of_value : device -> int -> t = "rig_ml_device_point" [@@noalloc]
 
   let device = device_raw
   let value p = p land ((1 lsl 47) - 1)
@@ -102,6 +101,8 @@ module Point = struct
 end
 
 module Buffer = struct
+  type device = Rig_raw.device
+
   type t
   type access = Read | Read_write
   type kind = Device | Pinned | Mapped
@@ -145,6 +146,8 @@ module Buffer = struct
 end
 
 module Image = struct
+  type device = Rig_raw.device
+
   type t
   type fn = { image : t; ptr : int }
 
@@ -165,6 +168,8 @@ module Image = struct
 end
 
 module Submission = struct
+  type device = Rig_raw.device
+
   type t
 
   (* rig_ml_submission.c reads these field by field. *)

@@ -129,9 +129,6 @@ value rig_ml_device_lost(value d) {
   const char *why = rig_device_lost(Rig_device_val(d));
   return why ? some(caml_copy_string(why)) : Val_int(0);
 }
-value rig_ml_device_point(value d, value v) {
-  return Val_long((intnat)rig_device_point(Rig_device_val(d), (uint64_t)Long_val(v)));
-}
 
 /* Budgets: OCaml ints, max_int for host's unbounded budget. */
 static intnat bytes_int(uint64_t n) { return n > (uint64_t)Max_long ? Max_long : (intnat)n; }
