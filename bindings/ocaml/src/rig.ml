@@ -252,4 +252,7 @@ end
 
 external submit_raw : Point.t array -> Submission.t -> int -> Buffer.t array -> Point.t = "rig_ml_submit"
 
-let submit ?(waits = [||]) (r : Submission.Run.t) ~buffers = submit_raw waits r.sub r.run buffers
+(* No default in the pattern: ?(waits = [||]) would make submit a function
+   that returns a closure, allocated at each call. *)
+let submit ?waits (r : Submission.Run.t) ~buffers =
+  submit_raw (match waits with Some w -> w | None -> [||]) r.sub r.run buffers
