@@ -64,6 +64,22 @@ static inline void rig_ml_check(rig_status st) {
     rig_ml_raise(st);
 }
 
+/* The custom operations of a handle: a finaliser that releases it, and
+ * comparison and hashing by its pointer. */
+#define RIG_ML_HANDLE_OPS(ops, id, finalize)                                                   \
+  static int ops##_compare(value a, value b) {                                              \
+    void *x = *(void **)Data_custom_val(a), *y = *(void **)Data_custom_val(b);              \
+    return x == y ? 0 : x < y ? -1 : 1;                                                     \
+  }                                                                                          \
+  static intnat ops##_hash(value v) { return (intnat)(*(void **)Data_custom_val(v)) >> 4; } \
+  static struct custom_operations ops = {                                                   \
+      id, finalize, ops##_compare, ops##_hash, custom_serialize_default,                     \
+      custom_deserialize_default, custom_compare_ext_default, custom_fixed_length_default}
+
+/* Some v, and Ok v (tag 0) or Error v (tag 1). */
+value rig_ml_some(value v);
+value rig_ml_result(int tag, value v);
+
 /* Devices: a custom block holding one reference. */
 #define Rig_device_val(v) (*(rig_device **)Data_custom_val(v))
 /* Takes the caller's reference to d into a new custom block. */

@@ -11,10 +11,7 @@
 
 static void buffer_finalize(value v) { rig_buffer_release(Rig_buffer_val(v)); }
 
-static struct custom_operations buffer_ops = {
-    "rig.buffer",           buffer_finalize,          custom_compare_default,
-    custom_hash_default,    custom_serialize_default, custom_deserialize_default,
-    custom_compare_ext_default, custom_fixed_length_default};
+RIG_ML_HANDLE_OPS(buffer_ops, "rig.buffer", buffer_finalize);
 
 value rig_ml_buffer_alloc(rig_buffer *b) {
   value v = caml_alloc_custom_mem(&buffer_ops, sizeof b, rig_buffer_length(b));

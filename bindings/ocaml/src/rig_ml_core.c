@@ -53,6 +53,22 @@ _Noreturn void rig_ml_raise(rig_status st) {
   caml_failwith(msg);
 }
 
+value rig_ml_some(value v) {
+  CAMLparam1(v);
+  CAMLlocal1(s);
+  s = caml_alloc_small(1, 0);
+  Field(s, 0) = v;
+  CAMLreturn(s);
+}
+
+value rig_ml_result(int tag, value v) {
+  CAMLparam1(v);
+  CAMLlocal1(r);
+  r = caml_alloc_small(1, tag);
+  Field(r, 0) = v;
+  CAMLreturn(r);
+}
+
 /* ---- hooks -------------------------------------------------------------- */
 
 /* The wait hook: non-zero where the OCaml runtime has an action pending,
@@ -93,15 +109,13 @@ value rig_ml_version(value unit) { return caml_copy_string(rig_version()); }
 
 value rig_ml_point_device(value p) {
   CAMLparam1(p);
-  CAMLlocal2(d, some);
+  CAMLlocal1(d);
   rig_device *dev = rig_point_device((rig_point)Long_val(p));
   if (!dev)
     CAMLreturn(Val_int(0));
   d = rig_ml_device_value(dev);
   rig_device_release(dev);
-  some = caml_alloc_small(1, 0);
-  Field(some, 0) = d;
-  CAMLreturn(some);
+  CAMLreturn(rig_ml_some(d));
 }
 
 value rig_ml_point_reached(value p) { return Val_bool(rig_point_reached((rig_point)Long_val(p))); }

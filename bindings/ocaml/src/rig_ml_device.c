@@ -7,16 +7,7 @@
 static void device_finalize(value v) { rig_device_release(Rig_device_val(v)); }
 
 /* Devices compare and hash by their record: one per device (Rig.equal). */
-static int device_compare(value a, value b) {
-  rig_device *x = Rig_device_val(a), *y = Rig_device_val(b);
-  return x == y ? 0 : x < y ? -1 : 1;
-}
-static intnat device_hash(value v) { return (intnat)Rig_device_val(v) >> 4; }
-
-static struct custom_operations device_ops = {
-    "rig.device",           device_finalize,          device_compare,
-    device_hash,    custom_serialize_default, custom_deserialize_default,
-    custom_compare_ext_default, custom_fixed_length_default};
+RIG_ML_HANDLE_OPS(device_ops, "rig.device", device_finalize);
 
 value rig_ml_device_alloc(rig_device *d) {
   value v = caml_alloc_custom(&device_ops, sizeof d, 0, 1);
@@ -37,28 +28,13 @@ value rig_ml_device_wrap(value p) { return rig_ml_device_alloc(rig_device_retain
 value rig_ml_device_key(value d) { return Val_rig_ptr(Rig_device_val(d)); }
 value rig_ml_device_host(value unit) { return rig_ml_device_alloc(rig_device_host()); }
 
-static value some(value v) {
-  CAMLparam1(v);
-  CAMLlocal1(s);
-  s = caml_alloc_small(1, 0);
-  Field(s, 0) = v;
-  CAMLreturn(s);
-}
-
-static value result(int tag, value v) {
-  CAMLparam1(v);
-  CAMLlocal1(r);
-  r = caml_alloc_small(1, tag);
-  Field(r, 0) = v;
-  CAMLreturn(r);
-}
 
 /* Ok raw or Error why: an open's RIG_UNAVAILABLE is the text's Error. */
 static value opened(rig_status st, rig_device *d) {
   if (st == RIG_UNAVAILABLE)
-    return result(1, caml_copy_string(rig_error_last()->message));
+    return rig_ml_result(1, caml_copy_string(rig_error_last()->message));
   rig_ml_check(st);
-  return result(0, rig_ml_device_alloc(d));
+  return rig_ml_result(0, rig_ml_device_alloc(d));
 }
 
 value rig_ml_device_open(value name) {
@@ -101,7 +77,7 @@ value rig_ml_device_instruction_set(value d) {
 }
 value rig_ml_device_bus(value d) {
   const char *b = rig_device_bus(Rig_device_val(d));
-  return b ? some(caml_copy_string(b)) : Val_int(0);
+  return b ? rig_ml_some(caml_copy_string(b)) : Val_int(0);
 }
 value rig_ml_device_runs_on_host(value d) { return Val_bool(rig_device_runs_on_host(Rig_device_val(d))); }
 value rig_ml_device_computes(value d) { return Val_bool(rig_device_computes(Rig_device_val(d))); }
@@ -109,7 +85,7 @@ value rig_ml_device_is_io(value d) { return Val_bool(rig_device_is_io(Rig_device
 value rig_ml_device_alignment(value d) { return Val_long((intnat)rig_device_alignment(Rig_device_val(d))); }
 value rig_ml_device_cache_bytes(value d) {
   uint64_t n;
-  return rig_device_cache_bytes(Rig_device_val(d), &n) ? some(Val_long((intnat)n)) : Val_int(0);
+  return rig_device_cache_bytes(Rig_device_val(d), &n) ? rig_ml_some(Val_long((intnat)n)) : Val_int(0);
 }
 value rig_ml_device_reaches(value d, value e) {
   return Val_bool(rig_device_reaches(Rig_device_val(d), Rig_device_val(e)));
@@ -127,7 +103,7 @@ value rig_ml_device_signaled(value d) {
 }
 value rig_ml_device_lost(value d) {
   const char *why = rig_device_lost(Rig_device_val(d));
-  return why ? some(caml_copy_string(why)) : Val_int(0);
+  return why ? rig_ml_some(caml_copy_string(why)) : Val_int(0);
 }
 
 /* Budgets: OCaml ints, max_int for host's unbounded budget. */
@@ -164,5 +140,5 @@ value rig_ml_fail(value why) {
 }
 value rig_ml_failure(value unit) {
   const char *f = rig_runtime_failure();
-  return f ? some(caml_copy_string(f)) : Val_int(0);
+  return f ? rig_ml_some(caml_copy_string(f)) : Val_int(0);
 }

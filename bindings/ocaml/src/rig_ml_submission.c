@@ -12,23 +12,12 @@
 /* ---- images ------------------------------------------------------------- */
 
 static void image_finalize(value v) { rig_image_release(Rig_image_val(v)); }
-static struct custom_operations image_ops = {
-    "rig.image",            image_finalize,           custom_compare_default,
-    custom_hash_default,    custom_serialize_default, custom_deserialize_default,
-    custom_compare_ext_default, custom_fixed_length_default};
+RIG_ML_HANDLE_OPS(image_ops, "rig.image", image_finalize);
 
 value rig_ml_image_alloc(rig_image *im) {
   value v = caml_alloc_custom(&image_ops, sizeof im, 0, 1);
   Rig_image_val(v) = im;
   return v;
-}
-
-static value result(int tag, value v) {
-  CAMLparam1(v);
-  CAMLlocal1(r);
-  r = caml_alloc_small(1, tag);
-  Field(r, 0) = v;
-  CAMLreturn(r);
 }
 
 /* Ok image, or Error why where the object breaks the linking rules. */
@@ -45,9 +34,9 @@ value rig_ml_image_load(value d, value obj) {
   RIG_ML_BLOCKING(st, rig_image_load(dev, bytes, n, &im));
   free(bytes);
   if (st == RIG_UNAVAILABLE)
-    CAMLreturn(result(1, caml_copy_string(rig_error_last()->message)));
+    CAMLreturn(rig_ml_result(1, caml_copy_string(rig_error_last()->message)));
   rig_ml_check(st);
-  CAMLreturn(result(0, rig_ml_image_alloc(im)));
+  CAMLreturn(rig_ml_result(0, rig_ml_image_alloc(im)));
 }
 
 /* The function's pointer as an int, or 0 where the image has none. */
@@ -77,10 +66,7 @@ value rig_ml_function_entry(value f) { return caml_copy_int64((int64_t)rig_funct
 /* ---- submissions ---------------------------------------------------------- */
 
 static void submission_finalize(value v) { rig_submission_release(Rig_submission_val(v)); }
-static struct custom_operations submission_ops = {
-    "rig.submission",       submission_finalize,      custom_compare_default,
-    custom_hash_default,    custom_serialize_default, custom_deserialize_default,
-    custom_compare_ext_default, custom_fixed_length_default};
+RIG_ML_HANDLE_OPS(submission_ops, "rig.submission", submission_finalize);
 
 /* rig.ml's types, field by field:
  *   ref  = { kind : int; slot : int; at : int; unordered : bool;
