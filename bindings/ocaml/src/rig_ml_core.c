@@ -72,10 +72,18 @@ value rig_ml_result(int tag, value v) {
 /* ---- hooks -------------------------------------------------------------- */
 
 /* The wait hook: non-zero where the OCaml runtime has an action pending,
- * such as Ctrl-C's signal, on a thread the stubs released. */
+ * such as Ctrl-C's signal, on a thread the stubs released. It takes the
+ * runtime lock to ask (OCaml 5 has no domain state without it; rig holds
+ * no lock of its own here), and gives it back without running the actions
+ * (_no_pending), which the stub runs once rig has returned. */
 static int ml_wait_hook(void *ctx) {
   (void)ctx;
-  return rig_ml_state == 2 && caml_check_pending_actions();
+  if (rig_ml_state != 2)
+    return 0;
+  caml_acquire_runtime_system();
+  int pending = caml_check_pending_actions();
+  caml_enter_blocking_section_no_pending();
+  return pending;
 }
 
 /* The collector hook: the OCaml collector, a full major cycle through
@@ -94,7 +102,7 @@ static void ml_collector(void *ctx) {
   if (f)
     (void)caml_callback_exn(*f, Val_unit);
   rig_ml_state = s;
-  caml_release_runtime_system();
+  caml_enter_blocking_section_no_pending(); /* raises nothing inside rig */
 }
 
 value rig_ml_init(value unit) {
