@@ -130,7 +130,25 @@ module Buffer = struct
   external blit_from_string : string -> int -> t -> int -> int -> unit
     = "rig_ml_buffer_blit_from_string"
 
+  type bytes_array = (int, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+  external host_array : t -> access -> bytes_array = "rig_ml_buffer_host_array"
+  external export_raw : t -> bytes_array * t = "rig_ml_buffer_export"
+
   let create ?(kind = Device) d n = create_raw d n kind
+
+  let access_in f b a =
+    let r = f (host_array b a) in
+    ignore (Sys.opaque_identity b);
+    r
+
+  let read b f = access_in f b Read
+  let write b f = access_in f b Read_write
+
+  let export b =
+    let a, token = export_raw b in
+    Gc.finalise (fun _ -> ignore (Sys.opaque_identity token)) a;
+    a
 
   let view ?access:a ?(off = 0) ?len b =
     let len = match len with Some l -> l | None -> length b - off in

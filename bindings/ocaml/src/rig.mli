@@ -202,6 +202,22 @@ module Buffer : sig
 
   val reached : t -> access -> bool (** Whether {!wait} would return now. *)
 
+  type bytes_array = (int, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+  val read : t -> (bytes_array -> 'a) -> 'a
+  (** [read b f] is [f] of [b]'s bytes in place, once every device's last
+      write of them is done. The array is [b]'s memory only while [f] runs.
+      Raises [Invalid_argument] for memory the host does not address. *)
+
+  val write : t -> (bytes_array -> 'a) -> 'a
+  (** [read], once every use of [b]'s memory is done, for writing. Raises
+      [Invalid_argument] for a buffer that admits [Read] only. *)
+
+  val export : t -> bytes_array
+  (** Waits once for every use, then gives [b]'s bytes for good: the array
+      keeps the memory until it is collected. It is not checked after a loss
+      or a {!free}; a [sub] of it does not keep the memory. *)
+
   val blit_from_string : string -> int -> t -> int -> int -> unit
   (** [blit_from_string s soff b boff len] writes [len] bytes of [s] into
       [b] once every use of [b]'s memory is done. *)

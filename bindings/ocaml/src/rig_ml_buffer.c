@@ -191,3 +191,47 @@ value rig_ml_buffer_blit_from_string(value s, value soff, value b, value boff, v
   rig_ml_check(st);
   CAMLreturn(Val_unit);
 }
+
+/* ---- host access: bigarrays over the buffer's bytes, in place ------------- */
+
+#include <caml/bigarray.h>
+
+/* An array of b's n bytes at p, which the OCaml heap does not own. */
+static value bytes_array(void *p, size_t n) {
+  return caml_ba_alloc_dims(CAML_BA_UINT8 | CAML_BA_C_LAYOUT | CAML_BA_EXTERNAL, 1, p, (intnat)n);
+}
+
+/* Buffer.read and Buffer.write: waits, released, for the last writes
+ * (Read) or every use (Read_write), then gives the bytes in place. */
+value rig_ml_buffer_host_array(value b, value access) {
+  CAMLparam2(b, access);
+  rig_buffer *buf = Rig_buffer_val(b);
+  void *p = rig_buffer_host_address(buf);
+  if (!p)
+    caml_invalid_argument("Rig.Buffer.read: memory the host does not address");
+  if (access_of(access) == RIG_READ_WRITE && rig_buffer_access(buf) == RIG_READ)
+    caml_invalid_argument("Rig.Buffer.write: a buffer that admits reads only");
+  rig_status st;
+  RIG_ML_BLOCKING(st, rig_buffer_wait(buf, access_of(access)));
+  rig_ml_check(st);
+  CAMLreturn(bytes_array(p, rig_buffer_length(buf)));
+}
+
+/* Buffer.export: (the bytes for good, a token holding the export's
+ * reference, which rig.ml keeps with the array until it is collected). */
+value rig_ml_buffer_export(value b) {
+  CAMLparam1(b);
+  CAMLlocal3(arr, token, pair);
+  rig_buffer *buf = Rig_buffer_val(b);
+  void *p = NULL;
+  rig_status st;
+  RIG_ML_BLOCKING(st, rig_buffer_export(buf, &p));
+  rig_ml_check(st);
+  token = caml_alloc_custom(&buffer_ops, sizeof buf, 0, 1);
+  Rig_buffer_val(token) = buf; /* the export's reference */
+  arr = bytes_array(p, rig_buffer_length(buf));
+  pair = caml_alloc_tuple(2);
+  Store_field(pair, 0, arr);
+  Store_field(pair, 1, token);
+  CAMLreturn(pair);
+}

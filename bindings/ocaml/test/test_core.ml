@@ -143,6 +143,20 @@ let launches () =
   | Error _ -> check "a bad object is Error" true
   | Ok _ -> check "a bad object is Error" false)
 
+(* Host access: bigarrays over the bytes, in place. *)
+let host_access () =
+  let m = Result.get_ok (Rig.memory_device "core-access") in
+  let b = Rig.Buffer.create m 16 in
+  Rig.Buffer.write b (fun a -> for i = 0 to 15 do Bigarray.Array1.set a i i done);
+  check "write then read" (Rig.Buffer.read b (fun a -> Bigarray.Array1.get a 15) = 15);
+  Rig.Point.wait (Rig.Buffer.submit_fill b 7);
+  check "read follows the fill" (Rig.Buffer.read b (fun a -> Bigarray.Array1.get a 3) = 7);
+  let e = Rig.Buffer.export b in
+  check "export" (Bigarray.Array1.dim e = 16 && Bigarray.Array1.get e 0 = 7);
+  raises "write through a Read view" invalid (fun () ->
+      Rig.Buffer.write (Rig.Buffer.view ~access:Rig.Buffer.Read b) ignore);
+  ignore (Sys.opaque_identity e)
+
 let () =
   let m = devices () in
   blits m;
@@ -150,4 +164,6 @@ let () =
   views m;
   errors ();
   launches ();
+  host_access ();
   finish "test_core"
+
