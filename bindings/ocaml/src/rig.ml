@@ -274,3 +274,12 @@ external submit_raw : Point.t array -> Submission.t -> int -> Buffer.t array -> 
    that returns a closure, allocated at each call. *)
 let submit ?waits (r : Submission.Run.t) ~buffers =
   submit_raw (match waits with Some w -> w | None -> [||]) r.sub r.run buffers
+
+module Claim = struct
+  type t
+
+  external with_ : Buffer.t -> (t -> 'a) -> 'a = "rig_ml_claim_with"
+  external only : t -> bool = "rig_ml_claim_only"
+  external consume : t -> Buffer.t = "rig_ml_claim_consume"
+  external hold : Buffer.t -> t = "rig_ml_claim_hold"
+end

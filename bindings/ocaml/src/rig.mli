@@ -360,3 +360,31 @@ val submit : ?waits:Point.t array -> Submission.Run.t -> buffers:Buffer.t array 
     that is not valid (a wrong count of buffers, a dead one, a write through
     a [Read] buffer, ...). Blocks for room and for points waited on the host.
     Allocates nothing on the OCaml heap. *)
+
+(** Claims: a claim records that something reads an allocation, so that a
+    donation (a function writing its result over an argument it no longer
+    needs) writes only memory nothing else reads. Views and borrows share
+    their allocation's claims. Every function here takes no lock. *)
+module Claim : sig
+  type t
+
+  val with_ : Buffer.t -> (t -> 'a) -> 'a
+  (** [with_ b f] runs [f c] with [b]'s memory held exclusive by the calling
+      thread through the claim [c], which names no access and so depends on
+      every point, as a write does ({!Lost} where a write would raise).
+      Meanwhile other threads' submits, copies and host accesses of the
+      memory, and a second [with_], raise [Invalid_argument]. [c] is valid
+      until [f] returns. *)
+
+  val only : t -> bool (** Whether [c] is the only claim on its memory. *)
+
+  val consume : t -> Buffer.t
+  (** Consumes the memory [c] holds exclusive as its only claim: every
+      buffer made over it until now is dead, and the result, a buffer over
+      the whole allocation with its stamps, takes the donor's result. Raises
+      [Invalid_argument] unless [c] is [with_]'s, on its thread, and the only
+      claim. *)
+
+  val hold : Buffer.t -> t
+  (** A claim that reads [b]'s memory until the claim is collected. *)
+end

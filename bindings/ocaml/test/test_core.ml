@@ -157,6 +157,29 @@ let host_access () =
       Rig.Buffer.write (Rig.Buffer.view ~access:Rig.Buffer.Read b) ignore);
   ignore (Sys.opaque_identity e)
 
+(* Claims: with_, only, consume (a donation), and a hold. *)
+let claims () =
+  let m = Result.get_ok (Rig.memory_device "core-claims") in
+  let b = Rig.Buffer.create m 16 in
+  Rig.Buffer.fill b 1;
+  let v = Rig.Buffer.view ~off:0 ~len:8 b in
+  let out =
+    Rig.Claim.with_ b (fun c ->
+        check "the only claim" (Rig.Claim.only c);
+        raises "a second with_" invalid (fun () -> Rig.Claim.with_ v ignore);
+        Rig.Claim.consume c)
+  in
+  check "consume kills the earlier buffers" (Rig.Buffer.is_dead b && Rig.Buffer.is_dead v);
+  check "the donor's buffer" (Rig.Buffer.length out = 16 && not (Rig.Buffer.is_dead out));
+  let kept = ref None in
+  Rig.Claim.with_ out (fun c -> kept := Some c);
+  raises "a claim after its with_" invalid (fun () -> Rig.Claim.only (Option.get !kept));
+  let h = Rig.Claim.hold out in
+  Rig.Claim.with_ out (fun c -> check "a hold is another claim" (not (Rig.Claim.only c)));
+  ignore (Sys.opaque_identity h);
+  raises "with_ passes f's exception" (function Exit -> true | _ -> false) (fun () ->
+      Rig.Claim.with_ out (fun _ -> raise Exit))
+
 let () =
   let m = devices () in
   blits m;
@@ -165,5 +188,6 @@ let () =
   errors ();
   launches ();
   host_access ();
+  claims ();
   finish "test_core"
 
