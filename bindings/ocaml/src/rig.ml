@@ -283,3 +283,13 @@ module Claim = struct
   external consume : t -> Buffer.t = "rig_ml_claim_consume"
   external hold : Buffer.t -> t = "rig_ml_claim_hold"
 end
+
+module Local = struct
+  type 'a key = int (* the C key, which lives for the process *)
+
+  external new_key_raw : (t -> ('a, exn) result) -> int = "rig_ml_local_new_key"
+  external get_raw : int -> t -> ('a, exn) result = "rig_ml_local_get"
+
+  let new_key (init : t -> 'a) : 'a key = new_key_raw (fun d -> try Ok (init d) with e -> Error e)
+  let get (k : 'a key) d : 'a = match get_raw k d with Ok v -> v | Error e -> raise e
+end

@@ -388,3 +388,22 @@ module Claim : sig
   val hold : Buffer.t -> t
   (** A claim that reads [b]'s memory until the claim is collected. *)
 end
+
+(** Values per device: a library keeps values per device under a key, such
+    as the image it loaded on each device. *)
+module Local : sig
+  type 'a key
+
+  val new_key : (t -> 'a) -> 'a key
+  (** A key whose value on a device is what [init d] makes at the first
+      {!get} on that device. It runs inside a lock of rig's: a call of it
+      that may take a lock raises [Invalid_argument]. An [init] that raises
+      makes a value whose {!get} raises that exception. Keys live for the
+      process (256 at most). *)
+
+  val get : 'a key -> t -> 'a
+  (** [d]'s value of [k], made at the first get on [d]. A reopened name is a
+      new device, with values of its own. The value goes once the device's
+      stop has returned. Takes no lock once the value exists. Raises {!Lost}
+      for a lost [d] without the value. *)
+end

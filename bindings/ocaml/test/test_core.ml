@@ -180,6 +180,21 @@ let claims () =
   raises "with_ passes f's exception" (function Exit -> true | _ -> false) (fun () ->
       Rig.Claim.with_ out (fun _ -> raise Exit))
 
+(* Values per device: made once per device by the key's init. *)
+let locals () =
+  let made = ref 0 in
+  let k = Rig.Local.new_key (fun d -> incr made; Rig.name d ^ "!") in
+  let a = Result.get_ok (Rig.memory_device "core-local-a") in
+  let b = Result.get_ok (Rig.memory_device "core-local-b") in
+  check "a's value" (Rig.Local.get k a = Rig.name a ^ "!");
+  check "again, not made again" (Rig.Local.get k a = Rig.name a ^ "!" && !made = 1);
+  check "b's own value" (Rig.Local.get k b = Rig.name b ^ "!" && !made = 2);
+  let bad = Rig.Local.new_key (fun d -> ignore (Rig.Buffer.create d 4); 0) in
+  raises "a call that locks from init" invalid (fun () -> Rig.Local.get bad a);
+  Rig.close b;
+  raises "a lost device without the value" (function Rig.Lost _ -> true | _ -> false) (fun () ->
+      Rig.Local.get bad b)
+
 let () =
   let m = devices () in
   blits m;
@@ -189,5 +204,6 @@ let () =
   launches ();
   host_access ();
   claims ();
+  locals ();
   finish "test_core"
 
