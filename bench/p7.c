@@ -202,7 +202,11 @@ static void empty_with_rig(void *p, uint64_t iters) {
   }
 }
 
-static void record(struct ctx *c) {
+/* Records into cb what rig's driver records around a part: a barrier
+ * after earlier work, the part (work), and a barrier before the host
+ * reads, once. */
+static void record_part(VkCommandBuffer cb, void (*work)(struct ctx *, VkCommandBuffer),
+                        struct ctx *c) {
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                             .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
@@ -210,35 +214,30 @@ static void record(struct ctx *c) {
   VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                            .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
                            .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT};
-  vkBeginCommandBuffer(c->cb, &bi);
-  vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &before, 0, NULL, 0, NULL);
-  vkCmdFillBuffer(c->cb, c->buf, 0, 4, 0x01010101u);
-  vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                       1, &after, 0, NULL, 0, NULL);
-  vkEndCommandBuffer(c->cb);
+  vkBeginCommandBuffer(cb, &bi);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                       0, 1, &before, 0, NULL, 0, NULL);
+  work(c, cb);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                       &after, 0, NULL, 0, NULL);
+  vkEndCommandBuffer(cb);
 }
 
-/* What rig's driver records for a launch of one group, once. */
-static void record_dispatch(struct ctx *c) {
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                            .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
-                            .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
-  VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                           .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
-                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT};
-  uint8_t push[PUSH_BYTES] = {0};
-  vkBeginCommandBuffer(c->dispatch_cb, &bi);
-  vkCmdPipelineBarrier(c->dispatch_cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &before, 0, NULL, 0, NULL);
-  vkCmdBindPipeline(c->dispatch_cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe);
-  vkCmdPushConstants(c->dispatch_cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, PUSH_BYTES, push);
-  vkCmdDispatch(c->dispatch_cb, 1, 1, 1);
-  vkCmdPipelineBarrier(c->dispatch_cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &after, 0, NULL, 0, NULL);
-  vkEndCommandBuffer(c->dispatch_cb);
+static void fill_part(struct ctx *c, VkCommandBuffer cb) {
+  vkCmdFillBuffer(cb, c->buf, 0, 4, 0x01010101u);
 }
+
+static void record(struct ctx *c) { record_part(c->cb, fill_part, c); }
+
+/* A launch of one group, as rig's driver records it. */
+static void dispatch_part(struct ctx *c, VkCommandBuffer cb) {
+  uint8_t push[PUSH_BYTES] = {0};
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe);
+  vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, PUSH_BYTES, push);
+  vkCmdDispatch(cb, 1, 1, 1);
+}
+
+static void record_dispatch(struct ctx *c) { record_part(c->dispatch_cb, dispatch_part, c); }
 
 /* The anchor's empty dispatch: empty.spv's pipeline, its group of one
  * thread given as rig's driver gives it (specialization constants 0..2),
