@@ -13,6 +13,9 @@
 
 #include "bench.h"
 #include "demo.h"
+#ifdef RIG_HAVE_SERVE
+#include "serve.h"
+#endif
 
 static void facts(rig_device *d) {
   uint64_t cache;
@@ -341,11 +344,15 @@ static int demo(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch]\n");
+  fprintf(stderr, "usage: rig info | demo | bench [stress | io | create | launch] | serve ...\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
+#ifdef RIG_HAVE_SERVE
+  if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+    return rig_serve_main(argc - 2, argv + 2);
+#endif
   if (argc != 2 && !(argc == 3 && strcmp(argv[1], "bench") == 0))
     return usage();
   if (strcmp(argv[1], "info") == 0)

@@ -1,0 +1,157 @@
+/* test_remote.c: other machines' devices through rig serve, with each
+ * "machine" a server process on a loopback port of its own
+ * (docs/remote.md). Each test bounds its time through the hang bound and
+ * the servers' start-up wait, and stops the servers it started. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rig/rig.h>
+
+#include "check.h"
+#include "server.h"
+
+static const char *key;
+
+static rig_device *host_ok(const char *machine, const test_server *s, const char *k) {
+  rig_host_opener o = {.address = s->address, .key_file = k, .hang_ms = 10000};
+  rig_device *h = NULL;
+  check_ok(rig_device_open_host(machine, &o, &h), machine);
+  return h;
+}
+
+static rig_device *on_ok(rig_device *host, const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_device_open_on(host, name, &d), name);
+  return d;
+}
+
+/* A pattern no two offsets of a short run share. */
+static void pattern(unsigned char *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xffu);
+}
+
+/* MACH-2, PROP-9: the host, then devices of that machine, named "@MACHINE",
+ * with the remote device's facts. */
+static void test_open_and_facts(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-facts", &s, key);
+  assert_string_equal(rig_device_name(h), "CPU@m-facts");
+  assert_string_equal(rig_device_machine(h), "m-facts");
+  assert_string_equal(rig_device_arch(h), rig_device_arch(rig_device_host()));
+  rig_device *a = on_ok(h, "memory:a");
+  assert_string_equal(rig_device_name(a), "memory:a@m-facts");
+  assert_string_equal(rig_device_arch(a), "memory");
+  assert_int_equal(rig_device_alignment(a), 64);
+  rig_device *again = NULL;
+  ok(rig_device_open("memory:a@m-facts", &again));
+  assert_ptr_equal(again, a);
+  rig_device_release(again);
+  rig_device *cpu = NULL;
+  ok(rig_device_open_on(h, "CPU", &cpu));
+  assert_ptr_equal(cpu, h);
+  rig_device_release(cpu);
+  assert_null(rig_device_machine(rig_device_host()));
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
+/* MACH-18: devices of different machines never reach each other; MACH-21:
+ * the remote host reaches its machine's memory device there. */
+static void test_reaches(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-reach", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *local = open_ok("memory:a");
+  assert_false(rig_device_reaches(rig_device_host(), a));
+  assert_false(rig_device_reaches(a, rig_device_host()));
+  assert_false(rig_device_reaches(local, a));
+  assert_false(rig_device_reaches(a, local));
+  assert_false(rig_device_reaches(rig_device_host(), h));
+  assert_true(rig_device_reaches(h, a));
+  assert_true(rig_device_reaches(a, h));
+  close_release(local);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
+/* Bytes from this host to m1, across m1 (its memory device to its host,
+ * which m1's server copies there), to m2 and back, checked byte by byte;
+ * more than one chunk of the wire, and a fill on m1 in the middle. */
+static void test_pipeline(void **state) {
+  (void)state;
+  enum { N = (17u << 20) + 3 };
+  test_server s1, s2;
+  test_server_start(&s1, key);
+  test_server_start(&s2, key);
+  rig_device *h1 = host_ok("m1", &s1, key), *h2 = host_ok("m2", &s2, key);
+  rig_device *a1 = on_ok(h1, "memory:a"), *b2 = on_ok(h2, "memory:b");
+  unsigned char *in = malloc(N), *out = malloc(N);
+  assert_non_null(in);
+  assert_non_null(out);
+  pattern(in, N, 1);
+  rig_buffer *x1 = create_ok(a1, N), *y1 = create_ok(h1, N), *z2 = create_ok(b2, N);
+  ok(rig_buffer_put(x1, 0, in, N));
+  ok(rig_buffer_copy(x1, y1));                 /* within m1 */
+  rig_buffer *mid = NULL;
+  ok(rig_buffer_view(y1, 4096, 1000, RIG_READ_WRITE, &mid));
+  ok(rig_buffer_fill(mid, 0xab, 1));           /* a fill on m1 */
+  memset(in + 4096, 0xab, 1000);
+  ok(rig_buffer_copy(y1, z2));                 /* m1 to m2 */
+  memset(out, 0, N);
+  ok(rig_buffer_get(z2, 0, out, N));           /* m2 to this host */
+  assert_memory_equal(in, out, N);
+  rig_buffer_release(mid);
+  rig_buffer_release(x1);
+  rig_buffer_release(y1);
+  rig_buffer_release(z2);
+  free(in);
+  free(out);
+  close_release(a1);
+  close_release(b2);
+  close_release(h1);
+  close_release(h2);
+  test_server_stop(&s1);
+  test_server_stop(&s2);
+}
+
+/* A peer without the key is refused, in the server's log and to the
+ * peer, and the server goes on serving one with the key. */
+static void test_wrong_key(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_host_opener o = {.address = s.address, .key_file = test_key_file("not the key"),
+                       .hang_ms = 10000};
+  rig_device *h = NULL;
+  assert_int_equal(rig_device_open_host("m-wrong", &o, &h), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "does not hold the key"));
+  assert_true(test_server_logged(&s, "refused: the peer does not hold the key"));
+  h = host_ok("m-wrong", &s, key); /* never opened: the name is free */
+  close_release(h);
+  test_server_stop(&s);
+}
+
+int main(void) {
+  key = test_key_file("a shared secret of the remote tests, 48 bytes long");
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_open_and_facts),
+      cmocka_unit_test(test_reaches),
+      cmocka_unit_test(test_pipeline),
+      cmocka_unit_test(test_wrong_key),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
