@@ -12,6 +12,7 @@
 #include "serve.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -333,6 +334,15 @@ static bool listen_on(server *s, const char *address) {
   return true;
 }
 
+/* Whether a client is mid-message: its bytes come in pieces that UCX's
+ * event fd need not signal one by one, so the loop keeps progressing. */
+static bool mid_message(const server *s) {
+  for (const serve_client *c = s->clients; c; c = c->next)
+    if (c->recv_body)
+      return true;
+  return false;
+}
+
 /* Progresses the worker; sleeps on its event fd while nothing moves. */
 static void run(server *s) {
   int fd = -1;
@@ -342,7 +352,7 @@ static void run(server *s) {
     while (ucp_worker_progress(s->worker) != 0)
       ;
     step_all(s);
-    if (ucp_worker_progress(s->worker) != 0)
+    if (ucp_worker_progress(s->worker) != 0 || mid_message(s))
       continue;
     if (fd >= 0 && ucp_worker_arm(s->worker) == UCS_OK) {
       struct pollfd pf = {fd, POLLIN, 0};
@@ -370,6 +380,11 @@ int rig_serve_main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_set; /* a parent may have left them blocked across exec */
+  sigemptyset(&stop_set);
+  sigaddset(&stop_set, SIGTERM);
+  sigaddset(&stop_set, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
   run(&s);
   while (s.clients) {
     serve_client *c = s.clients;

@@ -87,14 +87,21 @@ ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
   ucs_status_t st;
   ucs_status_t why = UCS_OK;
   while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-    if (ucp_worker_progress(worker) != 0 || why != UCS_OK)
+    if (ucp_worker_progress(worker) != 0)
+      continue;
+    uint64_t now = rig_ucx_now_ms();
+    if (why != UCS_OK && now >= deadline_ms + 1000)
+      return why; /* a cancel that never ends: the request is left to UCX */
+    if (why != UCS_OK)
       continue;
     if (broken && *broken)
       why = UCS_ERR_CONNECTION_RESET;
-    else if (rig_ucx_now_ms() >= deadline_ms)
+    else if (now >= deadline_ms)
       why = UCS_ERR_TIMED_OUT;
-    if (why != UCS_OK)
+    if (why != UCS_OK) {
+      deadline_ms = now;
       ucp_request_cancel(worker, req); /* then progress until it ends */
+    }
   }
   ucp_request_free(req);
   return why != UCS_OK ? why : st;

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -145,13 +146,140 @@ static void test_wrong_key(void **state) {
   test_server_stop(&s);
 }
 
-int main(void) {
+/* MACH-6: a server killed mid-job loses the machine: the job's device with
+ * a reason that names the machine, then its host and its other devices;
+ * every later open on it, and rig_device_open_host of its name, is Error
+ * for the life of the process. Results already copied to this host stay. */
+static void test_killed_server(void **state) {
+  (void)state;
+  enum { N = 1u << 20 };
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-killed", &s, key);
+  rig_device *a = on_ok(h, "memory:a"), *b = on_ok(h, "memory:b");
+  rig_buffer *x = create_ok(a, N), *here = create_ok(rig_device_host(), N);
+  unsigned char *in = malloc(N);
+  pattern(in, N, 3);
+  ok(rig_buffer_put(x, 0, in, N));
+  ok(rig_buffer_copy(x, here));            /* a result on this machine */
+  test_server_kill(&s);                    /* mid-job: x is still in use */
+  rig_status st = rig_buffer_copy(here, x);
+  assert_int_equal(st, RIG_LOST);
+  assert_non_null(strstr(rig_device_lost(a), "m-killed"));
+  assert_non_null(rig_device_lost(h));     /* the whole machine */
+  assert_non_null(rig_device_lost(b));
+  assert_memory_equal(rig_buffer_host_address(here), in, N); /* nothing lost here */
+  rig_device *again = NULL;
+  assert_int_equal(rig_device_open_on(h, "memory:c", &again), RIG_UNAVAILABLE);
+  assert_int_equal(rig_device_open("memory:a@m-killed", &again), RIG_UNAVAILABLE);
+  test_server s2;
+  test_server_start(&s2, key);             /* a server there again */
+  rig_host_opener o = {.address = s2.address, .key_file = key, .hang_ms = 10000};
+  assert_int_equal(rig_device_open_host("m-killed", &o, &again), RIG_UNAVAILABLE);
+  rig_device *h2 = host_ok("m-killed-2", &s2, key); /* MACH-3: a new name is another machine */
+  close_release(h2);
+  rig_buffer_release(x);
+  rig_buffer_release(here);
+  free(in);
+  close_release(a);
+  close_release(b);
+  close_release(h);
+  test_server_stop(&s2);
+}
+
+/* Closing a machine's host closes its devices first; opens on it are then
+ * Error, and so is its host's name (MACH-6). */
+static void test_close_host(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-close", &s, key), *a = on_ok(h, "memory:a");
+  ok(rig_device_close(h));
+  assert_string_equal(rig_device_lost(a), "closed");
+  rig_device *d = NULL;
+  assert_int_equal(rig_device_open_on(h, "memory:a", &d), RIG_UNAVAILABLE);
+  rig_host_opener o = {.address = s.address, .key_file = key};
+  assert_int_equal(rig_device_open_host("m-close", &o, &d), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "closed"));
+  rig_device_release(a);
+  rig_device_release(h);
+  test_server_stop(&s);
+}
+
+/* MACH-9: a machine whose host is open through one address refuses
+ * another; the same opener gets the same host. */
+static void test_one_host_per_machine(void **state) {
+  (void)state;
+  test_server s1, s2;
+  test_server_start(&s1, key);
+  test_server_start(&s2, key);
+  rig_device *h = host_ok("m-one", &s1, key), *d = NULL;
+  rig_host_opener other = {.address = s2.address, .key_file = key};
+  assert_int_equal(rig_device_open_host("m-one", &other, &d), RIG_INVALID);
+  rig_device *same = host_ok("m-one", &s1, key);
+  assert_ptr_equal(same, h);
+  rig_device_release(same);
+  close_release(h);
+  test_server_stop(&s1);
+  test_server_stop(&s2);
+}
+
+/* One client of the eight: its own machine name, its own bytes. */
+static int one_client(const char *address, int i) {
+  enum { N = 256u << 10 };
+  char name[32];
+  snprintf(name, sizeof name, "m-many-%d", i);
+  rig_host_opener o = {.address = address, .key_file = key, .hang_ms = 20000};
+  rig_device *h = NULL, *a = NULL;
+  rig_buffer *x = NULL;
+  unsigned char *in = malloc(N), *out = malloc(N);
+  pattern(in, N, (unsigned)i);
+  int bad = rig_device_open_host(name, &o, &h) || rig_device_open_on(h, "memory:shared", &a) ||
+            rig_buffer_create(a, N, &x) || rig_buffer_put(x, 0, in, N) ||
+            rig_buffer_get(x, 0, out, N) || memcmp(in, out, N) != 0;
+  if (bad)
+    fprintf(stderr, "client %d: %s\n", i, rig_error_last()->message);
+  return bad;
+}
+
+/* Eight clients at once on one server, each a process of its own, run
+ * anew (UCX's progress thread does not survive a fork). */
+static void test_eight_clients(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  pid_t kids[8];
+  for (int i = 0; i < 8; i++)
+    if ((kids[i] = fork()) == 0) {
+      char index[8];
+      snprintf(index, sizeof index, "%d", i);
+      execl("/proc/self/exe", "test-remote", "client", s.address, index, key, (char *)NULL);
+      _exit(127);
+    }
+  for (int i = 0; i < 8; i++) {
+    int status = 0;
+    assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  test_server_stop(&s);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "client") == 0) { /* one of test_eight_clients */
+    key = argv[4];
+    return one_client(argv[2], atoi(argv[3]));
+  }
   key = test_key_file("a shared secret of the remote tests, 48 bytes long");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_and_facts),
       cmocka_unit_test(test_reaches),
       cmocka_unit_test(test_pipeline),
       cmocka_unit_test(test_wrong_key),
+      cmocka_unit_test(test_killed_server),
+      cmocka_unit_test(test_close_host),
+      cmocka_unit_test(test_one_host_per_machine),
+      cmocka_unit_test(test_eight_clients),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
