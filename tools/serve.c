@@ -240,6 +240,7 @@ static void step(server *s, serve_client *c) {
   if (!c->recv_body) {
     if (!rig_wire_header_get(c->head, &c->h, why, sizeof why)) {
       c->h.seq = 0;
+      c->h.type = RIG_WIRE_BAD; /* the reply names no type of the garbage */
       return refuse(s, c, RIG_EDGE_UNSUPPORTED, true, "bad message: %s", why);
     }
     c->recv_body = c->h.length > 0;

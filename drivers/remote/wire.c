@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char *const names[RIG_WIRE_TYPES] = {
-    "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING"};
+    "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD"};
 
 const char *rig_wire_type_name(uint16_t type) {
   type &= (uint16_t)~RIG_WIRE_REPLY;

@@ -39,7 +39,8 @@ enum rig_wire_type {
   RIG_WIRE_FILL = 9,    /* u64 buf, u64 offset, u64 bytes, u32 pattern, u32 k */
   RIG_WIRE_COPY = 10,   /* u64 src, u64 src offset, u64 dst, u64 dst offset, u64 bytes */
   RIG_WIRE_PING = 11,   /* nothing: the peer answers */
-  RIG_WIRE_TYPES = 12,
+  RIG_WIRE_BAD = 12,    /* replies only: to a message whose header was unreadable */
+  RIG_WIRE_TYPES = 13,
 };
 
 typedef struct rig_wire_header {

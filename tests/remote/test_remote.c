@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 
 #include "check.h"
 #include "server.h"
+#include "ucx.h"
+#include "wire.h"
 
 static const char *key;
 
@@ -265,6 +268,79 @@ static void test_eight_clients(void **state) {
   test_server_stop(&s);
 }
 
+/* Garbage on the server's port, as raw bytes to its socket and as a
+ * message with a bad header over a UCX stream: the server answers the
+ * latter with an error, logs it, and goes on serving another client. */
+static void send_raw_garbage(const char *address) {
+  struct sockaddr_storage sa;
+  socklen_t len;
+  char why[200];
+  assert_true(rig_ucx_address(address, &sa, &len, why, sizeof why));
+  int fd = socket(sa.ss_family, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, len), 0);
+  const char junk[] = "GET / HTTP/1.0\r\n\r\n\x01\x02\x03 garbage garbage garbage";
+  assert_true(write(fd, junk, sizeof junk) > 0);
+  close(fd);
+}
+
+static ucs_status_t ucx_send(ucp_worker_h w, ucp_ep_h ep, const void *p, size_t n) {
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = rig_ucx_sent};
+  return rig_ucx_wait(w, ucp_stream_send_nbx(ep, p, n, &prm), rig_ucx_now_ms() + 10000, NULL);
+}
+
+static void send_bad_header(const char *address) {
+  struct sockaddr_storage sa;
+  socklen_t len;
+  char why[200];
+  ucp_context_h ctx;
+  ucp_worker_h w;
+  ucp_ep_h ep;
+  assert_true(rig_ucx_address(address, &sa, &len, why, sizeof why));
+  assert_true(rig_ucx_start(&ctx, &w, false, why, sizeof why));
+  ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+                       .err_mode = UCP_ERR_HANDLING_MODE_PEER, /* as the server's */
+                       .flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER,
+                       .sockaddr = {(struct sockaddr *)&sa, len}};
+  assert_int_equal(ucp_ep_create(w, &p, &ep), UCS_OK);
+  uint8_t junk[RIG_WIRE_HEADER];
+  memset(junk, 0x5a, sizeof junk);
+  assert_int_equal(ucx_send(w, ep, junk, sizeof junk), UCS_OK);
+  uint8_t reply[RIG_WIRE_HEADER];
+  size_t got = 0;
+  ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+                            .cb.recv_stream = rig_ucx_received,
+                            .flags = UCP_STREAM_RECV_FLAG_WAITALL};
+  assert_int_equal(rig_ucx_wait(w, ucp_stream_recv_nbx(ep, reply, sizeof reply, &got, &rp),
+                                rig_ucx_now_ms() + 10000, NULL), UCS_OK);
+  rig_wire_header h;
+  assert_true(rig_wire_header_get(reply, &h, why, sizeof why));
+  assert_int_not_equal(h.status, 0); /* an error reply */
+  ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+  (void)rig_ucx_wait(w, ucp_ep_close_nbx(ep, &cp), rig_ucx_now_ms() + 1000, NULL);
+  rig_ucx_stop(ctx, w);
+}
+
+static void test_garbage(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  send_raw_garbage(s.address);
+  send_bad_header(s.address);
+  assert_true(test_server_logged(&s, "bad message: not a rig message"));
+  rig_device *h = host_ok("m-garbage", &s, key), *a = on_ok(h, "memory:a");
+  rig_buffer *x = create_ok(a, 4);
+  uint32_t v = 0x01020304, back = 0;
+  ok(rig_buffer_put(x, 0, &v, 4));
+  ok(rig_buffer_get(x, 0, &back, 4));
+  assert_int_equal(back, v);
+  rig_buffer_release(x);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "client") == 0) { /* one of test_eight_clients */
     key = argv[4];
@@ -280,6 +356,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_close_host),
       cmocka_unit_test(test_one_host_per_machine),
       cmocka_unit_test(test_eight_clients),
+      cmocka_unit_test(test_garbage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
