@@ -242,6 +242,14 @@ static int one_client(const char *address, int i) {
             rig_buffer_get(x, 0, out, N) || memcmp(in, out, N) != 0;
   if (bad)
     fprintf(stderr, "client %d: %s\n", i, rig_error_last()->message);
+  if (x)
+    rig_buffer_release(x);
+  if (a)
+    close_release(a);
+  if (h)
+    close_release(h);
+  free(in);
+  free(out);
   return bad;
 }
 
