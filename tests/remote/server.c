@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,10 +17,19 @@ static void die(const char *what) {
   abort();
 }
 
+static char paths[8][64];
+static int npaths;
+
+/* The key files go at exit, whatever a test's assertions did. */
+static void remove_keys(void) {
+  for (int i = 0; i < npaths && i < 8; i++)
+    unlink(paths[i]);
+}
+
 const char *test_key_file(const char *text) {
-  static char paths[8][64];
-  static int n;
-  char *p = paths[n++ % 8];
+  if (npaths == 0)
+    atexit(remove_keys);
+  char *p = paths[npaths++ % 8];
   snprintf(p, 64, "/tmp/rig-remote-key-XXXXXX");
   int fd = mkstemp(p);
   if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
@@ -58,6 +68,8 @@ void test_server_start(test_server *s, const char *key) {
     die("no log file");
   s->pid = fork();
   if (s->pid == 0) {
+    /* A test that fails mid-way leaves no server: it dies with the test. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(out[1], 1);
     dup2(log, 2);
     close(out[0]);
@@ -92,8 +104,14 @@ static void reap(test_server *s, int sig, int grace_ms) {
   s->pid = 0;
 }
 
-void test_server_stop(test_server *s) { reap(s, SIGTERM, 5000); }
-void test_server_kill(test_server *s) { reap(s, SIGKILL, 5000); }
+void test_server_stop(test_server *s) {
+  reap(s, SIGTERM, 5000);
+  unlink(s->log);
+}
+void test_server_kill(test_server *s) {
+  reap(s, SIGKILL, 5000);
+  unlink(s->log);
+}
 
 bool test_server_logged(const test_server *s, const char *text) {
   for (int i = 0; i < 50; i++) {

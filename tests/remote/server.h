@@ -18,9 +18,10 @@ const char *test_key_file(const char *text);
 /* Starts `$RIG_EXE serve --listen 127.0.0.1:0 --key key` and waits up to
  * 20 s for the port it prints. Asserts it started. */
 void test_server_start(test_server *s, const char *key);
-/* SIGTERM, then SIGKILL after 5 s; reaps it. Idempotent. */
+/* SIGTERM, then SIGKILL after 5 s; reaps it and removes its log.
+ * Idempotent. A server also dies with the test process (PR_SET_PDEATHSIG). */
 void test_server_stop(test_server *s);
-/* SIGKILL now; reaps it. */
+/* SIGKILL now; reaps it and removes its log. */
 void test_server_kill(test_server *s);
 /* Whether its log holds text (waits up to 5 s for it to appear). */
 bool test_server_logged(const test_server *s, const char *text);
