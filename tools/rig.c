@@ -10,6 +10,9 @@
 
 #include "cli.h"
 #include "profile_cmd.h"
+#ifdef RIG_HAVE_SERVE
+#include "serve.h"
+#endif
 
 /* rig_profile_command takes its own name as argv[0]. */
 static int run_profile(int argc, char **argv) { return rig_profile_command(argc + 1, argv - 1); }
@@ -73,6 +76,17 @@ static const command commands[] = {
      "and chrome://tracing show as a timeline per device and queue. Exits with\n"
      "PROGRAM's status.\n",
      NULL},
+#ifdef RIG_HAVE_SERVE
+    {"serve", rig_serve_main, "make this machine's devices available to other machines (UCX)",
+     "usage: rig serve [--listen ADDR:PORT] --key FILE\n"
+     "\n"
+     "Listens on ADDR:PORT (127.0.0.1 and a free port by default; the first\n"
+     "line printed names it) over UCX and runs the requests of peers that\n"
+     "prove they hold the secret in FILE (a challenge: the key never goes on\n"
+     "the wire) with this machine's devices, logging each connection to\n"
+     "stderr. SIGTERM or SIGINT stops it (docs/remote.md).\n",
+     NULL},
+#endif
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -62,6 +62,8 @@ RIG_API bool rig_device_reaches(const rig_device *d, const rig_device *e) {
     return false;
   if (d == e)
     return true;                                     /* MACH-12 */
+  if (d->machine != e->machine)
+    return false;                                    /* MACH-18 */
   if (is_io(d) || is_io(e))
     return false;                                    /* MACH-19 */
   if (d->is_host)

@@ -39,6 +39,7 @@ struct rig_device {
   bool is_host;
   bool own_code;                  /* host, memory or io: rig's own, no mask (RIG__DRIVER_OF) */
   uint32_t io_flags;              /* an io device's open flags (iodev.c) */
+  struct rig__machine *machine;   /* another machine's device, or NULL (machine.c) */
 
   struct {                        /* timeline.c */
     _Atomic uint64_t submitted;
@@ -131,6 +132,19 @@ static inline bool rig__is_lost(const rig_device *d) {
 RIG__HIDDEN void rig__lose_for(rig_device *d, int result, const char *message);
 /* Loses d with why unless it is lost already (LOSS-10). */
 RIG__HIDDEN void rig__lose(rig_device *d, const char *why);
+/* Machines (machine.c). Opens name through the plugin driver with args,
+ * as rig_device_open does (open.c). */
+RIG__HIDDEN rig_status rig__open_as(const char *name, const char *driver, const char *args,
+                                    rig_device **out);
+/* d, just lost with why, is another machine's: loses its machine with it
+ * where d is the host or why says the machine is lost. Takes the machine
+ * lock, a leaf under every other but losing's, which it never holds. */
+RIG__HIDDEN void rig__machine_lost(rig_device *d, const char *why);
+/* Before d closes: a host closes its machine's devices first; any other
+ * device of a machine leaves its machine's list. */
+RIG__HIDDEN rig_status rig__machine_close(rig_device *d);
+/* rig_device_open of "NAME@MACHINE": NAME on that machine's open host. */
+RIG__HIDDEN rig_status rig__open_at(const char *name, rig_device **out);
 /* The device's reached value, read from its word or driver where it may
  * be (TL-22, TL-23); else the last value read. */
 /* Raises the last value read of d to v, which d reached; returns the

@@ -30,6 +30,8 @@ void rig__lose(rig_device *d, const char *why) {
     atomic_store(&d->life.lost, d->life.lost_buf);             /* LOSS-10 */
   }
   pthread_mutex_unlock(&losing);
+  if (d->machine)
+    rig__machine_lost(d, d->life.lost_buf);
 }
 
 RIG_API void rig_runtime_fail(const char *why) {

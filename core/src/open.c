@@ -354,8 +354,15 @@ RIG_API rig_status rig_device_open(const char *name, rig_device **out) {
     *out = rig_device_host();
     return RIG_OK;
   }
+  if (strchr(name, '@'))
+    return rig__open_at(name, out); /* NAME@MACHINE (machine.c) */
   rig_status st = split(name, driver, sizeof driver, &args);
   return st ? st : open_named(name, NULL, args, driver, false, out, NULL);
+}
+
+rig_status rig__open_as(const char *name, const char *driver, const char *args,
+                        rig_device **out) {
+  return open_named(name, NULL, args, driver, false, out);
 }
 
 RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out) {
@@ -414,6 +421,8 @@ RIG_API rig_status rig_device_close(rig_device *d) {
   if (!d || d->is_host)
     return rig__fail(RIG_INVALID, d, 0, "rig_device_close: %s", d ? "the host is never closed"
                                                            : "device is NULL"); /* OPEN-59 */
+  if (d->machine && (st = rig__machine_close(d)) != RIG_OK)
+    return st; /* a machine's host closes its devices first */
   if (!rig__is_lost(d)) {
     st = rig__point_wait(rig_point_make(d->slot, atomic_load(&d->tl.submitted))); /* OPEN-45 */
     if (st == RIG_INTERRUPTED)

@@ -190,6 +190,45 @@ typedef struct rig_io_opener {
  * file system; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out);
 
+/* ---- machines (docs/remote.md) ---------------------------------------------- */
+
+/* How rig_device_open_host reaches another machine's host (Machines). */
+typedef struct rig_host_opener {
+  const char *driver;   /* the driver of other machines, NULL for "remote" */
+  const char *address;  /* "HOST:PORT" of the machine's `rig serve` */
+  const char *key_file; /* the file of the secret the server asks to prove */
+  uint32_t hang_ms;     /* a request unanswered this long loses the machine;
+                           0 for 30000 */
+} rig_host_opener;
+
+/* Opens the host of the machine named machine through o, or returns the one
+ * open with a new reference (MACH-2, MACH-5). Its name is "CPU@MACHINE"
+ * (PROP-9), its arch, alignment and cache_bytes are that host's, and it is a
+ * driver's device of this process, so it reaches no device of this machine
+ * (MACH-18). machine is 1 to 63 of A-Z a-z 0-9 . _ -; a program gives each
+ * connection a name of its own, and a second connection to one address
+ * under a new name is another machine (MACH-3).
+ * RIG_UNAVAILABLE: no server, a refused key, after rig_runtime_fail, and for
+ * good once the machine's host is lost or closed, with that host's reason
+ * (MACH-6). RIG_INVALID: NULL or a bad name or opener, or a machine whose
+ * host was opened through another driver or address and is open or still
+ * opening (MACH-8, MACH-9). Blocks on the network up to o->hang_ms; may
+ * lock. */
+RIG_API RIG_MUST_USE rig_status rig_device_open_host(const char *machine, const rig_host_opener *o,
+                                                     rig_device **out);
+/* Opens the device name ("memory:a", "vulkan:0", "CPU") of host's machine,
+ * or returns the one open, as "NAME@MACHINE" (PROP-9), with a new
+ * reference; rig_device_open("NAME@MACHINE") does the same through the
+ * machine's open host. Its properties are the remote device's (PROP-12,
+ * PROP-28, PROP-32), and it reaches only devices of its machine (MACH-18).
+ * RIG_UNAVAILABLE: what the machine's server says, and once host is lost or
+ * closed (MACH-6). RIG_INVALID: NULL, a name with '@', a host that is not
+ * another machine's. Blocks on the network; may lock. */
+RIG_API RIG_MUST_USE rig_status rig_device_open_on(rig_device *host, const char *name,
+                                                   rig_device **out);
+/* The name of d's machine, or NULL for a device of this one. Lock-free. */
+RIG_API const char *rig_device_machine(const rig_device *d);
+
 /* Whether d is an io device. Lock-free. */
 RIG_API bool rig_device_is_io(const rig_device *d);
 
@@ -215,7 +254,9 @@ RIG_API RIG_MUST_USE rig_status rig_device_open_driver(const char *name, const v
  * runs its owed stop (OPEN-55). RIG_INTERRUPTED: call again to finish
  * (OPEN-57). A failure other than a fault escaping the driver's stop is
  * returned with the driver's message (STOP-16; docs/decisions.md gives the
- * statuses); a fault escaping it is not. Blocks; may lock. */
+ * statuses); a fault escaping it is not. Another machine's host first
+ * closes every device of its machine, and opens on that machine are
+ * RIG_UNAVAILABLE from then on (MACH-6). Blocks; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_device_close(rig_device *d);
 
 /* Adds a reference to d and returns d. Lock-free. */

@@ -466,6 +466,15 @@ static inline void rig_edge_devices_numbered(char (*names)[64], uint32_t cap, ui
 /* The phases of rig_edge_driver.fork. */
 enum { RIG_EDGE_FORK_PREPARE = 0, RIG_EDGE_FORK_PARENT = 1, RIG_EDGE_FORK_CHILD = 2 };
 
+/* The devices of another machine (docs/remote.md): core opens them through
+ * a driver such as "remote" only from rig_device_open_host and
+ * rig_device_open_on, with open() arguments
+ *   "rig-machine1 host MACHINE HANG_MS ADDRESS KEYFILE"  (the machine's host)
+ *   "rig-machine1 device MACHINE NAME"                  (a device there)
+ * where MACHINE, HANG_MS and ADDRESS hold no space and KEYFILE and NAME are
+ * the rest of the string. Such a driver refuses any other argument. */
+#define RIG_EDGE_MACHINE_ARGS_PREFIX "rig-machine1 "
+
 /* The io interface (docs/io.md): an io library is a plugin like a driver,
  * whose table's io is not NULL. Core opens it only through rig_device_open_io
  * (OPEN-37), which passes open() the arguments below as one string; a

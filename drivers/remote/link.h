@@ -1,0 +1,37 @@
+/* link.h: the remote driver's connection to one machine's `rig serve`
+ * (docs/remote.md). One link per machine, shared by the handles of its
+ * devices; calls on it are serialised by its lock. */
+#ifndef RIG_REMOTE_LINK_H
+#define RIG_REMOTE_LINK_H
+
+#include <rig/edge.h>
+
+#include "wire.h"
+
+typedef struct rig_link rig_link;
+
+/* Connects to address, proves the key read from key_file (HMAC of the
+ * server's nonce: the key never travels) and registers the link under
+ * machine. RIG_EDGE_UNAVAILABLE with the reason: no such address, no
+ * server, a refused key, an unreadable key file. Blocks up to hang_ms. */
+int rig_link_open(const char *machine, const char *address, const char *key_file,
+                  uint32_t hang_ms, rig_link **out, rig_edge_error *err);
+/* The link registered under machine, with a reference, or NULL. */
+rig_link *rig_link_find(const char *machine);
+/* Drops a reference; the last closes the connection. */
+void rig_link_drop(rig_link *l);
+/* The machine's name. */
+const char *rig_link_machine(const rig_link *l);
+/* Whether a and b are one link. */
+bool rig_link_same(const rig_link *a, const rig_link *b);
+
+/* One request and its reply. data (PUT's bytes) follows req's fields.
+ * The reply's body goes to reply, which must hold it (reply_cap), its
+ * length to *reply_n (may be NULL). Returns RIG_EDGE_OK; the server's
+ * refusal as its status with its reason; RIG_EDGE_FAULT "MACHINE lost:
+ * CAUSE" once the connection broke, a reply broke the protocol, or the
+ * server did not answer within the hang bound. Blocks; locks the link. */
+int rig_link_call(rig_link *l, const rig_wire_msg *req, const void *data, size_t data_n,
+                  void *reply, size_t reply_cap, size_t *reply_n, rig_edge_error *err);
+
+#endif

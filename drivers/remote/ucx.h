@@ -1,0 +1,34 @@
+/* ucx.h: what the remote driver and `rig serve` share of UCX (UCP streams
+ * over tcp or shared memory; docs/remote.md). */
+#ifndef RIG_REMOTE_UCX_H
+#define RIG_REMOTE_UCX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <ucp/api/ucp.h>
+
+/* A UCP context with the stream feature and one worker on it. Returns
+ * true, or false with the reason in why. */
+bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *why,
+                   size_t why_n);
+void rig_ucx_stop(ucp_context_h ctx, ucp_worker_h worker);
+/* Parses "HOST:PORT" ("127.0.0.1:7000", "[::1]:7000", "localhost:7000")
+ * into an address. Returns true, or false with why. */
+bool rig_ucx_address(const char *text, struct sockaddr_storage *out, socklen_t *len,
+                     char *why, size_t why_n);
+/* Progresses worker until req completes, *broken turns true, or
+ * deadline_ms (CLOCK_MONOTONIC) passes; a request still running is then
+ * cancelled and waited for. Returns the request's status,
+ * UCS_ERR_CONNECTION_RESET once *broken, UCS_ERR_TIMED_OUT at the deadline.
+ * req may be NULL (done) or an error pointer. Frees req. */
+ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
+                          const volatile bool *broken);
+/* Now on CLOCK_MONOTONIC, in milliseconds. */
+uint64_t rig_ucx_now_ms(void);
+/* Completion callbacks that do nothing: rig_ucx_wait polls the request. */
+void rig_ucx_sent(void *request, ucs_status_t status, void *user_data);
+void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *user_data);
+
+#endif

@@ -1,0 +1,29 @@
+/* server.h: `rig serve` processes for the remote tests, each a "machine"
+ * on a loopback port of its own (docs/remote.md). */
+#ifndef RIG_TEST_REMOTE_SERVER_H
+#define RIG_TEST_REMOTE_SERVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct test_server {
+  pid_t pid;
+  char address[64]; /* "127.0.0.1:PORT" */
+  char log[256];    /* its stderr, a file */
+} test_server;
+
+/* Writes a key file of the given text; returns its path (static storage
+ * per call: two calls, two files). */
+const char *test_key_file(const char *text);
+/* Starts `$RIG_EXE serve --listen 127.0.0.1:0 --key key` and waits up to
+ * 20 s for the port it prints. Asserts it started. */
+void test_server_start(test_server *s, const char *key);
+/* SIGTERM, then SIGKILL after 5 s; reaps it and removes its log.
+ * Idempotent. A server also dies with the test process (PR_SET_PDEATHSIG). */
+void test_server_stop(test_server *s);
+/* SIGKILL now; reaps it and removes its log. */
+void test_server_kill(test_server *s);
+/* Whether its log holds text (waits up to 5 s for it to appear). */
+bool test_server_logged(const test_server *s, const char *text);
+
+#endif

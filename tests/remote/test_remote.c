@@ -1,0 +1,370 @@
+/* test_remote.c: other machines' devices through rig serve, with each
+ * "machine" a server process on a loopback port of its own
+ * (docs/remote.md). Each test bounds its time through the hang bound and
+ * the servers' start-up wait, and stops the servers it started. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rig/rig.h>
+
+#include "check.h"
+#include "server.h"
+#include "ucx.h"
+#include "wire.h"
+
+static const char *key;
+
+static rig_device *host_ok(const char *machine, const test_server *s, const char *k) {
+  rig_host_opener o = {.address = s->address, .key_file = k, .hang_ms = 10000};
+  rig_device *h = NULL;
+  check_ok(rig_device_open_host(machine, &o, &h), machine);
+  return h;
+}
+
+static rig_device *on_ok(rig_device *host, const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_device_open_on(host, name, &d), name);
+  return d;
+}
+
+/* A pattern no two offsets of a short run share. */
+static void pattern(unsigned char *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xffu);
+}
+
+/* MACH-2, PROP-9: the host, then devices of that machine, named "@MACHINE",
+ * with the remote device's facts. */
+static void test_open_and_facts(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-facts", &s, key);
+  assert_string_equal(rig_device_name(h), "CPU@m-facts");
+  assert_string_equal(rig_device_machine(h), "m-facts");
+  assert_string_equal(rig_device_arch(h), rig_device_arch(rig_device_host()));
+  rig_device *a = on_ok(h, "memory:a");
+  assert_string_equal(rig_device_name(a), "memory:a@m-facts");
+  assert_string_equal(rig_device_arch(a), "memory");
+  assert_int_equal(rig_device_alignment(a), 64);
+  rig_device *again = NULL;
+  ok(rig_device_open("memory:a@m-facts", &again));
+  assert_ptr_equal(again, a);
+  rig_device_release(again);
+  rig_device *cpu = NULL;
+  ok(rig_device_open_on(h, "CPU", &cpu));
+  assert_ptr_equal(cpu, h);
+  rig_device_release(cpu);
+  assert_null(rig_device_machine(rig_device_host()));
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
+/* MACH-18: devices of different machines never reach each other; MACH-21:
+ * the remote host reaches its machine's memory device there. */
+static void test_reaches(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-reach", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *local = open_ok("memory:a");
+  assert_false(rig_device_reaches(rig_device_host(), a));
+  assert_false(rig_device_reaches(a, rig_device_host()));
+  assert_false(rig_device_reaches(local, a));
+  assert_false(rig_device_reaches(a, local));
+  assert_false(rig_device_reaches(rig_device_host(), h));
+  assert_true(rig_device_reaches(h, a));
+  assert_true(rig_device_reaches(a, h));
+  close_release(local);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
+/* Bytes from this host to m1, across m1 (its memory device to its host,
+ * which m1's server copies there), to m2 and back, checked byte by byte;
+ * more than one chunk of the wire, and a fill on m1 in the middle. */
+static void test_pipeline(void **state) {
+  (void)state;
+  enum { N = (17u << 20) + 3 };
+  test_server s1, s2;
+  test_server_start(&s1, key);
+  test_server_start(&s2, key);
+  rig_device *h1 = host_ok("m1", &s1, key), *h2 = host_ok("m2", &s2, key);
+  rig_device *a1 = on_ok(h1, "memory:a"), *b2 = on_ok(h2, "memory:b");
+  unsigned char *in = malloc(N), *out = malloc(N);
+  assert_non_null(in);
+  assert_non_null(out);
+  pattern(in, N, 1);
+  rig_buffer *x1 = create_ok(a1, N), *y1 = create_ok(h1, N), *z2 = create_ok(b2, N);
+  ok(rig_buffer_put(x1, 0, in, N));
+  ok(rig_buffer_copy(x1, y1));                 /* within m1 */
+  rig_buffer *mid = NULL;
+  ok(rig_buffer_view(y1, 4096, 1000, RIG_READ_WRITE, &mid));
+  ok(rig_buffer_fill(mid, 0xab, 1));           /* a fill on m1 */
+  memset(in + 4096, 0xab, 1000);
+  ok(rig_buffer_copy(y1, z2));                 /* m1 to m2 */
+  memset(out, 0, N);
+  ok(rig_buffer_get(z2, 0, out, N));           /* m2 to this host */
+  assert_memory_equal(in, out, N);
+  rig_buffer_release(mid);
+  rig_buffer_release(x1);
+  rig_buffer_release(y1);
+  rig_buffer_release(z2);
+  free(in);
+  free(out);
+  close_release(a1);
+  close_release(b2);
+  close_release(h1);
+  close_release(h2);
+  test_server_stop(&s1);
+  test_server_stop(&s2);
+}
+
+/* A peer without the key is refused, in the server's log and to the
+ * peer, and the server goes on serving one with the key. */
+static void test_wrong_key(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_host_opener o = {.address = s.address, .key_file = test_key_file("not the key"),
+                       .hang_ms = 10000};
+  rig_device *h = NULL;
+  assert_int_equal(rig_device_open_host("m-wrong", &o, &h), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "does not hold the key"));
+  assert_true(test_server_logged(&s, "refused: the peer does not hold the key"));
+  h = host_ok("m-wrong", &s, key); /* never opened: the name is free */
+  close_release(h);
+  test_server_stop(&s);
+}
+
+/* MACH-6: a server killed mid-job loses the machine: the job's device with
+ * a reason that names the machine, then its host and its other devices;
+ * every later open on it, and rig_device_open_host of its name, is Error
+ * for the life of the process. Results already copied to this host stay. */
+static void test_killed_server(void **state) {
+  (void)state;
+  enum { N = 1u << 20 };
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-killed", &s, key);
+  rig_device *a = on_ok(h, "memory:a"), *b = on_ok(h, "memory:b");
+  rig_buffer *x = create_ok(a, N), *here = create_ok(rig_device_host(), N);
+  unsigned char *in = malloc(N);
+  pattern(in, N, 3);
+  ok(rig_buffer_put(x, 0, in, N));
+  ok(rig_buffer_copy(x, here));            /* a result on this machine */
+  test_server_kill(&s);                    /* mid-job: x is still in use */
+  rig_status st = rig_buffer_copy(here, x);
+  assert_int_equal(st, RIG_LOST);
+  assert_non_null(strstr(rig_device_lost(a), "m-killed"));
+  assert_non_null(rig_device_lost(h));     /* the whole machine */
+  assert_non_null(rig_device_lost(b));
+  assert_memory_equal(rig_buffer_host_address(here), in, N); /* nothing lost here */
+  rig_device *again = NULL;
+  assert_int_equal(rig_device_open_on(h, "memory:c", &again), RIG_UNAVAILABLE);
+  assert_int_equal(rig_device_open("memory:a@m-killed", &again), RIG_UNAVAILABLE);
+  test_server s2;
+  test_server_start(&s2, key);             /* a server there again */
+  rig_host_opener o = {.address = s2.address, .key_file = key, .hang_ms = 10000};
+  assert_int_equal(rig_device_open_host("m-killed", &o, &again), RIG_UNAVAILABLE);
+  rig_device *h2 = host_ok("m-killed-2", &s2, key); /* MACH-3: a new name is another machine */
+  close_release(h2);
+  rig_buffer_release(x);
+  rig_buffer_release(here);
+  free(in);
+  close_release(a);
+  close_release(b);
+  close_release(h);
+  test_server_stop(&s2);
+}
+
+/* Closing a machine's host closes its devices first; opens on it are then
+ * Error, and so is its host's name (MACH-6). */
+static void test_close_host(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = host_ok("m-close", &s, key), *a = on_ok(h, "memory:a");
+  ok(rig_device_close(h));
+  assert_string_equal(rig_device_lost(a), "closed");
+  rig_device *d = NULL;
+  assert_int_equal(rig_device_open_on(h, "memory:a", &d), RIG_UNAVAILABLE);
+  rig_host_opener o = {.address = s.address, .key_file = key};
+  assert_int_equal(rig_device_open_host("m-close", &o, &d), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "closed"));
+  rig_device_release(a);
+  rig_device_release(h);
+  test_server_stop(&s);
+}
+
+/* MACH-9: a machine whose host is open through one address refuses
+ * another; the same opener gets the same host. */
+static void test_one_host_per_machine(void **state) {
+  (void)state;
+  test_server s1, s2;
+  test_server_start(&s1, key);
+  test_server_start(&s2, key);
+  rig_device *h = host_ok("m-one", &s1, key), *d = NULL;
+  rig_host_opener other = {.address = s2.address, .key_file = key};
+  assert_int_equal(rig_device_open_host("m-one", &other, &d), RIG_INVALID);
+  rig_device *same = host_ok("m-one", &s1, key);
+  assert_ptr_equal(same, h);
+  rig_device_release(same);
+  close_release(h);
+  test_server_stop(&s1);
+  test_server_stop(&s2);
+}
+
+/* One client of the eight: its own machine name, its own bytes. */
+static int one_client(const char *address, int i) {
+  enum { N = 256u << 10 };
+  char name[32];
+  snprintf(name, sizeof name, "m-many-%d", i);
+  rig_host_opener o = {.address = address, .key_file = key, .hang_ms = 20000};
+  rig_device *h = NULL, *a = NULL;
+  rig_buffer *x = NULL;
+  unsigned char *in = malloc(N), *out = malloc(N);
+  pattern(in, N, (unsigned)i);
+  int bad = rig_device_open_host(name, &o, &h) || rig_device_open_on(h, "memory:shared", &a) ||
+            rig_buffer_create(a, N, &x) || rig_buffer_put(x, 0, in, N) ||
+            rig_buffer_get(x, 0, out, N) || memcmp(in, out, N) != 0;
+  if (bad)
+    fprintf(stderr, "client %d: %s\n", i, rig_error_last()->message);
+  if (x)
+    rig_buffer_release(x);
+  if (a)
+    close_release(a);
+  if (h)
+    close_release(h);
+  free(in);
+  free(out);
+  return bad;
+}
+
+/* Eight clients at once on one server, each a process of its own, run
+ * anew (UCX's progress thread does not survive a fork). */
+static void test_eight_clients(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  pid_t kids[8];
+  for (int i = 0; i < 8; i++)
+    if ((kids[i] = fork()) == 0) {
+      char index[8];
+      snprintf(index, sizeof index, "%d", i);
+      execl("/proc/self/exe", "test-remote", "client", s.address, index, key, (char *)NULL);
+      _exit(127);
+    }
+  for (int i = 0; i < 8; i++) {
+    int status = 0;
+    assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  test_server_stop(&s);
+}
+
+/* Garbage on the server's port, as raw bytes to its socket and as a
+ * message with a bad header over a UCX stream: the server answers the
+ * latter with an error, logs it, and goes on serving another client. */
+static void send_raw_garbage(const char *address) {
+  struct sockaddr_storage sa;
+  socklen_t len;
+  char why[200];
+  assert_true(rig_ucx_address(address, &sa, &len, why, sizeof why));
+  int fd = socket(sa.ss_family, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, len), 0);
+  const char junk[] = "GET / HTTP/1.0\r\n\r\n\x01\x02\x03 garbage garbage garbage";
+  assert_true(write(fd, junk, sizeof junk) > 0);
+  close(fd);
+}
+
+static ucs_status_t ucx_send(ucp_worker_h w, ucp_ep_h ep, const void *p, size_t n) {
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = rig_ucx_sent};
+  return rig_ucx_wait(w, ucp_stream_send_nbx(ep, p, n, &prm), rig_ucx_now_ms() + 10000, NULL);
+}
+
+static void send_bad_header(const char *address) {
+  struct sockaddr_storage sa;
+  socklen_t len;
+  char why[200];
+  ucp_context_h ctx;
+  ucp_worker_h w;
+  ucp_ep_h ep;
+  assert_true(rig_ucx_address(address, &sa, &len, why, sizeof why));
+  assert_true(rig_ucx_start(&ctx, &w, false, why, sizeof why));
+  ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+                       .err_mode = UCP_ERR_HANDLING_MODE_PEER, /* as the server's */
+                       .flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER,
+                       .sockaddr = {(struct sockaddr *)&sa, len}};
+  assert_int_equal(ucp_ep_create(w, &p, &ep), UCS_OK);
+  uint8_t junk[RIG_WIRE_HEADER];
+  memset(junk, 0x5a, sizeof junk);
+  assert_int_equal(ucx_send(w, ep, junk, sizeof junk), UCS_OK);
+  uint8_t reply[RIG_WIRE_HEADER];
+  size_t got = 0;
+  ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+                            .cb.recv_stream = rig_ucx_received,
+                            .flags = UCP_STREAM_RECV_FLAG_WAITALL};
+  assert_int_equal(rig_ucx_wait(w, ucp_stream_recv_nbx(ep, reply, sizeof reply, &got, &rp),
+                                rig_ucx_now_ms() + 10000, NULL), UCS_OK);
+  rig_wire_header h;
+  assert_true(rig_wire_header_get(reply, &h, why, sizeof why));
+  assert_int_not_equal(h.status, 0); /* an error reply */
+  ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+  (void)rig_ucx_wait(w, ucp_ep_close_nbx(ep, &cp), rig_ucx_now_ms() + 1000, NULL);
+  rig_ucx_stop(ctx, w);
+}
+
+static void test_garbage(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  send_raw_garbage(s.address);
+  send_bad_header(s.address);
+  assert_true(test_server_logged(&s, "bad message: not a rig message"));
+  rig_device *h = host_ok("m-garbage", &s, key), *a = on_ok(h, "memory:a");
+  rig_buffer *x = create_ok(a, 4);
+  uint32_t v = 0x01020304, back = 0;
+  ok(rig_buffer_put(x, 0, &v, 4));
+  ok(rig_buffer_get(x, 0, &back, 4));
+  assert_int_equal(back, v);
+  rig_buffer_release(x);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "client") == 0) { /* one of test_eight_clients */
+    key = argv[4];
+    return one_client(argv[2], atoi(argv[3]));
+  }
+  key = test_key_file("a shared secret of the remote tests, 48 bytes long");
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_open_and_facts),
+      cmocka_unit_test(test_reaches),
+      cmocka_unit_test(test_pipeline),
+      cmocka_unit_test(test_wrong_key),
+      cmocka_unit_test(test_killed_server),
+      cmocka_unit_test(test_close_host),
+      cmocka_unit_test(test_one_host_per_machine),
+      cmocka_unit_test(test_eight_clients),
+      cmocka_unit_test(test_garbage),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,400 @@
+/* serve.c: `rig serve --listen ADDR:PORT --key FILE` (docs/remote.md): makes
+ * this machine's devices available to the remote driver of other
+ * processes and machines. One thread runs a UCP worker: a listener that
+ * takes each connection, and per client a receive of the next header or
+ * body. A client first proves it holds the key (HELLO, AUTH); then each
+ * request runs with this machine's librig-core (serve_requests.c) and is
+ * answered before the client's next one is read. Every connection, refusal
+ * and bad message is a line on stderr. A message that breaks the framing
+ * gets an error reply and its connection closes, since the stream cannot
+ * be read past it; the server goes on serving every other client.
+ */
+#include "serve.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <arpa/inet.h>
+
+#include "serve_private.h"
+#include "sha256.h"
+
+typedef struct server {
+  ucp_context_h ctx;
+  ucp_worker_h worker;
+  ucp_listener_h listener;
+  uint8_t key[4096];
+  size_t key_n;
+  serve_client *clients;
+  unsigned next_id;
+  uint8_t *reply_body;
+} server;
+
+static volatile sig_atomic_t stopping;
+static void on_signal(int sig) { (void)sig, stopping = 1; }
+
+void serve_log(const serve_client *c, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (c)
+    fprintf(stderr, "rig serve: client %u (%s): %s\n", c->id, c->peer, line);
+  else
+    fprintf(stderr, "rig serve: %s\n", line);
+}
+
+static void on_client_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+  serve_client *c = arg;
+  (void)ep;
+  if (!c->broken)
+    snprintf(c->why, sizeof c->why, "%s", ucs_status_string(status));
+  c->broken = true;
+}
+
+static void peer_text(ucp_conn_request_h req, char *out, size_t n) {
+  ucp_conn_request_attr_t a = {.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR};
+  snprintf(out, n, "?");
+  if (ucp_conn_request_query(req, &a) != UCS_OK)
+    return;
+  char ip[64] = "?";
+  struct sockaddr *sa = (struct sockaddr *)&a.client_address;
+  if (sa->sa_family == AF_INET) {
+    struct sockaddr_in *in = (struct sockaddr_in *)sa;
+    inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+    snprintf(out, n, "%s:%u", ip, ntohs(in->sin_port));
+  } else if (sa->sa_family == AF_INET6) {
+    struct sockaddr_in6 *in = (struct sockaddr_in6 *)sa;
+    inet_ntop(AF_INET6, &in->sin6_addr, ip, sizeof ip);
+    snprintf(out, n, "[%s]:%u", ip, ntohs(in->sin6_port));
+  }
+}
+
+/* A new connection: an endpoint and a client waiting for its HELLO. */
+static void on_connect(ucp_conn_request_h req, void *arg) {
+  server *s = arg;
+  serve_client *c = calloc(1, sizeof *c);
+  if (c)
+    c->body = malloc(RIG_WIRE_MAX_BODY);
+  if (!c || !c->body) {
+    free(c);
+    ucp_listener_reject(s->listener, req);
+    serve_log(NULL, "refused a connection: out of memory");
+    return;
+  }
+  c->id = ++s->next_id;
+  peer_text(req, c->peer, sizeof c->peer);
+  ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST |
+                                     UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+                       .conn_request = req,
+                       .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                       .err_handler = {on_client_error, c}};
+  ucs_status_t st = ucp_ep_create(s->worker, &p, &c->ep);
+  if (st != UCS_OK) {
+    serve_log(c, "refused: %s", ucs_status_string(st));
+    free(c->body);
+    free(c);
+    return;
+  }
+  c->next = s->clients;
+  s->clients = c;
+  serve_log(c, "connected");
+}
+
+#define REPLY_MS 10000u /* a client that takes no reply for this long is dropped */
+
+/* Sends a reply to c's current request; a client that does not take it
+ * within REPLY_MS is broken. */
+static void reply(server *s, serve_client *c, const serve_reply *r) {
+  uint8_t head[RIG_WIRE_HEADER];
+  const void *body = r->status ? (const void *)r->text : r->body;
+  size_t n = r->status ? strlen(r->text) : r->body_n;
+  rig_wire_header h = {RIG_WIRE_MAGIC, RIG_WIRE_VERSION, (uint16_t)(c->h.type | RIG_WIRE_REPLY),
+                       c->h.seq, r->status, n};
+  rig_wire_header_put(head, &h);
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = rig_ucx_sent};
+  uint64_t deadline = rig_ucx_now_ms() + REPLY_MS;
+  ucs_status_t st = rig_ucx_wait(s->worker, ucp_stream_send_nbx(c->ep, head, sizeof head, &prm),
+                                 deadline, &c->broken);
+  if (st == UCS_OK && n)
+    st = rig_ucx_wait(s->worker, ucp_stream_send_nbx(c->ep, body, n, &prm), deadline, &c->broken);
+  if (st != UCS_OK && !c->broken) {
+    snprintf(c->why, sizeof c->why, "reply: %s", ucs_status_string(st));
+    c->broken = true;
+  }
+}
+
+/* Refuses c's message with why, in the log and to the peer; closing: the
+ * connection then ends. */
+static void refuse(server *s, serve_client *c, int status, bool closing, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void refuse(server *s, serve_client *c, int status, bool closing, const char *fmt, ...) {
+  serve_reply r = {.status = status};
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r.text, sizeof r.text, fmt, ap);
+  va_end(ap);
+  serve_log(c, "%s%s", r.text, closing ? "; closing the connection" : "");
+  reply(s, c, &r);
+  if (closing)
+    c->phase = SERVE_CLOSING;
+}
+
+/* HELLO gives a fresh nonce; AUTH must answer it with HMAC(key, nonce ||
+ * label). The key itself never travels. */
+static void challenge(server *s, serve_client *c, const rig_wire_msg *m) {
+  if (m->type == RIG_WIRE_HELLO && c->phase == SERVE_HELLO) {
+    serve_reply r = {.body = c->nonce, .body_n = sizeof c->nonce};
+    if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
+      return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "no random bytes for a challenge");
+    c->phase = SERVE_AUTH;
+    return reply(s, c, &r);
+  }
+  if (m->type != RIG_WIRE_AUTH || c->phase != SERVE_AUTH)
+    return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: %s before the challenge was met",
+                  rig_wire_type_name(m->type));
+  uint8_t msg[RIG_WIRE_NONCE + 32], mac[RIG_SHA256_BYTES];
+  memcpy(msg, c->nonce, sizeof c->nonce);
+  memcpy(msg + sizeof c->nonce, RIG_WIRE_AUTH_LABEL, 32);
+  rig_remote_hmac(s->key, s->key_n, msg, sizeof msg, mac);
+  if (!rig_remote_equal(mac, m->data, sizeof mac))
+    return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: the peer does not hold the key");
+  c->phase = SERVE_READY;
+  serve_log(c, "authenticated");
+  serve_reply ok = {0};
+  reply(s, c, &ok);
+}
+
+/* A whole message is in: check it, run it, answer it. */
+static void handle(server *s, serve_client *c) {
+  rig_wire_msg m;
+  char why[200];
+  if (c->h.type & RIG_WIRE_REPLY)
+    return refuse(s, c, RIG_EDGE_UNSUPPORTED, true, "bad message: a reply where a request goes");
+  if (!rig_wire_request_get(c->h.type, c->body, c->h.length, &m, why, sizeof why))
+    return refuse(s, c, RIG_EDGE_UNSUPPORTED, false, "bad message: %s", why);
+  if (c->phase != SERVE_READY)
+    return challenge(s, c, &m);
+  serve_reply r = {.body = s->reply_body};
+  if (serve_request(c, &m, &r) != 0)
+    serve_log(c, "%s: %s", rig_wire_type_name(m.type), r.text);
+  reply(s, c, &r);
+}
+
+/* Posts the receive of c's next header, or of the body its header names. */
+static void post(server *s, serve_client *c) {
+  size_t got = 0;
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+                             .cb.recv_stream = rig_ucx_received,
+                             .flags = UCP_STREAM_RECV_FLAG_WAITALL};
+  void *buf = c->recv_body ? c->body : c->head;
+  size_t n = c->recv_body ? c->h.length : sizeof c->head;
+  void *req = ucp_stream_recv_nbx(c->ep, buf, n, &got, &prm);
+  (void)s;
+  if (UCS_PTR_IS_ERR(req)) {
+    snprintf(c->why, sizeof c->why, "receive: %s", ucs_status_string(UCS_PTR_STATUS(req)));
+    c->broken = true;
+  }
+  c->recv = req ? req : c; /* c: done at once */
+}
+
+/* Whether c's posted receive is done; a failed one breaks c. */
+static bool received(serve_client *c) {
+  if (c->recv == c) {
+    c->recv = NULL;
+    return true;
+  }
+  if (UCS_PTR_IS_ERR(c->recv) || c->recv == NULL)
+    return false;
+  ucs_status_t st = ucp_request_check_status(c->recv);
+  if (st == UCS_INPROGRESS)
+    return false;
+  ucp_request_free(c->recv);
+  c->recv = NULL;
+  if (st != UCS_OK && !c->broken) {
+    snprintf(c->why, sizeof c->why, "receive: %s", ucs_status_string(st));
+    c->broken = true;
+  }
+  return st == UCS_OK;
+}
+
+/* Moves c on by what arrived. */
+static void step(server *s, serve_client *c) {
+  char why[200];
+  if (c->broken || c->phase == SERVE_CLOSING)
+    return;
+  if (!c->recv) {
+    post(s, c);
+    if (c->broken)
+      return;
+  }
+  if (!received(c))
+    return;
+  if (!c->recv_body) {
+    if (!rig_wire_header_get(c->head, &c->h, why, sizeof why)) {
+      c->h.seq = 0;
+      c->h.type = RIG_WIRE_BAD; /* the reply names no type of the garbage */
+      return refuse(s, c, RIG_EDGE_UNSUPPORTED, true, "bad message: %s", why);
+    }
+    c->recv_body = c->h.length > 0;
+    if (c->recv_body)
+      return;
+  }
+  c->recv_body = false;
+  handle(s, c);
+}
+
+/* Ends a client whose connection broke or closes: its receive, its
+ * endpoint, its devices and buffers here. */
+static void drop(server *s, serve_client *c) {
+  if (c->recv && c->recv != c && !UCS_PTR_IS_ERR(c->recv)) {
+    ucp_request_cancel(s->worker, c->recv);
+    while (ucp_request_check_status(c->recv) == UCS_INPROGRESS)
+      ucp_worker_progress(s->worker);
+    ucp_request_free(c->recv);
+  }
+  /* A refused client's last reply is flushed; a broken one has no peer. */
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = c->broken ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+  (void)rig_ucx_wait(s->worker, ucp_ep_close_nbx(c->ep, &prm), rig_ucx_now_ms() + 1000, NULL);
+  serve_client_forget(c);
+  serve_log(c, "disconnected%s%s", c->broken ? ": " : "", c->broken ? c->why : "");
+  free(c->body);
+  free(c);
+}
+
+/* Steps every client and drops those that ended. */
+static void step_all(server *s) {
+  for (serve_client **p = &s->clients; *p;) {
+    serve_client *c = *p;
+    step(s, c);
+    if (c->broken || c->phase == SERVE_CLOSING) {
+      *p = c->next;
+      drop(s, c);
+    } else
+      p = &c->next;
+  }
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: rig serve [--listen ADDR:PORT] --key FILE\n"
+                  "  ADDR:PORT defaults to 127.0.0.1:13370; port 0 takes a free one.\n"
+                  "  FILE holds the shared secret (1 to 4096 bytes) that clients prove.\n");
+  return 2;
+}
+
+static bool read_key(server *s, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    serve_log(NULL, "key file %s: cannot be read", path);
+    return false;
+  }
+  uint8_t extra;
+  s->key_n = fread(s->key, 1, sizeof s->key, f);
+  bool more = fread(&extra, 1, 1, f) == 1;
+  fclose(f);
+  if (s->key_n == 0 || more)
+    serve_log(NULL, "key file %s: %s", path, more ? "more than 4096 bytes" : "empty");
+  return s->key_n > 0 && !more;
+}
+
+/* Listens on address and prints "rig serve: listening on ADDR:PORT" with
+ * the port taken, so that a caller that asked for port 0 learns it. */
+static bool listen_on(server *s, const char *address) {
+  struct sockaddr_storage sa;
+  socklen_t len;
+  char why[200];
+  if (!rig_ucx_address(address, &sa, &len, why, sizeof why) ||
+      !rig_ucx_start(&s->ctx, &s->worker, true, why, sizeof why)) {
+    serve_log(NULL, "%s", why);
+    return false;
+  }
+  ucp_listener_params_t p = {.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR |
+                                           UCP_LISTENER_PARAM_FIELD_CONN_HANDLER,
+                             .sockaddr = {(struct sockaddr *)&sa, len},
+                             .conn_handler = {on_connect, s}};
+  ucs_status_t st = ucp_listener_create(s->worker, &p, &s->listener);
+  ucp_listener_attr_t a = {.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR};
+  if (st == UCS_OK)
+    st = ucp_listener_query(s->listener, &a);
+  if (st != UCS_OK) {
+    serve_log(NULL, "cannot listen on %s: %s", address, ucs_status_string(st));
+    return false;
+  }
+  uint16_t port = ntohs(((struct sockaddr_in *)&a.sockaddr)->sin_port); /* same offset in v6 */
+  printf("rig serve: listening on %.*s:%u\n", (int)(strrchr(address, ':') - address), address,
+         port);
+  fflush(stdout);
+  return true;
+}
+
+/* Whether a client is mid-message: its bytes come in pieces that UCX's
+ * event fd need not signal one by one, so the loop keeps progressing. */
+static bool mid_message(const server *s) {
+  for (const serve_client *c = s->clients; c; c = c->next)
+    if (c->recv_body)
+      return true;
+  return false;
+}
+
+/* Progresses the worker; sleeps on its event fd while nothing moves. */
+static void run(server *s) {
+  int fd = -1;
+  if (ucp_worker_get_efd(s->worker, &fd) != UCS_OK)
+    fd = -1;
+  while (!stopping) {
+    while (ucp_worker_progress(s->worker) != 0)
+      ;
+    step_all(s);
+    if (ucp_worker_progress(s->worker) != 0 || mid_message(s))
+      continue;
+    if (fd >= 0 && ucp_worker_arm(s->worker) == UCS_OK) {
+      struct pollfd pf = {fd, POLLIN, 0};
+      (void)poll(&pf, 1, 100);
+    }
+  }
+}
+
+int rig_serve_main(int argc, char **argv) {
+  const char *address = "127.0.0.1:13370", *key = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (i + 1 < argc && strcmp(argv[i], "--listen") == 0)
+      address = argv[++i];
+    else if (i + 1 < argc && strcmp(argv[i], "--key") == 0)
+      key = argv[++i];
+    else
+      return usage();
+  }
+  static server s;
+  if (!key)
+    return usage();
+  if (!read_key(&s, key) || !(s.reply_body = malloc(RIG_WIRE_MAX_BODY)) || !listen_on(&s, address))
+    return 1;
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_set; /* a parent may have left them blocked across exec */
+  sigemptyset(&stop_set);
+  sigaddset(&stop_set, SIGTERM);
+  sigaddset(&stop_set, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
+  run(&s);
+  while (s.clients) {
+    serve_client *c = s.clients;
+    s.clients = c->next;
+    drop(&s, c);
+  }
+  ucp_listener_destroy(s.listener);
+  rig_ucx_stop(s.ctx, s.worker);
+  free(s.reply_body);
+  serve_log(NULL, "stopped");
+  return 0;
+}

@@ -1,0 +1,50 @@
+/* serve_private.h: what the files of `rig serve` share (docs/remote.md). */
+#ifndef RIG_TOOLS_SERVE_PRIVATE_H
+#define RIG_TOOLS_SERVE_PRIVATE_H
+
+#include <rig/edge.h>
+#include <rig/rig.h>
+
+#include "ucx.h"
+#include "wire.h"
+
+enum serve_phase { SERVE_HELLO, SERVE_AUTH, SERVE_READY, SERVE_CLOSING };
+
+/* One connected client: its endpoint, where its request stands, and the
+ * devices and buffers it opened here (ids are 1 + the index). */
+typedef struct serve_client {
+  unsigned id;
+  char peer[96];
+  ucp_ep_h ep;
+  volatile bool broken;
+  char why[128];
+  enum serve_phase phase;
+  uint8_t nonce[RIG_WIRE_NONCE];
+  uint8_t head[RIG_WIRE_HEADER];
+  rig_wire_header h;
+  uint8_t *body;       /* RIG_WIRE_MAX_BODY bytes */
+  void *recv;          /* the posted receive, or NULL */
+  bool recv_body;      /* it receives the body, not the header */
+  rig_device **devs;
+  size_t ndevs;
+  rig_buffer **bufs;
+  size_t nbufs;
+  struct serve_client *next;
+} serve_client;
+
+/* A reply: status 0 with body, or a rig_edge_result with text. */
+typedef struct serve_reply {
+  int status;
+  char text[RIG_EDGE_MESSAGE_BYTES - 32]; /* fits the client's message with its machine */
+  uint8_t *body; /* RIG_WIRE_MAX_BODY bytes */
+  size_t body_n;
+} serve_reply;
+
+/* Runs an authenticated client's request m into out; returns out->status. */
+int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out);
+/* Releases every device and buffer c opened here. */
+void serve_client_forget(serve_client *c);
+/* Writes a line "rig serve: client N (PEER): ..." to the log (stderr). */
+void serve_log(const serve_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
