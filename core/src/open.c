@@ -362,7 +362,7 @@ RIG_API rig_status rig_device_open(const char *name, rig_device **out) {
 
 rig_status rig__open_as(const char *name, const char *driver, const char *args,
                         rig_device **out) {
-  return open_named(name, NULL, args, driver, false, out);
+  return open_named(name, NULL, args, driver, false, out, NULL);
 }
 
 RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out) {
