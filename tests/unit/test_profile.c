@@ -63,9 +63,11 @@ static void host_work(void) {
   ok(rig_buffer_submit_fill(z, 0, 1, &p));
   rig_submission_release(s);
   rig_image_release(im);
-  ok(rig_buffer_free(x));
-  ok(rig_buffer_free(y));
-  ok(rig_buffer_free(z));
+  rig_buffer *all[3] = {x, y, z};
+  for (int i = 0; i < 3; i++) {
+    ok(rig_buffer_free(all[i]));
+    rig_buffer_release(all[i]); /* free keeps the caller's reference */
+  }
 }
 
 /* One submission on d: a fill of a, then a copy of a into b (which
@@ -97,6 +99,8 @@ static void device_work(rig_device *d, rig_function *f) {
   rig_submission_release(s);
   ok(rig_buffer_free(a));
   ok(rig_buffer_free(b));
+  rig_buffer_release(a); /* free keeps the caller's reference */
+  rig_buffer_release(b);
 }
 
 /* vulkan:0 where it opens, NULL (and why on stdout) where not. */
@@ -178,6 +182,8 @@ static void host_launches_and_copies(void **st) {
   rig_profile_free(p);
   ok(rig_buffer_free(a));
   ok(rig_buffer_free(b));
+  rig_buffer_release(a);
+  rig_buffer_release(b);
   close_release(mem);
 }
 
