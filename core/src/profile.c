@@ -268,7 +268,8 @@ RIG_API rig_status rig_profile_take(rig_profile **out) {
     return rig__fail(RIG_OUT_OF_MEMORY, NULL, n * sizeof(rig_profile_record),
                      "rig_profile_take: no memory for %llu records", (unsigned long long)n);
   }
-  qsort(p->records, p->n, sizeof *p->records, by_start);
+  if (p->n > 1) /* qsort takes no NULL array, which an empty profile has */
+    qsort(p->records, p->n, sizeof *p->records, by_start);
   *out = p;
   return RIG_OK;
 }
