@@ -457,9 +457,8 @@ static int paths(const char *want) {
   rig_device *d = NULL;
   rig_status s = rig_device_open("cuda:0", &d);
   printf("cuda:0: %s: %s\n", rig_status_name(s), rig_error_last()->message);
-  if (s == RIG_OK)
-    close_dev(d);
   if (s == RIG_OK) {
+    close_dev(d);
     printf("skip: cuda:0 opened: this machine has a GPU\n");
     return 77;
   }
