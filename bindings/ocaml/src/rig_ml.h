@@ -92,6 +92,9 @@ value rig_ml_device_value(rig_device *d);
  * once the OCaml value is unreachable; its bytes pace the collector. */
 #define Rig_buffer_val(v) (*(rig_buffer **)Data_custom_val(v))
 value rig_ml_buffer_alloc(rig_buffer *b);
+/* A custom block of ops for b, whose bytes pace the collector by rig's
+ * bound (rig_ml_pace.c); the caller stores b in it. */
+value rig_ml_alloc_paced(struct custom_operations *ops, rig_buffer *b);
 
 /* Images and functions: an image is a custom block holding a reference;
  * a function is a pointer that lives as long as its image, kept with it
