@@ -19,6 +19,15 @@ value rig_ml_buffer_alloc(rig_buffer *b) {
   return v;
 }
 
+/* A buffer whose bytes hold no memory of rig's, such as an io device's
+ * contents (Buffer.of_io): its collection returns nothing, so it paces
+ * nothing. */
+value rig_ml_buffer_alloc_unpaced(rig_buffer *b) {
+  value v = caml_alloc_custom(&buffer_ops, sizeof b, 0, 1);
+  Rig_buffer_val(v) = b;
+  return v;
+}
+
 static rig_access access_of(value a) { return Int_val(a) == 0 ? RIG_READ : RIG_READ_WRITE; }
 
 /* A hit in this thread's share of the cache takes no lock and never
