@@ -76,6 +76,11 @@ static inline void rig_ml_check(rig_status st) {
       id, finalize, ops##_compare, ops##_hash, custom_serialize_default,                     \
       custom_deserialize_default, custom_compare_ext_default, custom_fixed_length_default}
 
+/* A C copy of s, which the caller frees, for a call that releases the
+ * runtime lock (the collector may move s meanwhile). Raises Out_of_memory
+ * where there is no memory for it. */
+char *rig_ml_strdup(value s);
+
 /* Some v, and Ok v (tag 0) or Error v (tag 1). */
 value rig_ml_some(value v);
 value rig_ml_result(int tag, value v);

@@ -8,7 +8,28 @@
 
 #include "rig_ml.h"
 
-static char *dup_or_null(value s) { return Is_block(s) ? strdup(String_val(Field(s, 0))) : NULL; }
+/* The machine's name, then o's address, driver and key file, copied into
+ * one block that the caller frees (the name is its start): the runtime
+ * lock is released while they are used. An absent option is NULL. */
+static char *copy_opener(value machine, value driver, value address, value key_file,
+                         rig_host_opener *o) {
+  value s[4] = {machine, address, Is_block(driver) ? Field(driver, 0) : Val_unit,
+                Is_block(key_file) ? Field(key_file, 0) : Val_unit};
+  size_t n = 0;
+  for (int i = 0; i < 4; i++)
+    n += s[i] == Val_unit ? 0 : caml_string_length(s[i]) + 1;
+  char *block = malloc(n), *p = block, *out[4] = {NULL, NULL, NULL, NULL};
+  if (!block)
+    caml_raise_out_of_memory();
+  for (int i = 0; i < 4; i++)
+    if (s[i] != Val_unit) {
+      size_t k = caml_string_length(s[i]) + 1;
+      out[i] = memcpy(p, String_val(s[i]), k);
+      p += k;
+    }
+  o->address = out[1], o->driver = out[2], o->key_file = out[3];
+  return block;
+}
 
 /* open_host ~machine (Rig_edge.remote ?driver ?key_file ?hang_ms address):
  * rig_device_open_host(machine, {driver, address, key_file, hang_ms}). */
@@ -16,18 +37,12 @@ value rig_ml_device_open_host(value machine, value driver, value address, value 
                               value hang_ms) {
   if (Long_val(hang_ms) < 0 || Long_val(hang_ms) > (intnat)UINT32_MAX)
     caml_invalid_argument("Rig_edge.remote: hang_ms out of 0 .. 2^32 - 1");
-  char *m = strdup(String_val(machine)), *a = strdup(String_val(address));
-  char *dr = dup_or_null(driver), *k = dup_or_null(key_file);
-  if (!m || !a || (!dr && Is_block(driver)) || (!k && Is_block(key_file))) {
-    free(m), free(a), free(dr), free(k);
-    caml_raise_out_of_memory();
-  }
-  rig_host_opener o = {.driver = dr, .address = a, .key_file = k,
-                       .hang_ms = (uint32_t)Long_val(hang_ms)};
+  rig_host_opener o = {.hang_ms = (uint32_t)Long_val(hang_ms)};
+  char *m = copy_opener(machine, driver, address, key_file, &o);
   rig_device *d = NULL;
   rig_status st;
   RIG_ML_BLOCKING(st, rig_device_open_host(m, &o, &d));
-  free(m), free(a), free(dr), free(k);
+  free(m);
   return rig_ml_opened(st, d);
 }
 

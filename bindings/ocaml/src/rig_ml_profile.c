@@ -4,7 +4,6 @@
  * lock-free and keeps the runtime lock; take may lock, so it releases it. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "rig_ml.h"
 
@@ -103,9 +102,7 @@ value rig_ml_profile_chrome(value p) {
 
 value rig_ml_profile_save_chrome(value p, value path) {
   CAMLparam2(p, path);
-  char *file = strdup(String_val(path));
-  if (!file)
-    caml_raise_out_of_memory();
+  char *file = rig_ml_strdup(path);
   rig_profile *prof = Profile_val(p);
   rig_status st;
   RIG_ML_BLOCKING(st, rig_profile_save_chrome(prof, file));

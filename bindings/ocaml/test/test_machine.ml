@@ -58,6 +58,11 @@ let () =
   | Error _ -> check "a plugin opens no host" true
   | Ok _ -> check "a plugin opens no host" false);
   raises "a bad machine name" invalid (fun () -> Rig.open_host ~machine:"no such/name" opener);
+  raises "a negative hang bound" invalid (fun () ->
+      Rig.open_host ~machine:"ml3" (Rig_edge.remote ~hang_ms:(-1) ~key_file:key address));
+  (match Rig.open_host ~machine:"ml3" (Rig_edge.remote ~driver:"nosuchdriver" ~key_file:key address) with
+  | Error why -> check "a driver of other machines that is absent is Error" (contains why "nosuchdriver")
+  | Ok _ -> check "a driver of other machines that is absent is Error" false);
   let d = Result.get_ok (Rig.open_ ~machine:h (Rig_edge.plugin "memory:a")) in
   check "a device of the machine" (Rig.name d = "memory:a@ml1" && Rig.machine d = Some "ml1");
   check "the same device again" (Rig.open_ ~machine:h (Rig_edge.plugin "memory:a") = Ok d);
