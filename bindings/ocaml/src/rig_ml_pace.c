@@ -23,6 +23,8 @@
  * cycle. Neither runtime says which were; rig's allocated bytes hold the
  * dropped buffers too until the collector finalises them, so counting
  * those made the bound grow with the garbage (to 250 MiB in bench/). */
+#include <stdatomic.h>
+
 #include <caml/version.h>
 
 #include "rig_ml.h"
@@ -45,14 +47,17 @@ static uintnat heap_share(void) {
 #endif
 }
 
-/* Half the host's last-level cache, read once (a fact set at start). */
+/* Half the host's last-level cache, a fact set at start: domains that
+ * race to read it first store the same value. */
 static uintnat half_cache(void) {
-  static uintnat half = 1; /* 1: not read yet */
-  if (half == 1) {
+  static _Atomic uintnat half = 1; /* 1: not read yet */
+  uintnat h = atomic_load_explicit(&half, memory_order_relaxed);
+  if (h == 1) {
     uint64_t n = 0;
-    half = rig_device_cache_bytes(rig_device_host(), &n) ? (uintnat)(n / 2) : 0;
+    h = rig_device_cache_bytes(rig_device_host(), &n) ? (uintnat)(n / 2) : 0;
+    atomic_store_explicit(&half, h, memory_order_relaxed);
   }
-  return half;
+  return h;
 }
 
 /* The bound, in bytes, for mem bytes counted in the budget of acct. A
@@ -62,8 +67,9 @@ static uintnat pace_bound(const rig_device *acct, uintnat mem) {
   uint64_t held = rig_device_allocated(acct), budget = rig_device_budget(acct);
   uintnat ratio = caml_custom_major_ratio;
   uintnat bound = heap_share();
-  if (bound < half_cache())
-    bound = half_cache();
+  uintnat half = half_cache();
+  if (bound < half)
+    bound = half;
   if (bound < PACE_FLOOR)
     bound = PACE_FLOOR;
   if (budget < (uint64_t)INT64_MAX) { /* a device with a budget: its room too */
