@@ -428,7 +428,7 @@ RIG_API RIG_MUST_USE rig_status rig_buffer_create_kind(rig_device *d, size_t n, 
                                           rig_buffer **out);
 /* Returns what rig_buffer_create_kind(d, n, kind) returns where it takes
  * the memory from the calling thread's share of d's cache with no lock (a
- * fit whose points are all reached), with the caller owning its one
+ * fit whose points are all reached or dropped), the caller owning its one
  * reference; NULL otherwise (no fit, a lost or NULL d, a kind that is not
  * rig_kind's, a call inside a lock), setting no error: the caller then
  * calls rig_buffer_create_kind. Allocates nothing, takes no lock, never
