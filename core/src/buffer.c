@@ -112,18 +112,26 @@ static rig_status create_slow(rig_device *d, size_t n, rig_kind kind, rig_buffer
   return RIG_OK;
 }
 
-/* The cache hit first: this thread's magazine (RECLAIM-7), whose memory
- * create may take with no lock (RECLAIM-15: it moves none). A lost device
- * takes nothing from it (LMEM-8). */
-static inline __attribute__((always_inline)) rig_status create(rig_device *d, size_t n,
-                                                                rig_kind kind, rig_buffer **out) {
-  if (__builtin_expect(rig__held == 0 && d && out && n <= INT64_MAX, 1) &&
+/* The cache hit: this thread's magazine (RECLAIM-7), whose memory create
+ * may take with no lock (RECLAIM-15: it moves none); NULL for none. A lost
+ * device takes nothing from it (LMEM-8). */
+static inline __attribute__((always_inline)) rig_buffer *cache_hit(rig_device *d, size_t n,
+                                                                    rig_kind kind) {
+  if (__builtin_expect(rig__held == 0 && d && n <= INT64_MAX, 1) &&
       atomic_load_explicit(&d->mem.mag_ok, memory_order_relaxed)) {
     rig_buffer *hit = rig__mag_take(d, (n + RIG_WORD - 1) / RIG_WORD * RIG_WORD, kind);
-    if (hit) {
-      *out = reuse(hit, d, n);
-      return RIG_OK;
-    }
+    if (hit)
+      return reuse(hit, d, n);
+  }
+  return NULL;
+}
+
+static inline __attribute__((always_inline)) rig_status create(rig_device *d, size_t n,
+                                                                rig_kind kind, rig_buffer **out) {
+  rig_buffer *hit = out ? cache_hit(d, n, kind) : NULL;
+  if (hit) {
+    *out = hit;
+    return RIG_OK;
   }
   return create_slow(d, n, kind, out);
 }
@@ -137,6 +145,14 @@ RIG_API rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind
   if (kind != RIG_KIND_DEVICE && kind != RIG_KIND_PINNED && kind != RIG_KIND_MAPPED)
     return rig__fail(RIG_INVALID, d, 0, "rig_buffer_create_kind: no kind %d", (int)kind);
   return create(d, n, kind, out);
+}
+
+/* For a binding that calls rig_buffer_create only where it may block: the
+ * hit alone never does, so the binding keeps its runtime lock for it. */
+RIG_API rig_buffer *rig_buffer_create_cached(rig_device *d, size_t n, rig_kind kind) {
+  if (kind != RIG_KIND_DEVICE && kind != RIG_KIND_PINNED && kind != RIG_KIND_MAPPED)
+    return NULL;
+  return cache_hit(d, n, kind);
 }
 
 RIG_API rig_status rig_buffer_of_io(rig_device *d, uint64_t offset, size_t length,

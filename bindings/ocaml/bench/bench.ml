@@ -1,82 +1,106 @@
-(* The OCaml binding's cost against the C calls, as ratios:
-   - Buffer.create of 64 KiB on host (the size the host caches), released by the collector, against
-     rig_buffer_create + rig_buffer_release (both from the host's cache);
-   - take + submit of an empty host launch, against the C calls;
-   and the OCaml heap words each allocates. Run: dune exec bench/bench.exe
-   (run-tests.sh's environment), or with ITERS=N. *)
+(* The OCaml binding's cost against the C calls, as ratios, with the OCaml
+   heap words each call allocates (Gc.minor_words before and after):
+   - Buffer.create of 64 KiB on host from the cache: the thread's share of
+     the host's cache (16 buffers) is filled first, then [batch] creates are
+     timed, OCaml's and C's, and released after the timing;
+   - Buffer.create of 64 KiB on host released by the collector, against C's
+     create + release at once, and against C's create and release in the
+     batches the collector releases in (the minor collections' count);
+   - take + submit of an empty host launch, against the C calls, and the
+     words of the submit alone.
+   Run: dune exec bench/bench.exe (run-tests.sh's environment); ITERS=N
+   sets the iterations, ROUNDS=N the rounds of the cache's creates. *)
 
 external c_create : int -> int -> float = "bench_c_create"
+external c_create_batches : int -> int -> int -> float = "bench_c_create_batches"
 external c_submit : int -> int -> float = "bench_c_submit"
+external c_fill_cache : int -> int -> unit = "bench_c_fill_cache"
 external c_create_cached : int -> int -> float = "bench_c_create_cached"
+external now : unit -> (float[@unboxed]) = "bench_now_byte" "bench_now" [@@noalloc]
 
-let iters = match Sys.getenv_opt "ITERS" with Some n -> int_of_string n | None -> 200_000
+let env name default = match Sys.getenv_opt name with Some n -> int_of_string n | None -> default
+let iters = env "ITERS" 200_000
+let rounds = env "ROUNDS" 2_000
+let bytes = 65536
+let best n f = List.fold_left (fun best _ -> min best (f ())) infinity (List.init n Fun.id)
 
+(* ns and words per iteration of f over iters, the best of 3 by time. *)
 let time f =
-  let w0 = Gc.minor_words () in
-  let t0 = Unix.gettimeofday () in
-  f ();
-  let t = (Unix.gettimeofday () -. t0) *. 1e9 /. float_of_int iters in
-  (t, (Gc.minor_words () -. w0) /. float_of_int iters)
+  let once () =
+    let w0 = Gc.minor_words () and t0 = now () in
+    f ();
+    let t = (now () -. t0) /. float_of_int iters in
+    (t, (Gc.minor_words () -. w0) /. float_of_int iters)
+  in
+  List.fold_left (fun (bt, bw) _ -> let t, w = once () in if t < bt then (t, w) else (bt, bw))
+    (infinity, 0.) [ 1; 2; 3 ]
 
-let best3 f = List.fold_left (fun (bt, bw) _ -> let t, w = f () in if t < bt then (t, w) else (bt, bw)) (infinity, 0.) [ 1; 2; 3 ]
+(* Creates from the cache: [batch] at a time, into keep, timed alone; the
+   buffers then go back to the cache through a minor collection. *)
+let batch = 16
+
+let ml_cached () =
+  let keep = Array.make batch None in
+  c_fill_cache batch bytes;
+  let total = ref 0. and words = ref 0. in
+  for _ = 1 to rounds do
+    let w0 = Gc.minor_words () and t0 = now () in
+    for i = 0 to batch - 1 do
+      Array.unsafe_set keep i (Some (Rig.Buffer.create Rig.host bytes))
+    done;
+    total := !total +. (now () -. t0);
+    words := !words +. (Gc.minor_words () -. w0);
+    Array.fill keep 0 batch None;
+    Gc.minor ()
+  done;
+  let n = float_of_int (rounds * batch) in
+  (!total /. n, !words /. n)
+
+type acc = { mutable w : float } (* a flat float: its updates allocate nothing *)
+
+let row what (ml, words) c =
+  Printf.printf "| %s | %.0f | %.0f | %.2f | %.1f |\n" what ml c (ml /. c) words
 
 let () =
-  let bytes = 65536 in
-  let ml_create, create_words =
-    best3 (fun () ->
-        time (fun () ->
-            for _ = 1 to iters do
-              ignore (Sys.opaque_identity (Rig.Buffer.create Rig.host bytes))
-            done;
-            Gc.full_major ()))
+  let cached = List.fold_left (fun (bt, bw) _ -> let t, w = ml_cached () in if t < bt then (t, w) else (bt, bw))
+      (infinity, 0.) [ 1; 2; 3 ] in
+  let c_cached = best 3 (fun () -> c_fill_cache batch bytes; c_create_cached rounds batch) in
+  let minors = (Gc.quick_stat ()).Gc.minor_collections in
+  let gc_release =
+    time (fun () ->
+        for _ = 1 to iters do
+          ignore (Sys.opaque_identity (Rig.Buffer.create Rig.host bytes))
+        done)
   in
-  let c_create_ns = List.fold_left min infinity (List.init 3 (fun _ -> c_create iters bytes)) in
-  (* Buffer.create from the cache alone: the C call fills the host's cache
-     with [count] released buffers first, and the OCaml buffers are kept
-     until the timing ends, then collected into the cache again. *)
-  let count = 256 in
-  let keep = Array.make count None in
-  let cached () =
-    ignore (c_create_cached count bytes);
-    Gc.full_major ();
-    let w0 = Gc.minor_words () in
-    let t0 = Unix.gettimeofday () in
-    for i = 0 to count - 1 do
-      keep.(i) <- Some (Rig.Buffer.create Rig.host bytes)
-    done;
-    let t = (Unix.gettimeofday () -. t0) *. 1e9 /. float_of_int count in
-    let w = (Gc.minor_words () -. w0) /. float_of_int count in
-    Array.fill keep 0 count None;
-    (t, w)
-  in
-  let ml_cached, cached_words =
-    List.fold_left (fun (bt, bw) _ -> let t, w = cached () in if t < bt then (t, w) else (bt, bw)) (infinity, 0.)
-      (List.init 20 Fun.id)
-  in
-  let c_cached = List.fold_left min infinity (List.init 20 (fun _ -> c_create_cached count bytes)) in
+  let minors = (Gc.quick_stat ()).Gc.minor_collections - minors in
+  let per_minor = max 1 (3 * iters / max 1 minors) in
+  let c_at_once = best 3 (fun () -> c_create iters bytes) in
+  let c_batches = best 3 (fun () -> c_create_batches iters bytes per_minor) in
   let obj = In_channel_compat.read_file "kernel_empty.o" in
   let image = Result.get_ok (Rig.Image.load Rig.host obj) in
   let f = Option.get (Rig.Image.resolve image "empty") in
   let open Rig.Submission in
   let s = make Rig.host [| launch f ~params:0 |] in
   let k = block s 0 in
-  let ml_submit, submit_words =
-    best3 (fun () ->
-        time (fun () ->
-            for _ = 1 to iters do
-              let r = take s in
-              Run.groups r k 1 1 1;
-              Run.threads r k 1 1 1;
-              ignore (Sys.opaque_identity (Rig.submit r ~buffers:[||]))
-            done))
+  let submit_words = { w = 0. } in
+  let submit =
+    time (fun () ->
+        for _ = 1 to iters do
+          let r = take s in
+          Run.groups r k 1 1 1;
+          Run.threads r k 1 1 1;
+          let w0 = Gc.minor_words () in
+          ignore (Sys.opaque_identity (Rig.submit r ~buffers:[||]));
+          submit_words.w <- submit_words.w +. (Gc.minor_words () -. w0)
+        done)
   in
   let fn_ptr : int = Obj.magic (Obj.field (Obj.repr f) 1) in
-  let c_submit_ns = List.fold_left min infinity (List.init 3 (fun _ -> c_submit iters fn_ptr)) in
-  Printf.printf "OCaml %s, %d iterations, best of 3\n" Sys.ocaml_version iters;
+  let c_submit_ns = best 3 (fun () -> c_submit iters fn_ptr) in
+  Printf.printf "OCaml %s: %d iterations, best of 3\n" Sys.ocaml_version iters;
   Printf.printf "| what | OCaml ns | C ns | ratio | OCaml heap words each |\n| --- | --- | --- | --- | --- |\n";
-  Printf.printf "| Buffer.create 64 KiB on host + release by the GC | %.0f | %.0f | %.2f | %.1f |\n" ml_create
-    c_create_ns (ml_create /. c_create_ns) create_words;
-  Printf.printf "| Buffer.create 64 KiB on host from the cache (no release) | %.0f | %.0f | %.2f | %.1f |\n" ml_cached
-    c_cached (ml_cached /. c_cached) cached_words;
-  Printf.printf "| take + submit of an empty host launch | %.0f | %.0f | %.2f | %.1f |\n" ml_submit c_submit_ns
-    (ml_submit /. c_submit_ns) submit_words
+  row (Printf.sprintf "Buffer.create 64 KiB on host from the cache (%d rounds of %d)" rounds batch) cached c_cached;
+  row "Buffer.create 64 KiB on host, released by the GC; C: released at once" gc_release c_at_once;
+  row (Printf.sprintf "the same; C: released in the GC's batches (%d)" per_minor) gc_release c_batches;
+  row "take + submit of an empty host launch" submit c_submit_ns;
+  Printf.printf "submit alone: %.1f OCaml heap words each (its result is an int)\n"
+    (submit_words.w /. float_of_int (3 * iters))

@@ -73,11 +73,23 @@ let equal (a : t) b = a == b
 let pp ppf d = Format.pp_print_string ppf (to_string d)
 let word = 4
 
-let open_ (o : 'a Rig_edge.opener) =
-  match o.make () with Ok h -> Ok (intern (o.device h)) | Error _ as e -> e
+(* ---- machines (rig_ml_machine.c) ---- *)
+external machine : t -> string option = "rig_ml_device_machine"
 
-let open_io (o : 'a Rig_edge.io_opener) =
-  match o.io_make () with Ok h -> Ok (intern (o.io_device h)) | Error _ as e -> e
+let opened device = function Ok h -> Ok (intern (device h)) | Error _ as e -> e
+
+let open_ ?machine:m (o : 'a Rig_edge.opener) =
+  match m with
+  | Some m when machine m <> None -> opened o.device (o.on m)
+  | _ -> opened o.device (o.make ())
+
+let open_host ~machine (o : 'a Rig_edge.opener) = opened o.device (o.host machine)
+
+let open_io ?machine:m (o : 'a Rig_edge.io_opener) =
+  match m with
+  | Some m when machine m <> None ->
+      Error (o.io_name ^ "@" ^ Option.get (machine m) ^ ": rig opens io devices of this machine only")
+  | _ -> opened o.io_device (o.io_make ())
 
 let memory_device n = open_ (Rig_edge.plugin ("memory:" ^ n))
 
@@ -161,6 +173,11 @@ module Buffer = struct
 
   let blit_from_bytes src soff b boff len =
     blit_from_string (Bytes.unsafe_to_string src) soff b boff len
+
+  (* ---- io devices' contents (rig_ml_io.c) ---- *)
+  external of_io_raw : device -> int -> int -> t = "rig_ml_buffer_of_io"
+
+  let of_io ?(off = 0) d len = of_io_raw d off len
 end
 
 module Image = struct
@@ -282,6 +299,16 @@ module Claim = struct
   external only : t -> bool = "rig_ml_claim_only"
   external consume : t -> Buffer.t = "rig_ml_claim_consume"
   external hold : Buffer.t -> t = "rig_ml_claim_hold"
+
+  (* ---- read claims ---- *)
+  external read_take : Buffer.t -> t = "rig_ml_claim_read"
+  external read_end : t -> unit = "rig_ml_claim_read_end"
+
+  let read b f =
+    let c = read_take b in
+    match f c with
+    | r -> read_end c; r
+    | exception e -> read_end c; raise e
 end
 
 module Local = struct
@@ -292,4 +319,34 @@ module Local = struct
 
   let new_key (init : t -> 'a) : 'a key = new_key_raw (fun d -> try Ok (init d) with e -> Error e)
   let get (k : 'a key) d : 'a = match get_raw k d with Ok v -> v | Error e -> raise e
+end
+
+(* ---- profiles (rig_ml_profile.c) ---- *)
+module Profile = struct
+  type kind = Copy | Fill | Launch | Words
+
+  (* rig_ml_profile.c makes these field by field. *)
+  type record = {
+    device : string;
+    queue : int;
+    kind : kind;
+    part : int;
+    name : string;
+    point : Point.t;
+    start_ns : int;
+    end_ns : int;
+  }
+
+  type t
+
+  external start_raw : int -> unit = "rig_ml_profile_start"
+  external stop : unit -> unit = "rig_ml_profile_stop"
+  external active : unit -> bool = "rig_ml_profile_active"
+  external take : unit -> t = "rig_ml_profile_take"
+  external records : t -> record array = "rig_ml_profile_records"
+  external dropped : t -> int = "rig_ml_profile_dropped"
+  external chrome : t -> string = "rig_ml_profile_chrome"
+  external save_chrome : t -> string -> unit = "rig_ml_profile_save_chrome"
+
+  let start ?(records = 0) () = start_raw records
 end

@@ -44,16 +44,44 @@ val host : t
 
 (** {1 Opening and closing} *)
 
-val open_ : 'a Rig_edge.opener -> (t, string) result
+val open_ : ?machine:t -> 'a Rig_edge.opener -> (t, string) result
 (** [open_ o] is the open device named [o.name], or the one [o.make ()]
     opens. [Error why] where it cannot be opened (no such driver or device,
     after {!fail}, every slot held). Raises [Invalid_argument] for a name
     open under another driver, facts that break a rule, or an open of the
     name from inside its own open. Blocks while another thread opens the
-    same name. *)
+    same name.
 
-val open_io : 'a Rig_edge.io_opener -> (t, string) result
-(** [open_] for an io device, such as a file ({!Rig_edge.file}). *)
+    [open_ ~machine o] opens it on [machine]'s machine instead (default
+    this one): the device of that machine named [o.name], as
+    ["NAME@MACHINE"], whose properties are that device's. [Error] once the
+    machine's host is lost or closed. Blocks on the network. *)
+
+val open_io : ?machine:t -> 'a Rig_edge.io_opener -> (t, string) result
+(** [open_] for an io device, such as a file ({!Rig_edge.file}). rig opens
+    io devices of this machine only: [~machine] of another is [Error]. *)
+
+(** {1 Other machines}
+
+    A machine is a host and the devices it drives. A program opens another
+    machine's host with {!open_host}, then that machine's devices with
+    [open_ ~machine]. It gives each machine it connects to a name of its
+    own for the life of the process: a second connection to one address
+    under another name is another machine. *)
+
+val open_host : machine:string -> 'a Rig_edge.opener -> (t, string) result
+(** [open_host ~machine o] is the host of the machine named [machine]
+    (["CPU@MACHINE"]), which [o] ({!Rig_edge.remote}) reaches, or the one
+    open. A machine has one host for its life: once it is lost or closed,
+    [open_host] of that machine is [Error] for the rest of the process, as
+    is every open on the machine; {!close} of it first closes every device
+    of its machine. Raises [Invalid_argument] for a name that is not 1 to
+    63 of [A-Z a-z 0-9 . _ -], or a machine whose host is open, or still
+    opening, through another driver or address. Blocks on the network. *)
+
+val machine : t -> string option
+(** [Some m] for a device of the machine named [m], [None] for this
+    machine's. Takes no lock. *)
 
 val memory_device : string -> (t, string) result
 (** [memory_device name] opens the memory device [name]: memory of its own
@@ -241,6 +269,17 @@ module Buffer : sig
 
   val submit_copy : src:t -> dst:t -> Point.t
   (** {!copy} without waiting: the point of the copy. *)
+
+  (** {2 An io device's contents} *)
+
+  val of_io : ?off:int -> device -> int -> t
+  (** [of_io ~off d n] is a buffer over bytes [off, off + n) (default
+      [off] 0) of io device [d]'s memory as it is, such as a file's
+      contents, with no copy and no charge to [d]'s budget; its collection
+      gives nothing back. It first moves the collected memory of [d]. The
+      bytes need not exist yet: a read past a file's end raises [Sys_error]
+      when it happens. Raises [Invalid_argument] for a negative [off] or
+      [n] or a device that is not io, {!Lost} for a lost [d]. *)
 end
 
 (** Code loaded on a device: on host, relocatable ELF objects it links. *)
@@ -387,6 +426,14 @@ module Claim : sig
 
   val hold : Buffer.t -> t
   (** A claim that reads [b]'s memory until the claim is collected. *)
+
+  val read : Buffer.t -> (t -> 'a) -> 'a
+  (** [read b f] runs [f c] with [c] a claim that reads [b]'s memory, which
+      ends when [f] returns or raises: meanwhile a donor's {!only} is
+      false, so it writes over nothing [f] reads. Taking it is a read of
+      the memory: {!Lost} where a read would raise (the point of a write a
+      lost device never reached), and [Invalid_argument] while another
+      thread holds the memory by {!with_}. It waits for nothing. *)
 end
 
 (** Values per device: a library keeps values per device under a key, such
@@ -406,4 +453,62 @@ module Local : sig
       new device, with values of its own. The value goes once the device's
       stop has returned. Takes no lock once the value exists. Raises {!Lost}
       for a lost [d] without the value. *)
+end
+
+(** Profiles: the timed work of every device that times work. While a
+    profile is being taken, each device whose driver times work (the host
+    by its clock, GPUs by their own) writes a record per part it runs into
+    a ring of its own; a memory or io device times no work. Every function
+    here but {!take} takes no lock. *)
+module Profile : sig
+  type kind = Copy | Fill | Launch | Words (** What a part was. *)
+
+  type record = {
+    device : string;  (** Its device's name, ["CPU"] for the host. *)
+    queue : int;  (** The device's queue it ran on. *)
+    kind : kind;
+    part : int;  (** Its index among its submission's parts. *)
+    name : string;  (** The function a launch ran, else ["copy"], ["fill"] or ["words"]. *)
+    point : Point.t;  (** The work's point. *)
+    start_ns : int;  (** CLOCK_MONOTONIC, nanoseconds. *)
+    end_ns : int;  (** At least [start_ns]. *)
+  }
+  (** One part of one value's work on a device, as its driver timed it. *)
+
+  type t (** Taken records; its finaliser frees them. *)
+
+  val start : ?records:int -> unit -> unit
+  (** Starts taking a profile, or goes on with the one being taken. Each
+      device gets a ring of at least [records] records (rounded up to a
+      power of two; default 16384) at its first submit from then on: that
+      submit allocates and may block while the driver sets up its clock;
+      later submits allocate nothing for it. Raises [Invalid_argument] for
+      a negative count. *)
+
+  val stop : unit -> unit (** Stops timing work; records written wait for {!take}. *)
+
+  val active : unit -> bool (** Whether a profile is being taken. *)
+
+  val take : unit -> t
+  (** The records every device wrote since the last take, sorted by start.
+      A GPU's record comes once its driver saw the value reached (a wait, a
+      later submit, the close). Raises [Out_of_memory] for no memory. May
+      lock: it releases the runtime lock. *)
+
+  val records : t -> record array
+
+  val dropped : t -> int
+  (** The records missing because a device's ring was full: take more
+      often, or start with more [records]. *)
+
+  val chrome : t -> string
+  (** The profile as a Chrome trace (the Trace Event Format's JSON object
+      form, which Perfetto and chrome://tracing load): a process per
+      device, a thread per queue, an event per record, times in
+      microseconds from the profile's first start. *)
+
+  val save_chrome : t -> string -> unit
+  (** [save_chrome p path] writes {!chrome} into the file [path], made or
+      truncated. Raises [Sys_error] where it cannot be written. Blocks on
+      the file system. *)
 end

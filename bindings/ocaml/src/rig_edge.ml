@@ -4,9 +4,22 @@ type 'a opener = {
   name : string;
   make : unit -> ('a, string) result;
   device : 'a -> Rig_raw.device;
+  on : Rig_raw.device -> ('a, string) result;
+  host : string -> ('a, string) result;
 }
 
-let plugin name = { name; make = (fun () -> Rig_raw.device_open name); device = Fun.id }
+let no_host name _ = Error (name ^ ": opens no machine's host (Rig_edge.remote does)")
+
+let plugin name =
+  { name; make = (fun () -> Rig_raw.device_open name); device = Fun.id;
+    on = (fun m -> Rig_raw.device_open_on m name); host = no_host name }
+
+(* A machine's host opens only through Rig.open_host, which names the machine. *)
+let remote ?driver ?key_file ?(hang_ms = 0) address =
+  let name = Option.value driver ~default:"remote" ^ ":" ^ address in
+  let only_host _ = Error (name ^ ": opens a machine's host: Rig.open_host ~machine") in
+  { name; make = only_host; device = Fun.id; on = only_host;
+    host = (fun machine -> Rig_raw.device_open_host machine driver address key_file hang_ms) }
 
 type 'a io_opener = {
   io_name : string;

@@ -14,11 +14,29 @@ type 'a opener = private {
       (** Opens the device, or returns the one open under [name];
           [Error why] where it cannot be opened. [Rig.open_] calls it. *)
   device : 'a -> Rig_raw.device;
+  on : Rig_raw.device -> ('a, string) result;
+      (** Opens the device, or returns the one open under [name], on the
+          machine of the device given, another machine's; [Rig.open_
+          ~machine] calls it. *)
+  host : string -> ('a, string) result;
+      (** Opens the host of the machine named; [Rig.open_host] calls it.
+          [Error] but for {!remote}'s. *)
 }
 
 val plugin : string -> plugin opener
 (** [plugin "DRIVER:ARGS"] is the opener of the device that driver DRIVER
-    opens from ARGS, such as ["memory:M"], ["vulkan:0"] or ["io:/tmp/f"]. *)
+    opens from ARGS, such as ["memory:M"], ["vulkan:0"] or ["io:/tmp/f"].
+    On another machine ([Rig.open_ ~machine]) it opens that machine's
+    device of that name, ["CPU"] for its host. *)
+
+val remote : ?driver:string -> ?key_file:string -> ?hang_ms:int -> string -> plugin opener
+(** [remote ~key_file address] is the opener of the host of the machine
+    whose [rig serve] listens at [address] (["HOST:PORT"]), through the
+    driver of other machines [driver] (default ["remote"],
+    librig-driver-remote.so), proving the secret in the file [key_file]. A
+    request unanswered for [hang_ms] milliseconds (default 0: 30 s) loses
+    the machine. Only [Rig.open_host ~machine] opens it: [Rig.open_] is
+    [Error]. *)
 
 type 'a io_opener = private {
   io_name : string;

@@ -76,6 +76,11 @@ static inline void rig_ml_check(rig_status st) {
       id, finalize, ops##_compare, ops##_hash, custom_serialize_default,                     \
       custom_deserialize_default, custom_compare_ext_default, custom_fixed_length_default}
 
+/* A C copy of s, which the caller frees, for a call that releases the
+ * runtime lock (the collector may move s meanwhile). Raises Out_of_memory
+ * where there is no memory for it. */
+char *rig_ml_strdup(value s);
+
 /* Some v, and Ok v (tag 0) or Error v (tag 1). */
 value rig_ml_some(value v);
 value rig_ml_result(int tag, value v);
@@ -84,6 +89,9 @@ value rig_ml_result(int tag, value v);
 #define Rig_device_val(v) (*(rig_device **)Data_custom_val(v))
 /* Takes the caller's reference to d into a new custom block. */
 value rig_ml_device_alloc(rig_device *d);
+/* An open's result: Ok (a new device block taking d's reference) or, for
+ * RIG_UNAVAILABLE, Error why (the reference's Error); raises otherwise. */
+value rig_ml_opened(rig_status st, rig_device *d);
 /* The OCaml device for d, the one value Rig keeps for it (Rig.equal is ==).
  * Retains d as it needs. */
 value rig_ml_device_value(rig_device *d);
@@ -92,6 +100,10 @@ value rig_ml_device_value(rig_device *d);
  * once the OCaml value is unreachable; its bytes pace the collector. */
 #define Rig_buffer_val(v) (*(rig_buffer **)Data_custom_val(v))
 value rig_ml_buffer_alloc(rig_buffer *b);
+value rig_ml_buffer_alloc_unpaced(rig_buffer *b);
+/* A custom block of ops for b, whose bytes pace the collector by rig's
+ * bound (rig_ml_pace.c); the caller stores b in it. */
+value rig_ml_alloc_paced(struct custom_operations *ops, rig_buffer *b);
 
 /* Images and functions: an image is a custom block holding a reference;
  * a function is a pointer that lives as long as its image, kept with it

@@ -2,8 +2,8 @@
  *
  * A buffer is a custom block holding one reference; its finaliser drops it
  * once the OCaml value is unreachable, which is when rig collects the
- * allocation (with its other buffers'). caml_alloc_custom_mem counts the
- * buffer's bytes, so that they pace the OCaml collector. */
+ * allocation (with its other buffers'). Its bytes pace the OCaml
+ * collector by rig's bound (rig_ml_pace.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,23 +14,38 @@ static void buffer_finalize(value v) { rig_buffer_release(Rig_buffer_val(v)); }
 RIG_ML_HANDLE_OPS(buffer_ops, "rig.buffer", buffer_finalize);
 
 value rig_ml_buffer_alloc(rig_buffer *b) {
-  value v = caml_alloc_custom_mem(&buffer_ops, sizeof b, rig_buffer_length(b));
+  value v = rig_ml_alloc_paced(&buffer_ops, b);
+  Rig_buffer_val(v) = b;
+  return v;
+}
+
+/* A buffer whose bytes hold no memory of rig's, such as an io device's
+ * contents (Buffer.of_io): its collection returns nothing, so it paces
+ * nothing. */
+value rig_ml_buffer_alloc_unpaced(rig_buffer *b) {
+  value v = caml_alloc_custom(&buffer_ops, sizeof b, 0, 1);
   Rig_buffer_val(v) = b;
   return v;
 }
 
 static rig_access access_of(value a) { return Int_val(a) == 0 ? RIG_READ : RIG_READ_WRITE; }
 
+/* A hit in this thread's share of the cache takes no lock and never
+ * blocks, so it keeps the runtime lock; only a miss, which may reclaim,
+ * releases it. */
 value rig_ml_buffer_create(value d, value n, value kind) {
-  CAMLparam3(d, n, kind);
   if (Long_val(n) < 0)
     caml_invalid_argument("Rig.Buffer.create: a negative length");
   rig_device *dev = Rig_device_val(d);
-  rig_buffer *b = NULL;
-  rig_status st;
-  RIG_ML_BLOCKING(st, rig_buffer_create_kind(dev, (size_t)Long_val(n), (rig_kind)Int_val(kind), &b));
-  rig_ml_check(st);
-  CAMLreturn(rig_ml_buffer_alloc(b));
+  size_t bytes = (size_t)Long_val(n);
+  rig_kind k = (rig_kind)Int_val(kind);
+  rig_buffer *b = rig_buffer_create_cached(dev, bytes, k);
+  if (!b) {
+    rig_status st;
+    RIG_ML_BLOCKING(st, rig_buffer_create_kind(dev, bytes, k, &b));
+    rig_ml_check(st);
+  }
+  return rig_ml_buffer_alloc(b);
 }
 
 value rig_ml_buffer_view(value b, value off, value len, value access) {

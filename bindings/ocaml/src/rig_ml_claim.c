@@ -5,8 +5,8 @@
 #include "rig_ml.h"
 
 typedef struct ml_claim {
-  rig_claim *c; /* NULL once Claim.with_ has returned */
-  int hold;
+  rig_claim *c; /* NULL once Claim.with_ has returned or Claim.read ended */
+  int hold;     /* 1 a hold, 2 Claim.read's: the finaliser releases it */
 } ml_claim;
 #define Claim_val(v) ((ml_claim *)Data_custom_val(v))
 
@@ -28,7 +28,7 @@ static value claim_alloc(rig_claim *c, int hold) {
 
 static rig_claim *claim_of(value v) {
   if (!Claim_val(v)->c)
-    caml_invalid_argument("Rig.Claim: a claim whose Claim.with_ has returned");
+    caml_invalid_argument("Rig.Claim: a claim whose Claim.with_ or Claim.read has returned");
   return Claim_val(v)->c;
 }
 
@@ -71,4 +71,23 @@ value rig_ml_claim_hold(value b) {
   rig_claim *c = NULL;
   rig_ml_check(rig_claim_hold(Rig_buffer_val(b), &c));
   return claim_alloc(c, 1);
+}
+
+/* ---- read claims (Claim.read) -------------------------------------------- */
+
+/* A claim that reads b's memory (rig_buffer_claim): Lost where a read of
+ * it would be. Claim.read ends it when its function returns; the
+ * finaliser releases one it never ended (a release is lock-free). */
+value rig_ml_claim_read(value b) {
+  rig_claim *c = NULL;
+  rig_ml_check(rig_buffer_claim(Rig_buffer_val(b), &c));
+  return claim_alloc(c, 2);
+}
+
+value rig_ml_claim_read_end(value c) {
+  rig_claim *claim = Claim_val(c)->c;
+  Claim_val(c)->c = NULL;
+  if (claim)
+    rig_claim_release(claim);
+  return Val_unit;
 }

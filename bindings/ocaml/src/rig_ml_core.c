@@ -140,3 +140,12 @@ value rig_ml_point_to_string(value p) {
   (void)rig_point_format((rig_point)Long_val(p), s, sizeof s);
   return caml_copy_string(s);
 }
+
+/* ---- C copies of OCaml strings ---------------------------------------------- */
+
+char *rig_ml_strdup(value s) {
+  char *c = strdup(String_val(s));
+  if (!c)
+    caml_raise_out_of_memory();
+  return c;
+}

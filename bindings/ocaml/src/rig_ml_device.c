@@ -30,7 +30,7 @@ value rig_ml_device_host(value unit) { return rig_ml_device_alloc(rig_device_hos
 
 
 /* Ok raw or Error why: an open's RIG_UNAVAILABLE is the text's Error. */
-static value opened(rig_status st, rig_device *d) {
+value rig_ml_opened(rig_status st, rig_device *d) {
   if (st == RIG_UNAVAILABLE)
     return rig_ml_result(1, caml_copy_string(rig_error_last()->message));
   rig_ml_check(st);
@@ -45,7 +45,7 @@ value rig_ml_device_open(value name) {
   rig_status st;
   RIG_ML_BLOCKING(st, rig_device_open(n, &d));
   free(n);
-  return opened(st, d);
+  return rig_ml_opened(st, d);
 }
 
 value rig_ml_device_open_io(value path, value flags, value size) {
@@ -58,7 +58,7 @@ value rig_ml_device_open_io(value path, value flags, value size) {
   rig_status st;
   RIG_ML_BLOCKING(st, rig_device_open_io(&o, &d));
   free(t);
-  return opened(st, d);
+  return rig_ml_opened(st, d);
 }
 
 value rig_ml_device_close(value d) {

@@ -426,6 +426,16 @@ RIG_API RIG_MUST_USE rig_status rig_buffer_create(rig_device *d, size_t n, rig_b
 /* rig_buffer_create of a kind. RIG_INVALID for a kind d has none of. */
 RIG_API RIG_MUST_USE rig_status rig_buffer_create_kind(rig_device *d, size_t n, rig_kind kind,
                                           rig_buffer **out);
+/* Returns what rig_buffer_create_kind(d, n, kind) returns where it takes
+ * the memory from the calling thread's share of d's cache with no lock (a
+ * fit whose points are all reached or dropped), the caller owning its one
+ * reference; NULL otherwise (no fit, a lost or NULL d, a kind that is not
+ * rig_kind's, a call inside a lock), setting no error: the caller then
+ * calls rig_buffer_create_kind. Allocates nothing, takes no lock, never
+ * blocks or reclaims: a binding that must give up its runtime lock around
+ * a call that may block keeps it for this one. */
+RIG_API rig_buffer *rig_buffer_create_cached(rig_device *d, size_t n, rig_kind kind);
+
 /* A borrow: a buffer on d over b's bytes, with no copy (PRE-16), sharing
  * b's allocation, stamps and claims (LIFE-2). d must map the memory: one it
  * reaches (MACH-22), host memory that starts on a page where d reaches the
