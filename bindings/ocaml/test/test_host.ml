@@ -112,9 +112,43 @@ let address () =
   Rig.Buffer.free dead;
   raises "address of a dead buffer" invalid (fun () -> address s dead)
 
+(* Buffer.of_bigarray takes no lock: a finaliser that the collector hook's
+   collection runs inside reclamation's lock makes one, where of_string,
+   which may lock, raises Invalid_argument. *)
+let inside_a_lock () =
+  let kib = 1024 and seen = ref [] in
+  let d = get_ok "memory device" (Rig.memory_device "host-inside-lock") in
+  Rig.set_budget d (256 * kib);
+  let keep = Rig.Buffer.create d (128 * kib) in
+  let plant () =
+    let trigger = ref 0 in
+    Gc.finalise
+      (fun _ ->
+        let a = Array1.create char c_layout 16 in
+        let lent = match Rig.Buffer.of_bigarray a with _ -> "made" | exception e -> Printexc.to_string e in
+        let copied = match Rig.Buffer.of_string "x" with _ -> "made" | exception Invalid_argument _ -> "Invalid_argument" in
+        seen := (lent, copied) :: !seen)
+      trigger;
+    ignore (Sys.opaque_identity trigger)
+  in
+  ignore (Sys.opaque_identity (Rig.Buffer.create d (128 * kib)));
+  Gc.full_major ();
+  ignore (Sys.opaque_identity (Rig.Buffer.create d (128 * kib)));
+  plant ();
+  let b = Rig.Buffer.create d (128 * kib) in
+  check "the finaliser ran inside the collector hook" (!seen <> []);
+  List.iter
+    (fun (lent, copied) ->
+      check ("of_bigarray inside a lock: " ^ lent) (lent = "made");
+      check "of_string inside a lock is Invalid_argument" (copied = "Invalid_argument"))
+    !seen;
+  ignore (Sys.opaque_identity (keep, b));
+  Rig.close d
+
 let () =
   of_bigarray ();
   keeps_the_array ();
   of_string ();
   address ();
+  inside_a_lock ();
   finish "test_host"
