@@ -114,11 +114,7 @@ static void order_24_an_unordered_ref_stamps_nothing(void **state) {
   assert_int_equal(u.slot, 0);
   assert_true(u.flags & RIG_PART_UNORDERED);
   assert_false(w.flags & RIG_PART_UNORDERED);
-  rig_device *d = NULL;
-  if (rig_device_open("vulkan:0", &d) != RIG_OK) {
-    print_message("no vulkan:0 here (%s): skipped\n", rig_error_last()->message);
-    skip();
-  }
+  rig_device *d = open_or_skip("vulkan:0");
   rig_function *f;
   rig_image *im = kernel_load_on(d, "kernels/vulkan/fill.spv", "fill", &f);
   rig_buffer *a = create_ok(d, 256), *b = create_ok(d, 256);

@@ -362,11 +362,7 @@ static void submission_address_on_a_device(void **state) {
  * orders that work with the buffer's other uses: the test waits for its
  * point itself. */
 static void submission_address_on_vulkan(void **state) {
-  rig_device *d = NULL;
-  if (rig_device_open("vulkan:0", &d) != RIG_OK) {
-    print_message("no vulkan:0 here (%s): skipped\n", rig_error_last()->message);
-    skip();
-  }
+  rig_device *d = open_or_skip("vulkan:0");
   rig_function *f;
   rig_image *im = kernel_load_on(d, "kernels/vulkan/fill.spv", "fill", &f);
   rig_submission *s = launch_make_ok(d, f, NULL, 0, 24);
