@@ -42,8 +42,15 @@ typedef struct rig__alloc {
                                        the stamps: reclamation waits for it
                                        (RECLAIM-5), nothing follows it */
   bool stamped;                /* a point was stored since the last clear */
-  bool adopted;                /* memory Buffer.of_io named: not the
-                                  driver's allocation, charged nothing */
+  bool adopted;                /* memory Buffer.of_io or rig_buffer_of_host
+                                  named: not the driver's allocation,
+                                  charged nothing */
+  void (*host_release)(void *); /* rig_buffer_of_host: tells the caller its
+                                   memory is free again (reclaim.c) */
+  void *host_ctx;
+  _Atomic uint32_t maps;       /* drivers' mappings of adopted memory not
+                                  yet given back: the memory waits for
+                                  them (borrow.c) */
   bool keepable;               /* may wait in a magazine: its device's own
                                   kind, not io, not small host memory, not
                                   freed early (magazine.c) */

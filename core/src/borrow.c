@@ -24,6 +24,9 @@ struct rig__borrow {
   void *pages;                  /* an io device's pages it maps (MACH-23) */
   rig_edge_alloc pages_mem;     /* ... as host memory, for the host's moves */
   rig_device *io;               /* ... and that device, retained */
+  rig__alloc *pinned;           /* the program's memory, mapped: it waits for the
+                                   mapping's return before it goes back to
+                                   the program (rig_buffer_of_host) */
   rig_point until;              /* given back once reached */
   struct rig__borrow *next;     /* the device's retired borrows */
 };
@@ -153,6 +156,10 @@ RIG_API rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, rig_buffer **
   }
   x->dev = rig_device_retain(d);
   atomic_store(&x->refs, 1);
+  if (x->mapped && b->alloc->adopted && b->alloc->dev->is_host) {
+    x->pinned = b->alloc;
+    atomic_fetch_add(&b->alloc->maps, 1);
+  }
   /* Pages of a file open read-only admit only reads (docs/io.md). */
   bool read_only = b->alloc->dev->io_flags & RIG_IO_READ_ONLY;
   rig_buffer *v = rig__buffer_new(b->alloc, d, b->offset, b->length,
@@ -198,6 +205,8 @@ void rig__borrows_release(rig_device *d, bool all) {
       (void)RIG__DRIVER(d->drv->unmap(d->h, &x->map, &err));
     if (x->mapped)
       atomic_fetch_sub(&d->waits.borrow_mappings, 1);
+    if (x->pinned)
+      atomic_fetch_sub(&x->pinned->maps, 1);
     unpages(x);
     rig_device_release(x->dev);
     free(x);

@@ -60,10 +60,13 @@ static void give_back_memory(rig_device *d, rig__alloc *a) {
     rig__batch_step(batch);
   else
     rig__mask_hold();
-  if (d->life.forked || a->adopted)
-    ; /* the parent's memory: a child of fork leaves it (STOP-20); memory
-         Buffer.of_io named was never the driver's to give */
-  else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
+  if (d->life.forked)
+    ; /* the parent's memory: a child of fork leaves it (STOP-20) */
+  else if (a->adopted) { /* never the driver's to give: the program's own
+                            (rig_buffer_of_host) goes back to it */
+    if (a->host_release)
+      a->host_release(a->host_ctx);
+  } else if (d->drv->release(d->h, &a->mem, &err) != RIG_EDGE_OK)
     rig__lose(d, err.message);                      /* ERR-23 */
   if (!batch)
     rig__mask_drop();
@@ -126,7 +129,7 @@ static bool host_keeps(rig_device *d, rig__alloc *a) {
 }
 
 static bool keeps(rig_device *d, rig__alloc *a) {
-  if (rig__is_stopped(d) || atomic_load(&a->dead) || d->drv->io)
+  if (rig__is_stopped(d) || atomic_load(&a->dead) || d->drv->io || a->adopted)
     return false;                                   /* RECLAIM-12, STOP-2 */
   if (atomic_load(&d->mem.allocated) > atomic_load(&d->mem.budget))
     return false;                                   /* RECLAIM-11 */
@@ -167,8 +170,10 @@ static void move_locked(rig_device *d) {
   bool held = rig__is_lost(d) && !rig__is_stopped(d); /* STOP-2: until its stop */
   for (rig__alloc **p = &d->mem.waiting; *p && !held;) {
     rig__alloc *a = *p;
-    /* RECLAIM-5; and no host access in flight (buffer.c's free) */
-    if (!atomic_load(&a->hosts) && (rig__is_stopped(d) || rig__stamps_done(a))) {
+    /* RECLAIM-5; and no host access in flight (buffer.c's free), nor a
+     * driver's mapping of the program's memory (borrow.c) */
+    if (!atomic_load(&a->hosts) && !atomic_load(&a->maps) &&
+        (rig__is_stopped(d) || rig__stamps_done(a))) {
       *p = a->next;
       place(d, a);
     } else

@@ -75,6 +75,11 @@ static rig_status check_queue_bytes(rig_device *d, const rig_part *parts, size_t
 
 static rig_status check_part(rig_device *d, const rig_part *p, size_t i) {
   uint32_t kind = edge_kind(p->kind);
+  if (kind == RIG_EDGE_PART_WORDS && d->facts.part_queue[kind] == RIG_EDGE_NO_QUEUE)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s has no queue for part %zu%s: "
+                     "the driver \"%s\" takes no words of its own", d->name, i,
+                     d->is_host ? ": the host's runs only launches" : "",
+                     d->drv->name ? d->drv->name : "?");               /* VALID-2, HOST-4 */
   if (kind == RIG_EDGE_PART_KINDS || d->facts.part_queue[kind] == RIG_EDGE_NO_QUEUE ||
       (d->is_host && kind != RIG_EDGE_PART_LAUNCH))
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: %s has no queue for part %zu%s",

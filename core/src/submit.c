@@ -75,6 +75,30 @@ static uint64_t address_of(const rig_device *d, const rig_buffer *b) {
   return m->address + b->offset;
 }
 
+/* What a ref of b stores on s's device, checked as a fixed ref's buffer
+ * is at submit (VALID-4, VALID-6, VALID-13, VALID-19), with no lock:
+ * Submission.address. */
+RIG_API rig_status rig_submission_address(const rig_submission *s, const rig_buffer *b,
+                                          uint64_t *out) {
+  if (!s || !b || !out)
+    return rig__fail(RIG_INVALID, s ? s->dev : NULL, 0, "rig_submission_address: %s is NULL",
+                     !s ? "submission" : !b ? "buffer" : "out");
+  rig_device *d = s->dev;
+  rig_status st = rig__buffer_usable(b, "rig_submission_address");
+  if (st)
+    return st;
+  if (b->dev != d && (!rig_device_reaches(d, b->alloc->dev) || !rig__mem_for(d, b)))
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_address: the buffer is on %s, whose "
+                     "memory %s's work does not address as it is: borrow it onto %s",
+                     b->dev->name, d->name, d->name);
+  const rig_edge_alloc *m = rig__mem_for(d, b);
+  if (!m->host && !m->address)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_address: the buffer's memory on %s has "
+                     "no address, only its driver's handle", d->name);
+  *out = address_of(d, b);
+  return RIG_OK;
+}
+
 /* A launch part: its grid, its refs' addresses stored in the run's block,
  * and a use per slot it names. */
 static rig_status build_launch(rig_run *r, uint32_t i, rig_buffer *const *bufs, size_t *nuses) {

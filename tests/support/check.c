@@ -37,6 +37,15 @@ rig_device *open_ok(const char *name) {
   return d;
 }
 
+rig_device *open_or_skip(const char *name) {
+  rig_device *d = NULL;
+  if (rig_device_open(name, &d) != RIG_OK) {
+    print_message("%s does not open here (%s): skipped\n", name, rig_error_last()->message);
+    skip();
+  }
+  return d;
+}
+
 /* Buffers are made in nearly every test; a failure says which call. */
 rig_buffer *create_ok(rig_device *d, size_t n) {
   rig_buffer *b = NULL;

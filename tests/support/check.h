@@ -41,6 +41,10 @@ void check_ok(rig_status st, const char *what);
 #define ok(call) check_ok((call), #call)
 /* Opens name, asserting it opened; the caller owns the reference. */
 rig_device *open_ok(const char *name);
+/* Opens name where it opens (the caller owns the reference); elsewhere
+ * skips the test (cmocka's skip), printing why, as for a device this
+ * machine lacks (vulkan:0 where no Vulkan driver is). */
+rig_device *open_or_skip(const char *name);
 /* A new n-byte buffer of d, asserting it was made; the caller owns it. */
 rig_buffer *create_ok(rig_device *d, size_t n);
 /* Closes d, asserting the close succeeded, and drops the test's reference.

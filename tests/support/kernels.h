@@ -51,4 +51,14 @@ struct pool {
   int64_t *caller_ran;   /* NULL: no wait */
 };
 
+/* scalars.c: writes the float and the double of its block, which a run
+ * sets with rig_run_float and rig_run_double, into out[0] and out[1] as
+ * doubles (test_api_values.c). */
+struct scalars {
+  double *out;
+  float f;
+  uint32_t pad;
+  double d;
+};
+
 #endif

@@ -178,6 +178,17 @@ module Buffer = struct
   external of_io_raw : device -> int -> int -> t = "rig_ml_buffer_of_io"
 
   let of_io ?(off = 0) d len = of_io_raw d off len
+
+  (* Buffers over OCaml's memory (rig_ml_host.c). *)
+  external of_bigarray_raw : device -> ('a, 'b, 'c) Bigarray.Array1.t -> t
+    = "rig_ml_buffer_of_bigarray"
+
+  external of_string_raw : device -> string -> t = "rig_ml_buffer_of_string"
+  external host_drain : unit -> unit = "rig_ml_host_drain"
+
+  let (_ : Gc.alarm) = Gc.create_alarm host_drain
+  let of_bigarray ?(device = host) a = of_bigarray_raw device a
+  let of_string ?(device = host) s = of_string_raw device s
 end
 
 module Image = struct
@@ -254,6 +265,7 @@ module Submission = struct
   external make : device -> part array -> t = "rig_ml_submission_make"
   external slots : t -> int = "rig_ml_submission_slots" [@@noalloc]
   external block : t -> int -> int = "rig_ml_submission_block"
+  external address : t -> Buffer.t -> int64 = "rig_ml_submission_address"
   external take_raw : t -> int = "rig_ml_submission_take"
 
   module Run = struct

@@ -280,6 +280,22 @@ module Buffer : sig
       bytes need not exist yet: a read past a file's end raises [Sys_error]
       when it happens. Raises [Invalid_argument] for a negative [off] or
       [n] or a device that is not io, {!Lost} for a lost [d]. *)
+
+  val of_bigarray : ?device:device -> ('a, 'b, 'c) Bigarray.Array1.t -> t
+  (** [of_bigarray ~device a] is a buffer on [device] (default {!host})
+      over [a]'s data, with no copy: the buffer and [a] share their bytes.
+      The buffer keeps [a] reachable until rig no longer uses its memory.
+      Words count from address 0 for host memory, so the allocation is the
+      whole words that hold [a]'s bytes. Another device borrows the memory:
+      a memory device takes any, a device that maps host memory only data
+      that starts on a page. Takes no lock on the host. Raises
+      [Invalid_argument] for a device that does not map it, and for an
+      array with no data. *)
+
+  val of_string : ?device:device -> string -> t
+  (** [of_string ~device s] is a new buffer on [device] (default {!host})
+      holding a copy of [s]'s bytes. Moves collected memory first, as
+      {!create} does. *)
 end
 
 (** Code loaded on a device: on host, relocatable ELF objects it links. *)
@@ -358,6 +374,14 @@ module Submission : sig
   val block : t -> int -> int
   (** [block s i] is the block of launch part [i], which a run's setters
       take. Raises [Invalid_argument] for a part that is no launch. *)
+
+  val address : t -> Buffer.t -> int64
+  (** [address s b] is the address [s]'s device's code uses for [b]'s
+      first byte: what a ref of [b] stores in [s]'s launches (on host, its
+      host address). A low-level value: valid while [b]'s memory lives, and
+      it says nothing of order. Takes no lock. Raises [Invalid_argument]
+      for a dead [b], one [s]'s device does not address as it is, and
+      memory with no address. *)
 
   (** Runs: one submit's grids and parameters. Each touches only the
       caller's run and takes no lock. *)

@@ -455,6 +455,51 @@ RIG_API RIG_MUST_USE rig_status rig_buffer_borrow(rig_device *d, rig_buffer *b, 
  * yet: reading past a file's end is RIG_IO when it happens. May lock. */
 RIG_API RIG_MUST_USE rig_status rig_buffer_of_io(rig_device *d, uint64_t offset, size_t length,
                                     rig_buffer **out);
+/* ---- buffers over the program's memory ---- */
+
+/* Tells the program that rig no longer uses the memory it gave
+ * rig_buffer_of_host: the program may reuse or free it from then on. */
+typedef void (*rig_host_release)(void *ctx);
+/* Buffer.of_bigarray: a buffer on d over the n bytes at bytes, host memory
+ * the program owns, with no copy. The host device takes the memory as it
+ * is; another device borrows it as rig_buffer_borrow does: a device that
+ * runs on the host, as a memory device, takes any of it (MACH-24); one
+ * that reaches the host only memory that starts on a page (MACH-23); any
+ * other is RIG_INVALID, an io device too (MACH-19). Words count from
+ * address 0 (WORD-2): the allocation is the whole words that hold the
+ * bytes, and work and host code over the buffer may read and rewrite the
+ * bytes of those words outside it (WORD-7), which the program leaves
+ * alone meanwhile. No budget counts the memory, and it never enters a
+ * cache. rig_buffer_host_address of the buffer is bytes.
+ * The program keeps the memory valid until release(ctx) runs, once: when
+ * every buffer over the allocation is released or it is freed
+ * (rig_buffer_free), every point of its stamps is reached, and every
+ * driver's mapping of it for a borrow has gone back (STAMP-17), inside a
+ * later call that moves the host's memory (rig_buffer_create on the host,
+ * a copy, rig_device_free_cache(rig_device_host()), ...). release runs
+ * inside a lock (DOM-12): a call that may lock made from it is
+ * RIG_INVALID. NULL release: the program is never told, and keeps the
+ * memory for good. On failure, release never runs and nothing holds the
+ * memory. Two calls over the same bytes make two allocations, which rig
+ * does not order with each other: make views of one instead.
+ * RIG_INVALID for NULL d, bytes or out, and a range past the end of the
+ * address space; the borrow's failures on another device.
+ * Lock-free on the host (Buffer.of_bigarray takes no lock); on another
+ * device it may lock. */
+RIG_API RIG_MUST_USE rig_status rig_buffer_of_host(rig_device *d, void *bytes, size_t n,
+                                                   rig_host_release release, void *ctx,
+                                                   rig_buffer **out);
+/* Buffer.of_string: a new buffer of n bytes of d's own memory holding a
+ * copy of the n bytes at bytes, which the program may reuse once the call
+ * returns. Moves d's collected memory first (RECLAIM-16), then creates as
+ * rig_buffer_create does, and copies as rig_buffer_put does (through
+ * staging where the host does not address d's memory). The caller owns
+ * the buffer. RIG_INVALID for NULL d or out, or NULL bytes with n > 0;
+ * rig_buffer_create's and rig_buffer_put's failures otherwise. Blocks;
+ * may lock. */
+RIG_API RIG_MUST_USE rig_status rig_buffer_of_bytes(rig_device *d, const void *bytes, size_t n,
+                                                    rig_buffer **out);
+
 /* A buffer over bytes [offset, offset+length) of b, sharing its allocation,
  * stamps and claims (LIFE-2), admitting access (at most b's). RIG_INVALID for
  * a dead b or a range out of b. Lock-free. */

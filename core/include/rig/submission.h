@@ -189,6 +189,20 @@ RIG_API RIG_MUST_USE rig_status rig_run_bytes(rig_run *r, uint32_t k, uint32_t o
  * submit refuses a host launch that asks (LAUNCH-12). */
 RIG_API RIG_MUST_USE rig_status rig_run_shared(rig_run *r, uint32_t k, uint32_t bytes);
 
+/* Submission.address: writes into *out the address that s's device's code
+ * uses for b's first byte, the value a ref of b stores in s's launches
+ * (Submission.ref; on a device that runs on the host, b's host address,
+ * LAUNCH-5), so that a program can put it in parameters or in memory
+ * itself. A low-level value: valid while b's memory lives (a submission
+ * whose fixed ref names b keeps it), and it says nothing of order: work
+ * that reaches b only through it is unordered with b's other uses.
+ * RIG_INVALID for NULL, a dead b, a b on another device that s's device
+ * does not address as it is (borrow it), and memory with no address a ref
+ * can name (handle-only memory, VALID-19); RIG_LOST for b's lost device.
+ * Lock-free. */
+RIG_API RIG_MUST_USE rig_status rig_submission_address(const rig_submission *s,
+                                                       const rig_buffer *b, uint64_t *out);
+
 /* Runs r's submission once with buffers[i] as slot i and returns its point
  * (d, submitted d + 1) (SUBMIT-6). The work follows waits besides the points
  * its memory orders (SUBMIT-9). Frees r, also when it fails (SUBMIT-12).
