@@ -5,14 +5,16 @@
  * rig_device_open_on, which make the arguments RIG_EDGE_MACHINE_ARGS_PREFIX
  * begins; the driver refuses any other.
  *
- * Work runs before submit returns (SYNCHRONOUS): each copy or fill part is
- * a request that the server runs with its own librig-core, and the reply
+ * Work runs before submit returns (SYNCHRONOUS): each copy, fill or launch
+ * part is a request that the server runs with its own librig-core, and the reply
  * comes once its bytes are in place, so the word this side keeps is the
  * remote work's progress. Bytes between this machine's memory (staging
  * that the driver "maps" by its address alone) and the other's travel
  * through UCX in chunks; a copy between two of the other machine's
  * devices that reach each other runs there and never passes through this
- * one. A broken link faults every call with "MACHINE lost: CAUSE".
+ * one. Code loads there (code.c): the object travels, and a launch's refs
+ * are the addresses of that machine's buffers there. A broken link faults
+ * every call with "MACHINE lost: CAUSE".
  */
 #include <rig/edge.h>
 
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "code.h"
 #include "link.h"
 
 typedef struct rdev {
@@ -116,8 +119,8 @@ static int facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->queues = 1;
   f->part_queue[RIG_EDGE_PART_COPY] = 0;
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE; /* not carried yet */
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_LAUNCH] = d->facts.flags & RIG_EDGE_COMPUTES ? 0 : RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE; /* another driver's words: no meaning here */
   return RIG_EDGE_OK;
 }
 
@@ -167,7 +170,7 @@ static int wait_(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *e
 static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                     rig_edge_error *err) {
   rdev *d = h;
-  uint8_t reply[8];
+  uint8_t reply[16];
   size_t got = 0;
   if (kind != RIG_EDGE_KIND_DEVICE)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
@@ -178,17 +181,20 @@ static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "remote: out of memory");
   rig_wire_msg m = {.type = RIG_WIRE_ALLOC, .dev = d->facts.dev, .bytes = bytes};
   int r = rig_link_call(d->link, &m, NULL, 0, reply, sizeof reply, &got, err);
-  if (r == RIG_EDGE_OK && got != sizeof reply)
+  if (r == RIG_EDGE_OK && got != 8 && got != 16)
     r = rig_edge_fail(err, RIG_EDGE_FAULT, "%s: an ALLOC reply of %zu bytes",
                       rig_link_machine(d->link), got);
   if (r != RIG_EDGE_OK) {
     free(b);
     return r;
   }
-  rig_wire_reader rd = {reply, sizeof reply, false};
+  rig_wire_reader rd = {reply, got, false};
   b->id = rig_wire_read(&rd, 8);
   b->link = d->link;
-  *out = (rig_edge_alloc){.handle = b, .host = NULL, .address = 0, .bytes = bytes};
+  /* The address that machine's code uses for it, which a launch's refs
+   * store (0 from a server that sends none: launches refuse the buffer). */
+  uint64_t there = got == 16 ? rig_wire_read(&rd, 8) : 0;
+  *out = (rig_edge_alloc){.handle = b, .host = NULL, .address = there, .bytes = bytes};
   return RIG_EDGE_OK;
 }
 
@@ -286,31 +292,61 @@ static int fill(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
   return rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
 }
 
+/* Refused before a value is taken, so that nothing is lost: what the
+ * server's core would refuse once the launch is there. */
 static int check(void *h, const rig_edge_work *w, rig_edge_error *err) {
-  for (uint32_t i = 0; i < w->nparts; i++)
-    if (w->parts[i].kind != RIG_EDGE_PART_COPY && w->parts[i].kind != RIG_EDGE_PART_FILL)
+  rdev *d = h;
+  for (uint32_t i = 0; i < w->nparts; i++) {
+    const rig_edge_part *p = &w->parts[i];
+    if (p->kind == RIG_EDGE_PART_LAUNCH && p->u.launch.shared_bytes &&
+        (d->facts.flags & RIG_EDGE_RUNS_ON_HOST))
       return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                           "%s: only copies and fills run on another machine yet",
-                           rig_link_machine(((rdev *)h)->link));
+                           "%s: part %u asks for shared memory, which a host has none of",
+                           rig_link_machine(d->link), i); /* LAUNCH-12 there */
+  }
   return RIG_EDGE_OK;
+}
+
+/* One part, one request (a copy of more than a chunk, several). */
+static int run_part(rdev *d, const rig_edge_part *p, rig_edge_error *err) {
+  switch (p->kind) {
+  case RIG_EDGE_PART_COPY: return copy(d, p, err);
+  case RIG_EDGE_PART_FILL: return fill(d, p, err);
+  case RIG_EDGE_PART_LAUNCH: return rig_remote_launch(d->link, d->facts.dev, p, err);
+  default:
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: a part of kind %u", rig_link_machine(d->link),
+                         p->kind);
+  }
 }
 
 /* Runs the parts in order, each a round trip, then says the value is
  * reached. A failure faults: core loses the device with the reason. */
 static int submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   rdev *d = h;
-  for (uint32_t i = 0; i < w->nparts; i++) {
-    const rig_edge_part *p = &w->parts[i];
-    int r = p->kind == RIG_EDGE_PART_COPY   ? copy(d, p, err)
-            : p->kind == RIG_EDGE_PART_FILL ? fill(d, p, err)
-                                            : check(h, w, err);
-    if (r != RIG_EDGE_OK)
+  for (uint32_t i = 0; i < w->nparts; i++)
+    if (run_part(d, &w->parts[i], err) != RIG_EDGE_OK)
       return RIG_EDGE_FAULT;
-  }
   atomic_store(&d->done, w->value);
   if (d->word)
     rig_edge_word_store(d->word, w->value);
   return RIG_EDGE_OK;
+}
+
+/* ---- code (code.c) ---- */
+
+static int load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *out_code_bytes,
+                rig_edge_error *err) {
+  rdev *d = h;
+  return rig_remote_load(d->link, d->facts.dev, bytes, n, out_image, out_code_bytes, err);
+}
+
+static int resolve(void *h, void *image, const char *name, void **out_function,
+                   rig_edge_error *err) {
+  return rig_remote_resolve(((rdev *)h)->link, image, name, out_function, err);
+}
+
+static int unload(void *h, void *image, rig_edge_error *err) {
+  return rig_remote_unload(((rdev *)h)->link, image, err);
 }
 
 static const rig_edge_driver table = {
@@ -319,5 +355,6 @@ static const rig_edge_driver table = {
     .bind_word = bind_word, .signaled = signaled, .wait = wait_,
     .submit = submit, .allocate = allocate, .release = release,
     .map = map, .unmap = unmap, .peer = peer, .check = check,
+    .load = load, .resolve = resolve, .unload = unload,
 };
 RIG_EDGE_DRIVER(table)

@@ -40,7 +40,13 @@ enum rig_wire_type {
   RIG_WIRE_COPY = 10,   /* u64 src, u64 src offset, u64 dst, u64 dst offset, u64 bytes */
   RIG_WIRE_PING = 11,   /* nothing: the peer answers */
   RIG_WIRE_BAD = 12,    /* replies only: to a message whose header was unreadable */
-  RIG_WIRE_TYPES = 13,
+  /* Code on the other machine (20..29; docs/remote.md, "Code and launches"). */
+  RIG_WIRE_LOAD = 20,   /* u32 dev, the object: reply u64 image */
+  RIG_WIRE_RESOLVE = 21, /* u64 image, name: reply u64 entry, 0 for none */
+  RIG_WIRE_UNLOAD = 22, /* u64 image */
+  RIG_WIRE_LAUNCH = 23, /* u32 dev, u64 entry, u32 shared, u64 groups[3], u64 threads[3],
+                           the parameter block */
+  RIG_WIRE_TYPES = 24,  /* one past the last; numbers in between are unknown */
 };
 
 typedef struct rig_wire_header {
@@ -61,7 +67,12 @@ typedef struct rig_wire_msg {
   uint64_t buf, offset, bytes; /* ALLOC bytes; RELEASE, PUT, GET, FILL; COPY src */
   uint64_t dst, dst_offset;    /* COPY */
   uint32_t pattern, pattern_bytes; /* FILL */
-  const uint8_t *data;         /* PUT data, AUTH mac, OPEN name */
+  uint64_t image;              /* RESOLVE, UNLOAD */
+  uint64_t entry;              /* LAUNCH: the function, as RESOLVE gave it */
+  uint32_t shared_bytes;       /* LAUNCH */
+  uint64_t groups[3], threads[3]; /* LAUNCH */
+  const uint8_t *data;         /* PUT data, AUTH mac, OPEN and RESOLVE name, LOAD
+                                  object, LAUNCH parameters */
   size_t data_n;
 } rig_wire_msg;
 
