@@ -28,6 +28,11 @@ static rig_device *on_ok(rig_device *host, const char *name) {
   return d;
 }
 
+static void release_all(rig_buffer *const *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    rig_buffer_release(b[i]);
+}
+
 /* n floats of v[i] = i * scale into b. */
 static void put_ramp(rig_buffer *b, int64_t n, float scale) {
   float *v = malloc((size_t)n * sizeof *v);
@@ -186,8 +191,7 @@ static void test_refusals(void **state) {
   rig_submission_release(sub);
   rig_image_release(im);
   rig_buffer *all[5] = {x, y, z, there, here};
-  for (int i = 0; i < 5; i++)
-    rig_buffer_release(all[i]);
+  release_all(all, 5);
   close_release(a1);
   close_release(h1);
   close_release(h2);
@@ -255,8 +259,7 @@ static void test_order_through_memory(void **state) {
   expect_ramp(z2, N, 2.0f, "z2 on m-ord2");
   expect_ramp(hc, N, 2.0f, "hc here");
   rig_buffer *all[11] = {in, ta, tb, tc, hc, x1, y1, z1, x2, y2, z2};
-  for (int i = 0; i < 11; i++)
-    rig_buffer_release(all[i]);
+  release_all(all, 11);
   rig_submission_release(l1);
   rig_submission_release(l2);
   rig_submission_release(tcopy);
@@ -312,8 +315,7 @@ static void test_order_through_waits(void **state) {
   expect_bytes(r1, 0, N, 0x11);
   expect_bytes(r2, 0, N, 0x22);
   rig_buffer *all[4] = {ta, tb, r1, r2};
-  for (int i = 0; i < 4; i++)
-    rig_buffer_release(all[i]);
+  release_all(all, 4);
   rig_submission_release(tfill);
   rig_submission_release(fill1);
   rig_submission_release(fill2);
