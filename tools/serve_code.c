@@ -3,7 +3,8 @@
  * librig-core (the host linker for the host), RESOLVE names a function by
  * the entry address it has here, and LAUNCH runs it over the client's
  * buffers here, whose addresses its parameter block holds, answering once
- * the launch has run.
+ * the launch has run. RUN carries several copies, fills and launches of
+ * one submission, run in order, in one round trip.
  *
  * The key is the whole of the trust: a client that proves it runs its own
  * code in this process, so the server checks the ids and sizes it names
@@ -11,6 +12,7 @@
  */
 #include "serve_private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,12 +169,37 @@ static int launch(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   return st ? refused(out, st) : 0;
 }
 
+/* Checks every part of RUN m before any runs, so that a body that breaks
+ * half-way runs nothing; then runs them in order, each as its own
+ * request would, and stops at the first that fails, naming it. */
+static int run_parts(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
+  char why[sizeof out->text];
+  rig_wire_msg part;
+  for (int pass = 0; pass < 2; pass++) {
+    rig_wire_reader r = {m->data, m->data_n, false};
+    for (uint32_t i = 0; i < m->count; i++) {
+      bool parsed = rig_wire_part_get(&r, &part, why, sizeof why);
+      if (parsed && pass == 1 && serve_request(c, &part, out) != 0)
+        snprintf(why, sizeof why, "%s", out->text);
+      else if (parsed)
+        continue;
+      out->status = parsed ? out->status : RIG_EDGE_UNSUPPORTED;
+      snprintf(out->text, sizeof out->text, "RUN: part %u: %.190s", i, why);
+      return out->status;
+    }
+    if (r.n)
+      return serve_bad(out, "RUN: %llu bytes past its parts", r.n);
+  }
+  return 0;
+}
+
 int serve_code_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   switch (m->type) {
   case RIG_WIRE_LOAD: return load(c, m, out);
   case RIG_WIRE_RESOLVE: return resolve(c, m, out);
   case RIG_WIRE_UNLOAD: return unload(c, m, out);
   case RIG_WIRE_LAUNCH: return launch(c, m, out);
+  case RIG_WIRE_RUN: return run_parts(c, m, out);
   default: return serve_bad(out, "request %llu is no code's", m->type);
   }
 }

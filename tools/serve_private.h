@@ -49,8 +49,8 @@ typedef struct serve_reply {
 int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out);
 /* Releases every device and buffer c opened here. */
 void serve_client_forget(serve_client *c);
-/* Code on this machine (serve_code.c): LOAD, RESOLVE, UNLOAD and LAUNCH
- * of an authenticated client c into out; returns out->status. */
+/* Code on this machine (serve_code.c): LOAD, RESOLVE, UNLOAD, LAUNCH and
+ * RUN of an authenticated client c into out; returns out->status. */
 int serve_code_request(serve_client *c, const rig_wire_msg *m, serve_reply *out);
 /* Releases the images and functions c loaded here. */
 void serve_code_forget(serve_client *c);

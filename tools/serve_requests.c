@@ -186,7 +186,8 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_LOAD:
   case RIG_WIRE_RESOLVE:
   case RIG_WIRE_UNLOAD:
-  case RIG_WIRE_LAUNCH: return serve_code_request(c, m, out);
+  case RIG_WIRE_LAUNCH:
+  case RIG_WIRE_RUN: return serve_code_request(c, m, out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }

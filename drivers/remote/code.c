@@ -65,11 +65,16 @@ int rig_remote_unload(rig_link *l, void *image, rig_edge_error *err) {
   return r == RIG_EDGE_FAULT ? RIG_EDGE_OK : r;
 }
 
-int rig_remote_launch(rig_link *l, uint32_t dev, const rig_edge_part *p, rig_edge_error *err) {
+rig_wire_msg rig_remote_launch_msg(uint32_t dev, const rig_edge_part *p) {
   rig_wire_msg m = {.type = RIG_WIRE_LAUNCH, .dev = dev,
                     .entry = number_of(p->u.launch.function),
                     .shared_bytes = p->u.launch.shared_bytes};
   memcpy(m.groups, p->u.launch.groups, sizeof m.groups);
   memcpy(m.threads, p->u.launch.threads, sizeof m.threads);
+  return m;
+}
+
+int rig_remote_launch(rig_link *l, uint32_t dev, const rig_edge_part *p, rig_edge_error *err) {
+  rig_wire_msg m = rig_remote_launch_msg(dev, p);
   return rig_link_call(l, &m, p->u.launch.params, p->u.launch.params_bytes, NULL, 0, NULL, err);
 }

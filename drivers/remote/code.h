@@ -29,5 +29,7 @@ int rig_remote_unload(rig_link *l, void *image, rig_edge_error *err);
  * reply comes once the launch has run there. Blocks; locks the link;
  * allocates nothing. */
 int rig_remote_launch(rig_link *l, uint32_t dev, const rig_edge_part *p, rig_edge_error *err);
+/* The LAUNCH request of p on dev, its parameter block not included. */
+rig_wire_msg rig_remote_launch_msg(uint32_t dev, const rig_edge_part *p);
 
 #endif

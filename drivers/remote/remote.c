@@ -33,6 +33,7 @@ typedef struct rdev {
   rig_wire_facts facts;     /* the remote device's, from its OPEN */
   volatile uint64_t *word;  /* core's, for every other device */
   _Atomic uint64_t done;    /* the last value whose work the server finished */
+  uint8_t *batch;           /* RUN's body (BATCH_BYTES), made at the first */
 } rdev;
 
 /* A remote allocation: the server's buffer on this handle's link. */
@@ -136,6 +137,7 @@ static int stop(void *h, rig_edge_error *err) {
 static void destroy(void *h) {
   rdev *d = h;
   rig_link_drop(d->link);
+  free(d->batch);
   free(d);
 }
 
@@ -268,6 +270,21 @@ static int get(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, ri
   return RIG_EDGE_OK;
 }
 
+/* The request of a copy between two buffers of the other machine, which
+ * runs there, and of a fill there. */
+static rig_wire_msg copy_msg(const rig_edge_part *part) {
+  const rig_edge_range *src = &part->u.copy.src, *dst = &part->u.copy.dst;
+  return (rig_wire_msg){.type = RIG_WIRE_COPY, .buf = id_of(src), .offset = src->offset,
+                        .dst = id_of(dst), .dst_offset = dst->offset, .bytes = src->bytes};
+}
+
+static rig_wire_msg fill_msg(const rig_edge_part *part) {
+  const rig_edge_range *dst = &part->u.fill.dst;
+  return (rig_wire_msg){.type = RIG_WIRE_FILL, .buf = id_of(dst), .offset = dst->offset,
+                        .bytes = dst->bytes, .pattern = part->u.fill.pattern,
+                        .pattern_bytes = part->u.fill.pattern_bytes};
+}
+
 static int copy(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
   const rig_edge_range *src = &part->u.copy.src, *dst = &part->u.copy.dst;
   bool src_here = src->alloc->host != NULL, dst_here = dst->alloc->host != NULL;
@@ -277,8 +294,7 @@ static int copy(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
     return put(d, src, dst, err);
   if (dst_here)
     return get(d, src, dst, err);
-  rig_wire_msg m = {.type = RIG_WIRE_COPY, .buf = id_of(src), .offset = src->offset,
-                    .dst = id_of(dst), .dst_offset = dst->offset, .bytes = src->bytes};
+  rig_wire_msg m = copy_msg(part);
   return rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
 }
 
@@ -286,9 +302,7 @@ static int fill(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
   const rig_edge_range *dst = &part->u.fill.dst;
   if (dst->alloc->host)
     return rig_edge_run_on_host(part, err);
-  rig_wire_msg m = {.type = RIG_WIRE_FILL, .buf = id_of(dst), .offset = dst->offset,
-                    .bytes = dst->bytes, .pattern = part->u.fill.pattern,
-                    .pattern_bytes = part->u.fill.pattern_bytes};
+  rig_wire_msg m = fill_msg(part);
   return rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
 }
 
@@ -319,13 +333,80 @@ static int run_part(rdev *d, const rig_edge_part *p, rig_edge_error *err) {
   }
 }
 
-/* Runs the parts in order, each a round trip, then says the value is
+/* ---- several parts in one request (RUN) ---- */
+
+#define BATCH_BYTES (64u << 10)
+
+/* Whether p runs wholly on the other machine: no bytes of this one. */
+static bool there(const rig_edge_part *p) {
+  switch (p->kind) {
+  case RIG_EDGE_PART_COPY: return !p->u.copy.src.alloc->host && !p->u.copy.dst.alloc->host;
+  case RIG_EDGE_PART_FILL: return !p->u.fill.dst.alloc->host;
+  default: return p->kind == RIG_EDGE_PART_LAUNCH;
+  }
+}
+
+/* Appends p to d's batch; false where it does not fit. */
+static bool batch_put(rdev *d, const rig_edge_part *p, size_t *at) {
+  rig_wire_msg m = p->kind == RIG_EDGE_PART_COPY   ? copy_msg(p)
+                   : p->kind == RIG_EDGE_PART_FILL ? fill_msg(p)
+                                                   : rig_remote_launch_msg(d->facts.dev, p);
+  const void *data = p->kind == RIG_EDGE_PART_LAUNCH ? p->u.launch.params : NULL;
+  size_t n = p->kind == RIG_EDGE_PART_LAUNCH ? p->u.launch.params_bytes : 0;
+  return rig_wire_part_put(d->batch, BATCH_BYTES, at, &m, data, n);
+}
+
+static int batch_send(rdev *d, uint32_t count, size_t bytes, rig_edge_error *err) {
+  rig_wire_msg m = {.type = RIG_WIRE_RUN, .count = count};
+  return rig_link_call(d->link, &m, d->batch, bytes, NULL, 0, NULL, err);
+}
+
+/* Runs n parts that run there (there()) in as few requests as fit: one
+ * RUN per BATCH_BYTES of them, a part too big for one alone. The server
+ * runs a RUN's parts in order, as the queue would. */
+static int run_there(rdev *d, const rig_edge_part *parts, uint32_t n, rig_edge_error *err) {
+  if (n > 1 && !d->batch)
+    d->batch = malloc(BATCH_BYTES);
+  if (n == 1 || !d->batch) { /* no memory for a batch: each alone */
+    int r = RIG_EDGE_OK;
+    for (uint32_t k = 0; k < n && r == RIG_EDGE_OK; k++)
+      r = run_part(d, &parts[k], err);
+    return r;
+  }
+  size_t at = 0;
+  uint32_t count = 0;
+  int r = RIG_EDGE_OK;
+  for (uint32_t k = 0; k < n && r == RIG_EDGE_OK; k++) {
+    if (batch_put(d, &parts[k], &at)) {
+      count++;
+      continue;
+    }
+    if (count)
+      r = batch_send(d, count, at, err);
+    at = 0;
+    count = 0;
+    if (r == RIG_EDGE_OK && batch_put(d, &parts[k], &at))
+      count = 1;
+    else if (r == RIG_EDGE_OK)
+      r = run_part(d, &parts[k], err); /* too big for a batch: alone */
+  }
+  return r == RIG_EDGE_OK && count ? batch_send(d, count, at, err) : r;
+}
+
+/* Runs the parts in order: those with bytes of this machine each alone,
+ * each stretch of those that run there together, then says the value is
  * reached. A failure faults: core loses the device with the reason. */
 static int submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   rdev *d = h;
-  for (uint32_t i = 0; i < w->nparts; i++)
-    if (run_part(d, &w->parts[i], err) != RIG_EDGE_OK)
+  for (uint32_t i = 0; i < w->nparts;) {
+    uint32_t j = i;
+    while (j < w->nparts && there(&w->parts[j]))
+      j++;
+    int r = j > i ? run_there(d, w->parts + i, j - i, err) : run_part(d, &w->parts[i], err);
+    if (r != RIG_EDGE_OK)
       return RIG_EDGE_FAULT;
+    i = j > i ? j : i + 1;
+  }
   atomic_store(&d->done, w->value);
   if (d->word)
     rig_edge_word_store(d->word, w->value);

@@ -9,7 +9,7 @@
 static const char *const names[RIG_WIRE_TYPES] = {
     "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD",
     [RIG_WIRE_LOAD] = "LOAD", [RIG_WIRE_RESOLVE] = "RESOLVE", [RIG_WIRE_UNLOAD] = "UNLOAD",
-    [RIG_WIRE_LAUNCH] = "LAUNCH"};
+    [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN"};
 
 /* Whether this build knows the type: numbers between the ranges of
  * requests are unknown. */
@@ -99,7 +99,8 @@ static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[MAX
   case RIG_WIRE_COPY:
     F(&m->buf, 8), F(&m->offset, 8), F(&m->dst, 8), F(&m->dst_offset, 8), F(&m->bytes, 8);
     break;
-  case RIG_WIRE_LOAD: F(&v[0], 4); break;
+  case RIG_WIRE_LOAD:
+  case RIG_WIRE_RUN: F(&v[0], 4); break;
   case RIG_WIRE_RESOLVE:
   case RIG_WIRE_UNLOAD: F(&m->image, 8); break;
   case RIG_WIRE_LAUNCH:
@@ -123,6 +124,7 @@ static void narrow_in(rig_wire_msg *m, const uint64_t v[5]) {
   m->pattern = (uint32_t)v[0];
   m->pattern_bytes = (uint32_t)v[1];
   m->shared_bytes = (uint32_t)v[1];
+  m->count = (uint32_t)v[0];
 }
 
 static void narrow_out(const rig_wire_msg *m, uint64_t v[5]) {
@@ -131,6 +133,7 @@ static void narrow_out(const rig_wire_msg *m, uint64_t v[5]) {
   case RIG_WIRE_OPEN: v[0] = m->host; break;
   case RIG_WIRE_FILL: v[0] = m->pattern, v[1] = m->pattern_bytes; break;
   case RIG_WIRE_LAUNCH: v[0] = m->dev, v[1] = m->shared_bytes; break;
+  case RIG_WIRE_RUN: v[0] = m->count; break;
   default: v[0] = m->dev; break;
   }
 }
@@ -157,6 +160,9 @@ static const char *check(const rig_wire_msg *m) {
     return memchr(m->data, 0, m->data_n) ? "a function name with a NUL" : NULL;
   case RIG_WIRE_LAUNCH:
     return m->data_n <= RIG_WIRE_CHUNK ? NULL : "a parameter block over a chunk";
+  case RIG_WIRE_RUN:
+    return m->count > 0 && m->count <= m->data_n / RIG_WIRE_PART_HEADER
+               ? NULL : "a count of parts its bytes cannot hold";
   default: return m->data_n == 0 ? NULL : "bytes left over";
   }
 }
@@ -220,4 +226,36 @@ bool rig_wire_facts_get(const uint8_t *in, size_t n, rig_wire_facts *f) {
     return false;
   memcpy(f->arch, r.p, RIG_WIRE_ARCH);
   return true;
+}
+
+bool rig_wire_part_put(uint8_t *out, size_t cap, size_t *at, const rig_wire_msg *m,
+                       const void *data, size_t data_n) {
+  uint8_t fixed[64];
+  size_t n = rig_wire_request_put(m, fixed);
+  if (*at > cap || cap - *at < RIG_WIRE_PART_HEADER + n + data_n)
+    return false;
+  uint8_t *p = rig_wire_write(out + *at, m->type, 2);
+  p = rig_wire_write(p, n + data_n, 4);
+  memcpy(p, fixed, n);
+  if (data_n)
+    memcpy(p + n, data, data_n);
+  *at += RIG_WIRE_PART_HEADER + n + data_n;
+  return true;
+}
+
+bool rig_wire_part_get(rig_wire_reader *r, rig_wire_msg *m, char *why, size_t why_n) {
+  uint16_t type = (uint16_t)rig_wire_read(r, 2);
+  uint64_t n = rig_wire_read(r, 4);
+  if (r->bad || n > r->n) {
+    snprintf(why, why_n, "RUN: a part past the body's end");
+    return false;
+  }
+  if (type != RIG_WIRE_COPY && type != RIG_WIRE_FILL && type != RIG_WIRE_LAUNCH) {
+    snprintf(why, why_n, "RUN: a part of type %u, not COPY, FILL or LAUNCH", type);
+    return false;
+  }
+  const uint8_t *body = r->p;
+  r->p += n;
+  r->n -= n;
+  return rig_wire_request_get(type, body, (size_t)n, m, why, why_n);
 }

@@ -132,6 +132,54 @@ static void test_entry_ref_on_remote_host(void **state) {
   test_server_stop(&s);
 }
 
+/* Sets launch part `part` of run to add's grid over n floats. */
+static void add_grid(rig_submission *s, rig_run *run, uint32_t part, int64_t n) {
+  uint32_t k = 0;
+  ok(rig_submission_block(s, part, &k));
+  grid_ok(run, k, 64, (uint64_t)(n + 63) / 64);
+  ok(rig_run_int64(run, k, 24, n));
+}
+
+/* A submission of several parts on m1's host, whose parts read what the
+ * earlier ones wrote: a fill, a launch, a launch whose parameter block is
+ * too big to share a request, and a copy on m1. The parts that run there
+ * travel together where they fit (RUN), and m1 runs them in order. */
+static void test_parts_in_one_request(void **state) {
+  (void)state;
+  enum { N = 10000 };
+  const size_t bytes = N * sizeof(float);
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_server_host("m-run", &s, key), *a = on_ok(h, "memory:a");
+  rig_function *add = NULL;
+  rig_image *im = kernel_load_on(h, "add.o", "add", &add);
+  rig_ref r1[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_ref r2[3] = {rig_ref_read(2, 0), rig_ref_read(1, 8), rig_ref_write(4, 16)};
+  rig_part parts[4] = {rig_part_fill(2, 0xff, 1), rig_part_launch(add, r1, 3, 40000),
+                       rig_part_launch(add, r2, 3, 70000), rig_part_copy(2, 3)};
+  rig_submission *sub = NULL;
+  ok(rig_submission_make(h, parts, 4, &sub));
+  rig_buffer *b[5] = {create_ok(a, bytes), create_ok(h, bytes), create_ok(h, bytes),
+                      create_ok(a, bytes), create_ok(h, bytes)};
+  put_ramp(b[0], N, 1.0f);
+  put_ramp(b[1], N, 0.5f);
+  rig_run *run = take_ok(sub);
+  add_grid(sub, run, 1, N);
+  add_grid(sub, run, 2, N);
+  rig_point p;
+  ok(rig_run_submit(run, b, 5, NULL, 0, &p));
+  ok(rig_point_wait(p));
+  expect_ramp(b[2], N, 1.5f, "z, the first launch's");
+  expect_ramp(b[4], N, 2.0f, "v, the second launch's, over z");
+  expect_ramp(b[3], N, 1.5f, "w, z's copy");
+  release_all(b, 5);
+  rig_submission_release(sub);
+  rig_image_release(im);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
 /* A submit of add on m1's host over the given buffers, which must be
  * refused (RIG_INVALID) with a message holding text. */
 static void launch_refused(rig_submission *sub, rig_buffer *x, rig_buffer *y, rig_buffer *z,
@@ -331,6 +379,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_launch_on_remote_host),
       cmocka_unit_test(test_entry_ref_on_remote_host),
+      cmocka_unit_test(test_parts_in_one_request),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_order_through_memory),
       cmocka_unit_test(test_order_through_waits),
