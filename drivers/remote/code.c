@@ -47,10 +47,10 @@ int rig_remote_resolve(rig_link *l, void *image, const char *name, void **out_fu
   uint8_t reply[8];
   size_t got = 0, n = strlen(name);
   uint64_t entry = 0;
-  if (n == 0 || n > RIG_WIRE_NAME_MAX) {
-    *out_function = NULL; /* no function has such a name there */
-    return RIG_EDGE_OK;
-  }
+  if (n == 0 || n > RIG_WIRE_NAME_MAX)
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: a function name of %zu bytes; one of another machine is 1 to %u",
+                         rig_link_machine(l), n, RIG_WIRE_NAME_MAX);
   rig_wire_msg m = {.type = RIG_WIRE_RESOLVE, .image = number_of(image)};
   int r = rig_link_call(l, &m, name, n, reply, sizeof reply, &got, err);
   r = reply_u64(l, "RESOLVE", r, reply, got, &entry, err);

@@ -17,8 +17,9 @@
  * with its message. Blocks up to the hang bound; locks the link. */
 int rig_remote_load(rig_link *l, uint32_t dev, const void *bytes, size_t n, void **out_image,
                     uint64_t *out_code_bytes, rig_edge_error *err);
-/* The function name of image, or *out_function NULL where it has none.
- * Blocks up to the hang bound; locks the link. */
+/* The function name of image, or *out_function NULL where it has none;
+ * RIG_EDGE_UNSUPPORTED for a name that is empty or over RIG_WIRE_NAME_MAX
+ * bytes. Blocks up to the hang bound; locks the link. */
 int rig_remote_resolve(rig_link *l, void *image, const char *name, void **out_function,
                        rig_edge_error *err);
 /* Gives the server's image back; on a broken link it went with the

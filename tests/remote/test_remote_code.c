@@ -242,9 +242,9 @@ static void launch_refused(rig_submission *sub, rig_buffer *x, rig_buffer *y, ri
 
 /* What code on another machine refuses, each with a clear status and
  * message and nothing lost: a launch whose refs name memory of another
- * machine or of this one (MACH-18: no device of m1 reaches them), an
- * object its linker refuses, code on a device that loads none, words,
- * and shared memory on a host. m1 then still runs a launch. */
+ * machine or of this one (MACH-18: no device of m1 reaches them), a
+ * function name too long for the wire, an object its linker refuses, code
+ * on a device that loads none, words, and shared memory on a host. m1 then still runs a launch. */
 static void test_refusals(void **state) {
   (void)state;
   test_server s1, s2;
@@ -260,6 +260,12 @@ static void test_refusals(void **state) {
   rig_buffer *there = create_ok(h2, 256), *here = create_ok(rig_device_host(), 256);
   launch_refused(sub, x, y, there, "which CPU@m-ref1 does not reach");
   launch_refused(sub, here, y, z, "which CPU@m-ref1 does not reach");
+  char long_name[300];
+  memset(long_name, 'f', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = 0;
+  rig_function *f = NULL;
+  assert_int_equal(rig_image_resolve(im, long_name, &f), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "a function name of 299 bytes"));
   rig_image *bad = NULL;
   assert_int_equal(rig_image_load(h1, "not an object", 13, &bad), RIG_UNAVAILABLE);
   assert_non_null(strstr(rig_error_last()->message, "m-ref1"));
