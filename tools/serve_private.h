@@ -29,6 +29,11 @@ typedef struct serve_client {
   size_t ndevs;
   rig_buffer **bufs;
   size_t nbufs;
+  /* Code it loaded here (serve_code.c): images (ids are 1 + the index)
+   * and the functions it resolved in them, found by their entry. */
+  rig_image **images;
+  size_t nimages;
+  struct serve_function *functions;
   struct serve_client *next;
 } serve_client;
 
@@ -44,6 +49,22 @@ typedef struct serve_reply {
 int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out);
 /* Releases every device and buffer c opened here. */
 void serve_client_forget(serve_client *c);
+/* Code on this machine (serve_code.c): LOAD, RESOLVE, UNLOAD, LAUNCH and
+ * RUN of an authenticated client c into out; returns out->status. */
+int serve_code_request(serve_client *c, const rig_wire_msg *m, serve_reply *out);
+/* Releases the images and functions c loaded here. */
+void serve_code_forget(serve_client *c);
+
+/* serve_requests.c's replies and tables, for the handlers of other files.
+ * serve_refuse: the reply for a failed rig call, with rig_error_last's
+ * message; serve_bad: an error reply of fmt with v; serve_add: puts p in
+ * a free entry of a table of pointers, growing it, and returns its index
+ * or -1; serve_device: c's device id, or NULL. */
+int serve_refuse(serve_reply *out, rig_status st);
+int serve_bad(serve_reply *out, const char *fmt, unsigned long long v);
+long serve_add(void ***table, size_t *n, void *p);
+rig_device *serve_device(serve_client *c, uint32_t id);
+
 /* Writes a line "rig serve: client N (PEER): ..." to the log (stderr). */
 void serve_log(const serve_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

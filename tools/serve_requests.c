@@ -100,8 +100,11 @@ static int do_alloc(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
     rig_buffer_release(b);
     return bad(out, "out of memory for buffer %llu", c->nbufs);
   }
-  rig_wire_write(out->body, (uint64_t)i + 1, 8);
-  out->body_n = 8;
+  /* The address this machine's code uses for it, which the client's launch
+   * refs store: its host address (0 where the host does not address it). */
+  uint8_t *p = rig_wire_write(out->body, (uint64_t)i + 1, 8);
+  rig_wire_write(p, (uint64_t)(uintptr_t)rig_buffer_host_address(b), 8);
+  out->body_n = 16;
   return 0;
 }
 
@@ -180,11 +183,17 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_FILL: return do_fill(c, m, out);
   case RIG_WIRE_COPY: return do_copy(c, m, out);
   case RIG_WIRE_PING: return 0;
+  case RIG_WIRE_LOAD:
+  case RIG_WIRE_RESOLVE:
+  case RIG_WIRE_UNLOAD:
+  case RIG_WIRE_LAUNCH:
+  case RIG_WIRE_RUN: return serve_code_request(c, m, out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }
 
 void serve_client_forget(serve_client *c) {
+  serve_code_forget(c); /* its code first: launches held by nothing now */
   for (size_t i = 0; i < c->nbufs; i++)
     if (c->bufs[i])
       rig_buffer_release(c->bufs[i]);
@@ -197,3 +206,8 @@ void serve_client_forget(serve_client *c) {
   c->devs = NULL;
   c->nbufs = c->ndevs = 0;
 }
+
+int serve_refuse(serve_reply *out, rig_status st) { return refuse(out, st); }
+int serve_bad(serve_reply *out, const char *fmt, unsigned long long v) { return bad(out, fmt, v); }
+long serve_add(void ***table, size_t *n, void *p) { return add(table, n, p); }
+rig_device *serve_device(serve_client *c, uint32_t id) { return device(c, id); }

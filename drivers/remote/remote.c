@@ -5,14 +5,16 @@
  * rig_device_open_on, which make the arguments RIG_EDGE_MACHINE_ARGS_PREFIX
  * begins; the driver refuses any other.
  *
- * Work runs before submit returns (SYNCHRONOUS): each copy or fill part is
- * a request that the server runs with its own librig-core, and the reply
+ * Work runs before submit returns (SYNCHRONOUS): each copy, fill or launch
+ * part is a request that the server runs with its own librig-core, and the reply
  * comes once its bytes are in place, so the word this side keeps is the
  * remote work's progress. Bytes between this machine's memory (staging
  * that the driver "maps" by its address alone) and the other's travel
  * through UCX in chunks; a copy between two of the other machine's
  * devices that reach each other runs there and never passes through this
- * one. A broken link faults every call with "MACHINE lost: CAUSE".
+ * one. Code loads there (code.c): the object travels, and a launch's refs
+ * are the addresses of that machine's buffers there. A broken link faults
+ * every call with "MACHINE lost: CAUSE".
  */
 #include <rig/edge.h>
 
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "code.h"
 #include "link.h"
 
 typedef struct rdev {
@@ -30,6 +33,7 @@ typedef struct rdev {
   rig_wire_facts facts;     /* the remote device's, from its OPEN */
   volatile uint64_t *word;  /* core's, for every other device */
   _Atomic uint64_t done;    /* the last value whose work the server finished */
+  uint8_t *batch;           /* RUN's body (BATCH_BYTES), made at the first */
 } rdev;
 
 /* A remote allocation: the server's buffer on this handle's link. */
@@ -116,8 +120,8 @@ static int facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   f->queues = 1;
   f->part_queue[RIG_EDGE_PART_COPY] = 0;
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
-  f->part_queue[RIG_EDGE_PART_LAUNCH] = RIG_EDGE_NO_QUEUE; /* not carried yet */
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_LAUNCH] = d->facts.flags & RIG_EDGE_COMPUTES ? 0 : RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE; /* another driver's words: no meaning here */
   return RIG_EDGE_OK;
 }
 
@@ -133,6 +137,7 @@ static int stop(void *h, rig_edge_error *err) {
 static void destroy(void *h) {
   rdev *d = h;
   rig_link_drop(d->link);
+  free(d->batch);
   free(d);
 }
 
@@ -167,7 +172,7 @@ static int wait_(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *e
 static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                     rig_edge_error *err) {
   rdev *d = h;
-  uint8_t reply[8];
+  uint8_t reply[16];
   size_t got = 0;
   if (kind != RIG_EDGE_KIND_DEVICE)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
@@ -178,17 +183,20 @@ static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "remote: out of memory");
   rig_wire_msg m = {.type = RIG_WIRE_ALLOC, .dev = d->facts.dev, .bytes = bytes};
   int r = rig_link_call(d->link, &m, NULL, 0, reply, sizeof reply, &got, err);
-  if (r == RIG_EDGE_OK && got != sizeof reply)
+  if (r == RIG_EDGE_OK && got != 8 && got != 16)
     r = rig_edge_fail(err, RIG_EDGE_FAULT, "%s: an ALLOC reply of %zu bytes",
                       rig_link_machine(d->link), got);
   if (r != RIG_EDGE_OK) {
     free(b);
     return r;
   }
-  rig_wire_reader rd = {reply, sizeof reply, false};
+  rig_wire_reader rd = {reply, got, false};
   b->id = rig_wire_read(&rd, 8);
   b->link = d->link;
-  *out = (rig_edge_alloc){.handle = b, .host = NULL, .address = 0, .bytes = bytes};
+  /* The address that machine's code uses for it, which a launch's refs
+   * store (0 from a server that sends none: launches refuse the buffer). */
+  uint64_t there = got == 16 ? rig_wire_read(&rd, 8) : 0;
+  *out = (rig_edge_alloc){.handle = b, .host = NULL, .address = there, .bytes = bytes};
   return RIG_EDGE_OK;
 }
 
@@ -262,6 +270,21 @@ static int get(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, ri
   return RIG_EDGE_OK;
 }
 
+/* The request of a copy between two buffers of the other machine, which
+ * runs there, and of a fill there. */
+static rig_wire_msg copy_msg(const rig_edge_part *part) {
+  const rig_edge_range *src = &part->u.copy.src, *dst = &part->u.copy.dst;
+  return (rig_wire_msg){.type = RIG_WIRE_COPY, .buf = id_of(src), .offset = src->offset,
+                        .dst = id_of(dst), .dst_offset = dst->offset, .bytes = src->bytes};
+}
+
+static rig_wire_msg fill_msg(const rig_edge_part *part) {
+  const rig_edge_range *dst = &part->u.fill.dst;
+  return (rig_wire_msg){.type = RIG_WIRE_FILL, .buf = id_of(dst), .offset = dst->offset,
+                        .bytes = dst->bytes, .pattern = part->u.fill.pattern,
+                        .pattern_bytes = part->u.fill.pattern_bytes};
+}
+
 static int copy(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
   const rig_edge_range *src = &part->u.copy.src, *dst = &part->u.copy.dst;
   bool src_here = src->alloc->host != NULL, dst_here = dst->alloc->host != NULL;
@@ -271,8 +294,7 @@ static int copy(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
     return put(d, src, dst, err);
   if (dst_here)
     return get(d, src, dst, err);
-  rig_wire_msg m = {.type = RIG_WIRE_COPY, .buf = id_of(src), .offset = src->offset,
-                    .dst = id_of(dst), .dst_offset = dst->offset, .bytes = src->bytes};
+  rig_wire_msg m = copy_msg(part);
   return rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
 }
 
@@ -280,37 +302,132 @@ static int fill(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
   const rig_edge_range *dst = &part->u.fill.dst;
   if (dst->alloc->host)
     return rig_edge_run_on_host(part, err);
-  rig_wire_msg m = {.type = RIG_WIRE_FILL, .buf = id_of(dst), .offset = dst->offset,
-                    .bytes = dst->bytes, .pattern = part->u.fill.pattern,
-                    .pattern_bytes = part->u.fill.pattern_bytes};
+  rig_wire_msg m = fill_msg(part);
   return rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
 }
 
+/* Refused before a value is taken, so that nothing is lost: what the
+ * server's core would refuse once the launch is there. */
 static int check(void *h, const rig_edge_work *w, rig_edge_error *err) {
-  for (uint32_t i = 0; i < w->nparts; i++)
-    if (w->parts[i].kind != RIG_EDGE_PART_COPY && w->parts[i].kind != RIG_EDGE_PART_FILL)
-      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                           "%s: only copies and fills run on another machine yet",
-                           rig_link_machine(((rdev *)h)->link));
-  return RIG_EDGE_OK;
-}
-
-/* Runs the parts in order, each a round trip, then says the value is
- * reached. A failure faults: core loses the device with the reason. */
-static int submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   rdev *d = h;
   for (uint32_t i = 0; i < w->nparts; i++) {
     const rig_edge_part *p = &w->parts[i];
-    int r = p->kind == RIG_EDGE_PART_COPY   ? copy(d, p, err)
-            : p->kind == RIG_EDGE_PART_FILL ? fill(d, p, err)
-                                            : check(h, w, err);
+    if (p->kind == RIG_EDGE_PART_LAUNCH && p->u.launch.shared_bytes &&
+        (d->facts.flags & RIG_EDGE_RUNS_ON_HOST))
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                           "%s: part %u asks for shared memory, which a host has none of",
+                           rig_link_machine(d->link), i); /* LAUNCH-12 there */
+  }
+  return RIG_EDGE_OK;
+}
+
+/* One part, one request (a copy of more than a chunk, several). */
+static int run_part(rdev *d, const rig_edge_part *p, rig_edge_error *err) {
+  switch (p->kind) {
+  case RIG_EDGE_PART_COPY: return copy(d, p, err);
+  case RIG_EDGE_PART_FILL: return fill(d, p, err);
+  case RIG_EDGE_PART_LAUNCH: return rig_remote_launch(d->link, d->facts.dev, p, err);
+  default:
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: a part of kind %u", rig_link_machine(d->link),
+                         p->kind);
+  }
+}
+
+/* ---- several parts in one request (RUN) ---- */
+
+#define BATCH_BYTES (64u << 10)
+
+/* Whether p runs wholly on the other machine: no bytes of this one. */
+static bool there(const rig_edge_part *p) {
+  switch (p->kind) {
+  case RIG_EDGE_PART_COPY: return !p->u.copy.src.alloc->host && !p->u.copy.dst.alloc->host;
+  case RIG_EDGE_PART_FILL: return !p->u.fill.dst.alloc->host;
+  default: return p->kind == RIG_EDGE_PART_LAUNCH;
+  }
+}
+
+/* Appends p to d's batch; false where it does not fit. */
+static bool batch_put(rdev *d, const rig_edge_part *p, size_t *at) {
+  rig_wire_msg m = p->kind == RIG_EDGE_PART_COPY   ? copy_msg(p)
+                   : p->kind == RIG_EDGE_PART_FILL ? fill_msg(p)
+                                                   : rig_remote_launch_msg(d->facts.dev, p);
+  const void *data = p->kind == RIG_EDGE_PART_LAUNCH ? p->u.launch.params : NULL;
+  size_t n = p->kind == RIG_EDGE_PART_LAUNCH ? p->u.launch.params_bytes : 0;
+  return rig_wire_part_put(d->batch, BATCH_BYTES, at, &m, data, n);
+}
+
+static int batch_send(rdev *d, uint32_t count, size_t bytes, rig_edge_error *err) {
+  rig_wire_msg m = {.type = RIG_WIRE_RUN, .count = count};
+  return rig_link_call(d->link, &m, d->batch, bytes, NULL, 0, NULL, err);
+}
+
+/* Runs n parts that run there (there()) in as few requests as fit: one
+ * RUN per BATCH_BYTES of them, a part too big for one alone. The server
+ * runs a RUN's parts in order, as the queue would. */
+static int run_there(rdev *d, const rig_edge_part *parts, uint32_t n, rig_edge_error *err) {
+  if (n > 1 && !d->batch)
+    d->batch = malloc(BATCH_BYTES);
+  if (n == 1 || !d->batch) { /* no memory for a batch: each alone */
+    int r = RIG_EDGE_OK;
+    for (uint32_t k = 0; k < n && r == RIG_EDGE_OK; k++)
+      r = run_part(d, &parts[k], err);
+    return r;
+  }
+  size_t at = 0;
+  uint32_t count = 0;
+  int r = RIG_EDGE_OK;
+  for (uint32_t k = 0; k < n && r == RIG_EDGE_OK; k++) {
+    if (batch_put(d, &parts[k], &at)) {
+      count++;
+      continue;
+    }
+    if (count)
+      r = batch_send(d, count, at, err);
+    at = 0;
+    count = 0;
+    if (r == RIG_EDGE_OK && batch_put(d, &parts[k], &at))
+      count = 1;
+    else if (r == RIG_EDGE_OK)
+      r = run_part(d, &parts[k], err); /* too big for a batch: alone */
+  }
+  return r == RIG_EDGE_OK && count ? batch_send(d, count, at, err) : r;
+}
+
+/* Runs the parts in order: those with bytes of this machine each alone,
+ * each stretch of those that run there together, then says the value is
+ * reached. A failure faults: core loses the device with the reason. */
+static int submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  rdev *d = h;
+  for (uint32_t i = 0; i < w->nparts;) {
+    uint32_t j = i;
+    while (j < w->nparts && there(&w->parts[j]))
+      j++;
+    int r = j > i ? run_there(d, w->parts + i, j - i, err) : run_part(d, &w->parts[i], err);
     if (r != RIG_EDGE_OK)
       return RIG_EDGE_FAULT;
+    i = j > i ? j : i + 1;
   }
   atomic_store(&d->done, w->value);
   if (d->word)
     rig_edge_word_store(d->word, w->value);
   return RIG_EDGE_OK;
+}
+
+/* ---- code (code.c) ---- */
+
+static int load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *out_code_bytes,
+                rig_edge_error *err) {
+  rdev *d = h;
+  return rig_remote_load(d->link, d->facts.dev, bytes, n, out_image, out_code_bytes, err);
+}
+
+static int resolve(void *h, void *image, const char *name, void **out_function,
+                   rig_edge_error *err) {
+  return rig_remote_resolve(((rdev *)h)->link, image, name, out_function, err);
+}
+
+static int unload(void *h, void *image, rig_edge_error *err) {
+  return rig_remote_unload(((rdev *)h)->link, image, err);
 }
 
 static const rig_edge_driver table = {
@@ -319,5 +436,6 @@ static const rig_edge_driver table = {
     .bind_word = bind_word, .signaled = signaled, .wait = wait_,
     .submit = submit, .allocate = allocate, .release = release,
     .map = map, .unmap = unmap, .peer = peer, .check = check,
+    .load = load, .resolve = resolve, .unload = unload,
 };
 RIG_EDGE_DRIVER(table)

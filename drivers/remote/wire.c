@@ -7,11 +7,17 @@
 #include <string.h>
 
 static const char *const names[RIG_WIRE_TYPES] = {
-    "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD"};
+    "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD",
+    [RIG_WIRE_LOAD] = "LOAD", [RIG_WIRE_RESOLVE] = "RESOLVE", [RIG_WIRE_UNLOAD] = "UNLOAD",
+    [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN"};
+
+/* Whether this build knows the type: numbers between the ranges of
+ * requests are unknown. */
+static bool known(uint16_t type) { return type > 0 && type < RIG_WIRE_TYPES && names[type]; }
 
 const char *rig_wire_type_name(uint16_t type) {
   type &= (uint16_t)~RIG_WIRE_REPLY;
-  return type < RIG_WIRE_TYPES ? names[type] : "?";
+  return known(type) ? names[type] : "?";
 }
 
 uint64_t rig_wire_read(rig_wire_reader *r, unsigned bytes) {
@@ -57,7 +63,7 @@ bool rig_wire_header_get(const uint8_t in[RIG_WIRE_HEADER], rig_wire_header *h, 
   else if (h->version != RIG_WIRE_VERSION)
     snprintf(why, why_n, "protocol version %u, this side speaks %u", h->version,
              RIG_WIRE_VERSION);
-  else if (base == 0 || base >= RIG_WIRE_TYPES)
+  else if (!known(base))
     snprintf(why, why_n, "unknown message type %u", h->type);
   else if (h->length > RIG_WIRE_MAX_BODY)
     snprintf(why, why_n, "%s of %llu bytes, more than %u", rig_wire_type_name(h->type),
@@ -74,7 +80,9 @@ typedef struct slot {
   unsigned bytes;
 } slot;
 
-static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[5]) {
+#define MAX_FIELDS 9
+
+static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[MAX_FIELDS]) {
   size_t n = 0;
 #define F(p, w) (out[n] = (slot){(p), (w)}, n++)
   switch (type) {
@@ -91,6 +99,17 @@ static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[5])
   case RIG_WIRE_COPY:
     F(&m->buf, 8), F(&m->offset, 8), F(&m->dst, 8), F(&m->dst_offset, 8), F(&m->bytes, 8);
     break;
+  case RIG_WIRE_LOAD:
+  case RIG_WIRE_RUN: F(&v[0], 4); break;
+  case RIG_WIRE_RESOLVE:
+  case RIG_WIRE_UNLOAD: F(&m->image, 8); break;
+  case RIG_WIRE_LAUNCH:
+    F(&v[0], 4), F(&m->entry, 8), F(&v[1], 4);
+    for (int a = 0; a < 3; a++)
+      F(&m->groups[a], 8);
+    for (int a = 0; a < 3; a++)
+      F(&m->threads[a], 8);
+    break;
   default: break;
   }
 #undef F
@@ -104,6 +123,8 @@ static void narrow_in(rig_wire_msg *m, const uint64_t v[5]) {
   m->dev = (uint32_t)v[0];
   m->pattern = (uint32_t)v[0];
   m->pattern_bytes = (uint32_t)v[1];
+  m->shared_bytes = (uint32_t)v[1];
+  m->count = (uint32_t)v[0];
 }
 
 static void narrow_out(const rig_wire_msg *m, uint64_t v[5]) {
@@ -111,6 +132,8 @@ static void narrow_out(const rig_wire_msg *m, uint64_t v[5]) {
   case RIG_WIRE_HELLO: v[0] = m->version; break;
   case RIG_WIRE_OPEN: v[0] = m->host; break;
   case RIG_WIRE_FILL: v[0] = m->pattern, v[1] = m->pattern_bytes; break;
+  case RIG_WIRE_LAUNCH: v[0] = m->dev, v[1] = m->shared_bytes; break;
+  case RIG_WIRE_RUN: v[0] = m->count; break;
   default: v[0] = m->dev; break;
   }
 }
@@ -128,6 +151,18 @@ static const char *check(const rig_wire_msg *m) {
   case RIG_WIRE_FILL:
     return m->pattern_bytes == 1 || m->pattern_bytes == 2 || m->pattern_bytes == 4
                ? NULL : "a pattern that is not 1, 2 or 4 bytes";
+  case RIG_WIRE_LOAD:
+    return m->data_n > 0 && m->data_n <= RIG_WIRE_CHUNK ? NULL
+                                                        : "an object that is empty or over a chunk";
+  case RIG_WIRE_RESOLVE:
+    if (m->data_n == 0 || m->data_n > RIG_WIRE_NAME_MAX)
+      return "a function name that is empty or too long";
+    return memchr(m->data, 0, m->data_n) ? "a function name with a NUL" : NULL;
+  case RIG_WIRE_LAUNCH:
+    return m->data_n <= RIG_WIRE_CHUNK ? NULL : "a parameter block over a chunk";
+  case RIG_WIRE_RUN:
+    return m->count > 0 && m->count <= m->data_n / RIG_WIRE_PART_HEADER
+               ? NULL : "a count of parts its bytes cannot hold";
   default: return m->data_n == 0 ? NULL : "bytes left over";
   }
 }
@@ -135,13 +170,13 @@ static const char *check(const rig_wire_msg *m) {
 bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire_msg *m,
                           char *why, size_t why_n) {
   memset(m, 0, sizeof *m);
-  if (type == 0 || type >= RIG_WIRE_TYPES) {
+  if (!known(type)) {
     snprintf(why, why_n, "unknown request type %u", type);
     return false;
   }
   m->type = type;
   uint64_t v[5] = {0};
-  slot s[5];
+  slot s[MAX_FIELDS];
   size_t k = fields(type, m, v, s);
   rig_wire_reader r = {body, n, false};
   for (size_t i = 0; i < k; i++)
@@ -162,7 +197,7 @@ bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire
 size_t rig_wire_request_put(const rig_wire_msg *m, uint8_t *out) {
   rig_wire_msg copy = *m;
   uint64_t v[5] = {0};
-  slot s[5];
+  slot s[MAX_FIELDS];
   size_t k = fields(m->type, &copy, v, s);
   narrow_out(m, v);
   uint8_t *p = out;
@@ -191,4 +226,36 @@ bool rig_wire_facts_get(const uint8_t *in, size_t n, rig_wire_facts *f) {
     return false;
   memcpy(f->arch, r.p, RIG_WIRE_ARCH);
   return true;
+}
+
+bool rig_wire_part_put(uint8_t *out, size_t cap, size_t *at, const rig_wire_msg *m,
+                       const void *data, size_t data_n) {
+  uint8_t fixed[64];
+  size_t n = rig_wire_request_put(m, fixed);
+  if (*at > cap || cap - *at < RIG_WIRE_PART_HEADER + n + data_n)
+    return false;
+  uint8_t *p = rig_wire_write(out + *at, m->type, 2);
+  p = rig_wire_write(p, n + data_n, 4);
+  memcpy(p, fixed, n);
+  if (data_n)
+    memcpy(p + n, data, data_n);
+  *at += RIG_WIRE_PART_HEADER + n + data_n;
+  return true;
+}
+
+bool rig_wire_part_get(rig_wire_reader *r, rig_wire_msg *m, char *why, size_t why_n) {
+  uint16_t type = (uint16_t)rig_wire_read(r, 2);
+  uint64_t n = rig_wire_read(r, 4);
+  if (r->bad || n > r->n) {
+    snprintf(why, why_n, "RUN: a part past the body's end");
+    return false;
+  }
+  if (type != RIG_WIRE_COPY && type != RIG_WIRE_FILL && type != RIG_WIRE_LAUNCH) {
+    snprintf(why, why_n, "RUN: a part of type %u, not COPY, FILL or LAUNCH", type);
+    return false;
+  }
+  const uint8_t *body = r->p;
+  r->p += n;
+  r->n -= n;
+  return rig_wire_request_get(type, body, (size_t)n, m, why, why_n);
 }

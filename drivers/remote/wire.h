@@ -40,7 +40,15 @@ enum rig_wire_type {
   RIG_WIRE_COPY = 10,   /* u64 src, u64 src offset, u64 dst, u64 dst offset, u64 bytes */
   RIG_WIRE_PING = 11,   /* nothing: the peer answers */
   RIG_WIRE_BAD = 12,    /* replies only: to a message whose header was unreadable */
-  RIG_WIRE_TYPES = 13,
+  /* Code on the other machine (20..29; docs/remote.md, "Code and launches"). */
+  RIG_WIRE_LOAD = 20,   /* u32 dev, the object: reply u64 image */
+  RIG_WIRE_RESOLVE = 21, /* u64 image, name: reply u64 entry, 0 for none */
+  RIG_WIRE_UNLOAD = 22, /* u64 image */
+  RIG_WIRE_LAUNCH = 23, /* u32 dev, u64 entry, u32 shared, u64 groups[3], u64 threads[3],
+                           the parameter block */
+  RIG_WIRE_RUN = 24,    /* u32 count, then count parts: each a COPY, FILL or LAUNCH
+                           as u16 type, u32 length and that request's body */
+  RIG_WIRE_TYPES = 25,  /* one past the last; numbers in between are unknown */
 };
 
 typedef struct rig_wire_header {
@@ -61,7 +69,13 @@ typedef struct rig_wire_msg {
   uint64_t buf, offset, bytes; /* ALLOC bytes; RELEASE, PUT, GET, FILL; COPY src */
   uint64_t dst, dst_offset;    /* COPY */
   uint32_t pattern, pattern_bytes; /* FILL */
-  const uint8_t *data;         /* PUT data, AUTH mac, OPEN name */
+  uint64_t image;              /* RESOLVE, UNLOAD */
+  uint64_t entry;              /* LAUNCH: the function, as RESOLVE gave it */
+  uint32_t shared_bytes;       /* LAUNCH */
+  uint64_t groups[3], threads[3]; /* LAUNCH */
+  uint32_t count;              /* RUN: its parts */
+  const uint8_t *data;         /* PUT data, AUTH mac, OPEN and RESOLVE name, LOAD
+                                  object, LAUNCH parameters */
   size_t data_n;
 } rig_wire_msg;
 
@@ -89,6 +103,16 @@ bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire
 /* Encodes m's fixed fields (not PUT's data, which follows them on the
  * wire) into out, at least 64 bytes; returns their length. */
 size_t rig_wire_request_put(const rig_wire_msg *m, uint8_t *out);
+
+/* RUN's parts. rig_wire_part_put appends part m (a COPY, FILL or LAUNCH,
+ * data its LAUNCH parameters) at out + *at, within cap bytes, and moves
+ * *at past it; false, with nothing written, where it does not fit.
+ * rig_wire_part_get decodes the next part of r as rig_wire_request_get
+ * does, refusing any other type; false with why. Neither allocates. */
+#define RIG_WIRE_PART_HEADER 6u
+bool rig_wire_part_put(uint8_t *out, size_t cap, size_t *at, const rig_wire_msg *m,
+                       const void *data, size_t data_n);
+bool rig_wire_part_get(rig_wire_reader *r, rig_wire_msg *m, char *why, size_t why_n);
 
 /* The facts of a device in an OPEN reply. */
 typedef struct rig_wire_facts {

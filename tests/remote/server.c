@@ -12,6 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rig/rig.h>
+
+#include "check.h"
+
 static void die(const char *what) {
   fprintf(stderr, "remote test: %s\n", what);
   abort();
@@ -127,4 +131,11 @@ bool test_server_logged(const test_server *s, const char *text) {
     nanosleep(&t, NULL);
   }
   return false;
+}
+
+rig_device *test_server_host(const char *machine, const test_server *s, const char *key) {
+  rig_host_opener o = {.address = s->address, .key_file = key, .hang_ms = 10000};
+  rig_device *h = NULL;
+  check_ok(rig_device_open_host(machine, &o, &h), machine);
+  return h;
 }

@@ -26,4 +26,9 @@ void test_server_kill(test_server *s);
 /* Whether its log holds text (waits up to 5 s for it to appear). */
 bool test_server_logged(const test_server *s, const char *text);
 
+/* The host of machine through s's server, proving key, with a hang bound
+ * of 10 s: asserts it opened; the caller owns the reference. */
+struct rig_device;
+struct rig_device *test_server_host(const char *machine, const test_server *s, const char *key);
+
 #endif

@@ -103,7 +103,7 @@ static void test_random_messages(void **state) {
     if (n >= RIG_WIRE_HEADER && !rig_wire_header_get(body, &h, why, sizeof why))
       assert_true(why[0] != 0);
     rig_wire_msg m;
-    uint16_t type = (uint16_t)(rand() % 14);
+    uint16_t type = (uint16_t)(rand() % (RIG_WIRE_TYPES + 1)); /* every type, the gaps, one past */
     why[0] = 0;
     if (rig_wire_request_get(type, body, n, &m, why, sizeof why))
       assert_true(m.data_n <= n && (m.data_n == 0 || (m.data >= body && m.data + m.data_n <= body + n)));
