@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
+
 static void die(const char *what) {
   fprintf(stderr, "remote test: %s\n", what);
   abort();
@@ -127,4 +129,26 @@ bool test_server_logged(const test_server *s, const char *text) {
     nanosleep(&t, NULL);
   }
   return false;
+}
+
+/* ---- what the remote tests open and check ---- */
+
+rig_device *test_remote_host(const char *machine, const test_server *s, const char *key,
+                             uint32_t hang_ms) {
+  rig_host_opener o = {.address = s->address, .key_file = key,
+                       .hang_ms = hang_ms ? hang_ms : 10000};
+  rig_device *h = NULL;
+  check_ok(rig_device_open_host(machine, &o, &h), machine);
+  return h;
+}
+
+rig_device *test_remote_on(rig_device *host, const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_device_open_on(host, name, &d), name);
+  return d;
+}
+
+void test_pattern(unsigned char *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xffu);
 }
