@@ -13,6 +13,7 @@
 
 #include "submit.h"
 
+/* A step's states, in the order a run takes it through them. */
 typedef enum { STEP_NEW, STEP_SUBMITTED, STEP_REACHED, STEP_LOST } step_state;
 
 typedef struct step {
@@ -128,7 +129,7 @@ static rig_status add_taken(rig_job *j, rig_submission *s, rig_buffer *const *bu
   if (!j || !out_step)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: NULL argument", fn);
   if (atomic_flag_test_and_set(&j->busy))
-    return rig__fail(RIG_INVALID, NULL, 0, "%s: the job is in use by another thread", fn);
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: the job is in use (a run or an add under way)", fn);
   rig_status st = add(j, s, bufs, n, setup, ctx, out_step, fn);
   atomic_flag_clear(&j->busy);
   return st;
@@ -178,10 +179,9 @@ static bool lost_before(rig_job *j, size_t i) {
     lose(t, i, "not submitted: %s lost: %s", rig_device_name(t->s->dev),
          rig_device_lost(t->s->dev));
   for (size_t k = 0; t->state != STEP_LOST && k < t->n; k++) {
-    const rig_device *d = lost_device(t->bufs[k]);
-    if (d || rig_buffer_dead(t->bufs[k]))
-      lose(t, i, "not submitted: a buffer on %s: %s", rig_device_name(t->bufs[k]->alloc->dev),
-           d ? rig_device_lost(d) : "dead");
+    const rig_device *d = lost_device(t->bufs[k]); /* a dead buffer: submit's RIG_INVALID */
+    if (d)
+      lose(t, i, "not submitted: a buffer on %s: %s", rig_device_name(d), rig_device_lost(d));
   }
   for (size_t e = 0; t->state != STEP_LOST && e < i; e++) {
     const step *u = &j->steps[e];
@@ -212,37 +212,32 @@ static rig_status submit(step *t) {
   return st;
 }
 
-/* Submits the steps not yet submitted, in order; a lost one is kept and
- * the next goes on, another failure stops there. */
-static rig_status submit_all(rig_job *j) {
-  for (size_t i = 0; i < j->n; i++) {
-    step *t = &j->steps[i];
-    if (t->state != STEP_NEW || lost_before(j, i))
-      continue;
-    rig_status st = submit(t);
-    if (st == RIG_LOST)
-      lose(t, i, "%s", rig_error_last()->message);
-    else if (st)
-      return st;
-    else
-      t->state = STEP_SUBMITTED;
-  }
-  return RIG_OK;
+/* Submits step i, unless it must not run (then lost, with RIG_OK). */
+static rig_status submit_step(rig_job *j, size_t i) {
+  return lost_before(j, i) ? RIG_OK : submit(&j->steps[i]);
 }
 
-/* Waits for the points of the submitted steps. */
-static rig_status wait_all(rig_job *j) {
+/* Waits for step i's point. */
+static rig_status wait_step(rig_job *j, size_t i) {
+  rig_point p = j->steps[i].point;
+  return p == RIG_POINT_NONE ? RIG_OK : rig_point_wait(p);
+}
+
+/* Takes each step in state `from`, in order, one state on by act (new to
+ * submitted, submitted to reached); a step act finds lost is kept so and
+ * the next goes on, another failure stops there. */
+static rig_status advance(rig_job *j, step_state from, rig_status (*act)(rig_job *, size_t)) {
   for (size_t i = 0; i < j->n; i++) {
     step *t = &j->steps[i];
-    if (t->state != STEP_SUBMITTED)
+    if (t->state != from)
       continue;
-    rig_status st = t->point == RIG_POINT_NONE ? RIG_OK : rig_point_wait(t->point);
+    rig_status st = act(j, i);
     if (st == RIG_LOST)
       lose(t, i, "%s", rig_error_last()->message);
     else if (st)
       return st;
-    else
-      t->state = STEP_REACHED;
+    else if (t->state == from)
+      t->state = from + 1;
   }
   return RIG_OK;
 }
@@ -290,10 +285,10 @@ RIG_API rig_status rig_job_run(rig_job *j) {
   if (!j)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_job_run: NULL job");
   if (atomic_flag_test_and_set(&j->busy))
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_job_run: the job is in use by another thread");
-  st = submit_all(j);
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_job_run: the job is in use (a run or an add under way)");
+  st = advance(j, STEP_NEW, submit_step);
   if (st == RIG_OK)
-    st = wait_all(j);
+    st = advance(j, STEP_SUBMITTED, wait_step);
   if (st == RIG_OK)
     st = job_lost(j);
   atomic_flag_clear(&j->busy);

@@ -202,7 +202,19 @@ static void test_job_machine_killed(void **state) {
   machines_close(&m);
 }
 
-/* Bad inputs get a status and a message, on this machine's devices. */
+/* A setup that finds the job in use, and stops the first run. */
+static rig_status setup_once(rig_run *r, void *ctx) {
+  (void)r;
+  static int calls;
+  rig_job *j = ctx;
+  size_t step;
+  assert_int_equal(rig_job_run(j), RIG_INVALID);
+  assert_int_equal(rig_job_add_copy(j, NULL, NULL, &step), RIG_INVALID);
+  return calls++ == 0 ? RIG_INTERRUPTED : RIG_OK;
+}
+
+/* Bad inputs get a status and a message, on this machine's devices; a run
+ * its setup stops goes on at the next. */
 static void test_job_bad_input(void **state) {
   (void)state;
   rig_job *j = NULL;
@@ -221,9 +233,11 @@ static void test_job_bad_input(void **state) {
   assert_int_equal(rig_job_add(NULL, s, two, 1, NULL, NULL, &step), RIG_INVALID);
   assert_int_equal(rig_job_add_copy(j, x, NULL, &step), RIG_INVALID);
   assert_int_equal(rig_job_step(j, 0, NULL), RIG_INVALID);  /* no such step */
-  ok(rig_job_add(j, s, two, 1, NULL, NULL, &step));
+  ok(rig_job_add(j, s, two, 1, setup_once, j, &step));
   assert_int_equal(rig_job_step(j, step, NULL), RIG_INVALID); /* not reached */
   assert_int_equal(rig_job_run(NULL), RIG_INVALID);
+  assert_int_equal(rig_job_run(j), RIG_INTERRUPTED);
+  assert_int_equal(rig_job_step(j, step, NULL), RIG_INVALID);
   ok(rig_job_run(j));
   ok(rig_job_step(j, step, NULL));
   unsigned char got[64], want[64];

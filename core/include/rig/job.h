@@ -33,7 +33,8 @@ RIG_API RIG_MUST_USE rig_status rig_job_make(rig_job **out);
  * each buffer until it is released. setup, if not NULL, sets the launch
  * blocks of the step's run each time the step is submitted. RIG_INVALID:
  * NULL s, j or out_step, a buffer count other than s's slots, a NULL or
- * dead buffer, or a job whose rig_job_run is under way in another thread.
+ * dead buffer, or a job in use (its rig_job_run under way, in this thread's
+ * setup or in another thread).
  * RIG_OUT_OF_MEMORY. Allocates; lock-free. */
 RIG_API RIG_MUST_USE rig_status rig_job_add(rig_job *j, rig_submission *s,
                                             rig_buffer *const *buffers, size_t n,
@@ -60,11 +61,11 @@ RIG_API RIG_MUST_USE rig_status rig_job_add_copy(rig_job *j, rig_buffer *src, ri
  * another status of a submit, a setup or a wait (RIG_INVALID,
  * RIG_OUT_OF_MEMORY, RIG_INTERRUPTED) stops the run there, and a later
  * call goes on from the steps not yet submitted or reached. RIG_INVALID for
- * NULL or a run under way in another thread. Blocks; may lock. */
+ * NULL or a job in use (a run or an add under way). Blocks; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_job_run(rig_job *j);
 
 /* Step `step`'s state: RIG_OK, with its point through *out (may be NULL;
- * RIG_POINT_NONE for a copy the host made itself), once its point is
+ * RIG_POINT_NONE for work that took no point), once its point is
  * reached and every buffer it writes is still readable; RIG_LOST, with the
  * reason, for a step lost in rig_job_run, and for a reached step one of
  * whose written buffers is on a device lost since (its results went with
