@@ -83,8 +83,8 @@ static rig_status step_fill(step *t, rig_submission *s, rig_buffer *const *bufs,
   for (size_t i = 0; i < n; i++)
     if (!bufs || rig_buffer_dead(bufs[i]))
       return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer %zu is NULL or dead", fn, i);
-  t->bufs = calloc(n, sizeof *t->bufs);
-  t->writes = calloc(n, 1);
+  t->bufs = calloc(n + 1, sizeof *t->bufs); /* + 1: a step of no slots too */
+  t->writes = calloc(n + 1, 1);
   if (!t->bufs || !t->writes) {
     free(t->bufs);
     free(t->writes);

@@ -161,8 +161,9 @@ static void retry_on_m1(machines *m) {
 }
 
 /* m2 killed (SIGKILL) mid-job, after its first step there was reached:
- * the job's run is RIG_LOST; its steps on m2 and the one reading m2's
- * result are lost, and so is the reached step whose result was on m2; the
+ * the job's run is RIG_LOST; its steps on m2, the one reading m2's result
+ * and the one after it that reads what that one would have written here
+ * are lost, and so is the reached step whose result was on m2; the
  * steps on m1 and this host are reached and their results readable; every
  * call on m2's buffers is RIG_LOST; nothing on this host is lost. A new job
  * on m1 gives the lost result, the same bytes. */
@@ -172,9 +173,11 @@ static void test_job_machine_killed(void **state) {
   machines_open(&m, "m1", "m2");
   size_t steps[8];
   rig_job *j = make_job(&m, kill_m2, &m.s2, steps);
+  rig_buffer *u1 = create_ok(m.a1, N);
+  size_t onward = add_copy(j, m.out, u1); /* reads what lost step 6 writes, here */
   assert_int_equal(rig_job_run(j), RIG_LOST);
   print_message("%s\n", rig_error_last()->message);
-  assert_non_null(strstr(rig_error_last()->message, "3 of 8 steps lost"));
+  assert_non_null(strstr(rig_error_last()->message, "4 of 9 steps lost"));
   size_t reached[] = {steps[0], steps[1], steps[2], steps[4], steps[7]};
   for (size_t i = 0; i < sizeof reached / sizeof *reached; i++)
     ok(rig_job_step(j, reached[i], NULL));
@@ -182,6 +185,8 @@ static void test_job_machine_killed(void **state) {
   assert_step_lost(j, steps[5], "m2");   /* submitted as m2 died */
   assert_null(strstr(rig_error_last()->message, "not submitted"));
   assert_step_lost(j, steps[6], "not submitted"); /* reads what step 5 wrote */
+  assert_step_lost(j, onward, "not submitted: uses memory that step 6, lost, writes");
+  rig_buffer_release(u1);
   assert_non_null(strstr(rig_device_lost(m.h2), "m2"));
   assert_non_null(rig_device_lost(m.b2));
   assert_null(rig_device_lost(m.h1));
