@@ -34,6 +34,7 @@ HEADERS = {
     # Parts of the public API in headers of their own, which rig.h includes.
     'submission.h': ('rig/rig.h', 'rig-core', 'the public API'),
     'profile.h': ('rig/rig.h', 'rig-core', 'the public API'),
+    'job.h': ('rig/rig.h', 'rig-core', 'the public API'),
 }
 THREAD_WORDS = re.compile(r'lock|block|thread|allocat|never fails|waits|inside', re.I)
 RETURN_WORDS = re.compile(r'\b(returns?|whether|writes|NULL)\b', re.I)

@@ -12,8 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rig/rig.h>
-
 #include "check.h"
 
 static void die(const char *what) {
@@ -133,9 +131,24 @@ bool test_server_logged(const test_server *s, const char *text) {
   return false;
 }
 
-rig_device *test_server_host(const char *machine, const test_server *s, const char *key) {
-  rig_host_opener o = {.address = s->address, .key_file = key, .hang_ms = 10000};
+/* ---- what the remote tests open and check ---- */
+
+rig_device *test_remote_host(const char *machine, const test_server *s, const char *key,
+                             uint32_t hang_ms) {
+  rig_host_opener o = {.address = s->address, .key_file = key,
+                       .hang_ms = hang_ms ? hang_ms : 10000};
   rig_device *h = NULL;
   check_ok(rig_device_open_host(machine, &o, &h), machine);
   return h;
+}
+
+rig_device *test_remote_on(rig_device *host, const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_device_open_on(host, name, &d), name);
+  return d;
+}
+
+void test_pattern(unsigned char *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xffu);
 }

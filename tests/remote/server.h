@@ -26,9 +26,18 @@ void test_server_kill(test_server *s);
 /* Whether its log holds text (waits up to 5 s for it to appear). */
 bool test_server_logged(const test_server *s, const char *text);
 
-/* The host of machine through s's server, proving key, with a hang bound
- * of 10 s: asserts it opened; the caller owns the reference. */
-struct rig_device;
-struct rig_device *test_server_host(const char *machine, const test_server *s, const char *key);
+/* ---- what the remote tests open and check (test_jobs.c, test_loss.c) ---- */
+#include <stddef.h>
+
+#include <rig/rig.h>
+
+/* The host of machine `machine` on server s, through key file key, with
+ * the hang bound hang_ms (0: 10 s). Asserts it opened. */
+rig_device *test_remote_host(const char *machine, const test_server *s, const char *key,
+                             uint32_t hang_ms);
+/* Device name of host's machine. Asserts it opened. */
+rig_device *test_remote_on(rig_device *host, const char *name);
+/* A pattern no two offsets of a short run share, from seed. */
+void test_pattern(unsigned char *p, size_t n, unsigned seed);
 
 #endif

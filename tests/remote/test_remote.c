@@ -24,36 +24,17 @@
 
 static const char *key;
 
-static rig_device *host_ok(const char *machine, const test_server *s, const char *k) {
-  rig_host_opener o = {.address = s->address, .key_file = k, .hang_ms = 10000};
-  rig_device *h = NULL;
-  check_ok(rig_device_open_host(machine, &o, &h), machine);
-  return h;
-}
-
-static rig_device *on_ok(rig_device *host, const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_device_open_on(host, name, &d), name);
-  return d;
-}
-
-/* A pattern no two offsets of a short run share. */
-static void pattern(unsigned char *p, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++)
-    p[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xffu);
-}
-
 /* MACH-2, PROP-9: the host, then devices of that machine, named "@MACHINE",
  * with the remote device's facts. */
 static void test_open_and_facts(void **state) {
   (void)state;
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = host_ok("m-facts", &s, key);
+  rig_device *h = test_remote_host("m-facts", &s, key, 0);
   assert_string_equal(rig_device_name(h), "CPU@m-facts");
   assert_string_equal(rig_device_machine(h), "m-facts");
   assert_string_equal(rig_device_arch(h), rig_device_arch(rig_device_host()));
-  rig_device *a = on_ok(h, "memory:a");
+  rig_device *a = test_remote_on(h, "memory:a");
   assert_string_equal(rig_device_name(a), "memory:a@m-facts");
   assert_string_equal(rig_device_arch(a), "memory");
   assert_int_equal(rig_device_alignment(a), 64);
@@ -77,7 +58,7 @@ static void test_reaches(void **state) {
   (void)state;
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = host_ok("m-reach", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = test_remote_host("m-reach", &s, key, 0), *a = test_remote_on(h, "memory:a");
   rig_device *local = open_ok("memory:a");
   assert_false(rig_device_reaches(rig_device_host(), a));
   assert_false(rig_device_reaches(a, rig_device_host()));
@@ -101,12 +82,12 @@ static void test_pipeline(void **state) {
   test_server s1, s2;
   test_server_start(&s1, key);
   test_server_start(&s2, key);
-  rig_device *h1 = host_ok("m1", &s1, key), *h2 = host_ok("m2", &s2, key);
-  rig_device *a1 = on_ok(h1, "memory:a"), *b2 = on_ok(h2, "memory:b");
+  rig_device *h1 = test_remote_host("m1", &s1, key, 0), *h2 = test_remote_host("m2", &s2, key, 0);
+  rig_device *a1 = test_remote_on(h1, "memory:a"), *b2 = test_remote_on(h2, "memory:b");
   unsigned char *in = malloc(N), *out = malloc(N);
   assert_non_null(in);
   assert_non_null(out);
-  pattern(in, N, 1);
+  test_pattern(in, N, 1);
   rig_buffer *x1 = create_ok(a1, N), *y1 = create_ok(h1, N), *z2 = create_ok(b2, N);
   ok(rig_buffer_put(x1, 0, in, N));
   ok(rig_buffer_copy(x1, y1));                 /* within m1 */
@@ -144,7 +125,7 @@ static void test_wrong_key(void **state) {
   assert_int_equal(rig_device_open_host("m-wrong", &o, &h), RIG_UNAVAILABLE);
   assert_non_null(strstr(rig_error_last()->message, "does not hold the key"));
   assert_true(test_server_logged(&s, "refused: the peer does not hold the key"));
-  h = host_ok("m-wrong", &s, key); /* never opened: the name is free */
+  h = test_remote_host("m-wrong", &s, key, 0); /* never opened: the name is free */
   close_release(h);
   test_server_stop(&s);
 }
@@ -158,11 +139,11 @@ static void test_killed_server(void **state) {
   enum { N = 1u << 20 };
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = host_ok("m-killed", &s, key);
-  rig_device *a = on_ok(h, "memory:a"), *b = on_ok(h, "memory:b");
+  rig_device *h = test_remote_host("m-killed", &s, key, 0);
+  rig_device *a = test_remote_on(h, "memory:a"), *b = test_remote_on(h, "memory:b");
   rig_buffer *x = create_ok(a, N), *here = create_ok(rig_device_host(), N);
   unsigned char *in = malloc(N);
-  pattern(in, N, 3);
+  test_pattern(in, N, 3);
   ok(rig_buffer_put(x, 0, in, N));
   ok(rig_buffer_copy(x, here));            /* a result on this machine */
   test_server_kill(&s);                    /* mid-job: x is still in use */
@@ -179,7 +160,7 @@ static void test_killed_server(void **state) {
   test_server_start(&s2, key);             /* a server there again */
   rig_host_opener o = {.address = s2.address, .key_file = key, .hang_ms = 10000};
   assert_int_equal(rig_device_open_host("m-killed", &o, &again), RIG_UNAVAILABLE);
-  rig_device *h2 = host_ok("m-killed-2", &s2, key); /* MACH-3: a new name is another machine */
+  rig_device *h2 = test_remote_host("m-killed-2", &s2, key, 0); /* MACH-3: a new name is another machine */
   close_release(h2);
   rig_buffer_release(x);
   rig_buffer_release(here);
@@ -196,7 +177,7 @@ static void test_close_host(void **state) {
   (void)state;
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = host_ok("m-close", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = test_remote_host("m-close", &s, key, 0), *a = test_remote_on(h, "memory:a");
   ok(rig_device_close(h));
   assert_string_equal(rig_device_lost(a), "closed");
   rig_device *d = NULL;
@@ -216,10 +197,10 @@ static void test_one_host_per_machine(void **state) {
   test_server s1, s2;
   test_server_start(&s1, key);
   test_server_start(&s2, key);
-  rig_device *h = host_ok("m-one", &s1, key), *d = NULL;
+  rig_device *h = test_remote_host("m-one", &s1, key, 0), *d = NULL;
   rig_host_opener other = {.address = s2.address, .key_file = key};
   assert_int_equal(rig_device_open_host("m-one", &other, &d), RIG_INVALID);
-  rig_device *same = host_ok("m-one", &s1, key);
+  rig_device *same = test_remote_host("m-one", &s1, key, 0);
   assert_ptr_equal(same, h);
   rig_device_release(same);
   close_release(h);
@@ -236,7 +217,7 @@ static int one_client(const char *address, int i) {
   rig_device *h = NULL, *a = NULL;
   rig_buffer *x = NULL;
   unsigned char *in = malloc(N), *out = malloc(N);
-  pattern(in, N, (unsigned)i);
+  test_pattern(in, N, (unsigned)i);
   int bad = rig_device_open_host(name, &o, &h) || rig_device_open_on(h, "memory:shared", &a) ||
             rig_buffer_create(a, N, &x) || rig_buffer_put(x, 0, in, N) ||
             rig_buffer_get(x, 0, out, N) || memcmp(in, out, N) != 0;
@@ -337,7 +318,7 @@ static void test_garbage(void **state) {
   send_raw_garbage(s.address);
   send_bad_header(s.address);
   assert_true(test_server_logged(&s, "bad message: not a rig message"));
-  rig_device *h = host_ok("m-garbage", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = test_remote_host("m-garbage", &s, key, 0), *a = test_remote_on(h, "memory:a");
   rig_buffer *x = create_ok(a, 4);
   uint32_t v = 0x01020304, back = 0;
   ok(rig_buffer_put(x, 0, &v, 4));

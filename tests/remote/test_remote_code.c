@@ -23,12 +23,6 @@
 
 static const char *key;
 
-static rig_device *on_ok(rig_device *host, const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_device_open_on(host, name, &d), name);
-  return d;
-}
-
 static void release_all(rig_buffer *const *b, size_t n) {
   for (size_t i = 0; i < n; i++)
     rig_buffer_release(b[i]);
@@ -118,7 +112,7 @@ static void test_launch_on_remote_host(void **state) {
   enum { N = (1 << 16) + 3 };
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = test_server_host("m-code", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = test_remote_host("m-code", &s, key, 0), *a = test_remote_on(h, "memory:a");
   rig_function *add = NULL;
   rig_image *im = kernel_load_on(h, "add.o", "add", &add);
   assert_ptr_equal(rig_image_device(im), h);
@@ -154,7 +148,7 @@ static void test_entry_ref_on_remote_host(void **state) {
   enum { N = 1000 };
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = test_server_host("m-entry", &s, key);
+  rig_device *h = test_remote_host("m-entry", &s, key, 0);
   rig_function *caller = NULL, *seven = NULL;
   rig_image *a = kernel_load_on(h, "launch_entry.o", "caller", &caller);
   rig_image *b = kernel_load_on(h, "launch_entry.o", "seven", &seven);
@@ -197,7 +191,7 @@ static void test_parts_in_one_request(void **state) {
   const size_t bytes = N * sizeof(float);
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = test_server_host("m-run", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = test_remote_host("m-run", &s, key, 0), *a = test_remote_on(h, "memory:a");
   rig_function *add = NULL;
   rig_image *im = kernel_load_on(h, "add.o", "add", &add);
   rig_ref r1[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
@@ -250,8 +244,8 @@ static void test_refusals(void **state) {
   test_server s1, s2;
   test_server_start(&s1, key);
   test_server_start(&s2, key);
-  rig_device *h1 = test_server_host("m-ref1", &s1, key), *h2 = test_server_host("m-ref2", &s2, key);
-  rig_device *a1 = on_ok(h1, "memory:a");
+  rig_device *h1 = test_remote_host("m-ref1", &s1, key, 0), *h2 = test_remote_host("m-ref2", &s2, key, 0);
+  rig_device *a1 = test_remote_on(h1, "memory:a");
   rig_function *add = NULL;
   rig_image *im = kernel_load_on(h1, "add.o", "add", &add);
   rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
@@ -330,8 +324,8 @@ static void test_order_through_memory(void **state) {
   test_server s1, s2;
   test_server_start(&s1, key);
   test_server_start(&s2, key);
-  rig_device *h1 = test_server_host("m-ord1", &s1, key), *h2 = test_server_host("m-ord2", &s2, key);
-  rig_device *a1 = on_ok(h1, "memory:a"), *t = open_ok("test:remote-order,delay_us=300000");
+  rig_device *h1 = test_remote_host("m-ord1", &s1, key, 0), *h2 = test_remote_host("m-ord2", &s2, key, 0);
+  rig_device *a1 = test_remote_on(h1, "memory:a"), *t = open_ok("test:remote-order,delay_us=300000");
   rig_function *add1 = NULL, *add2 = NULL;
   rig_image *im1 = kernel_load_on(h1, "add.o", "add", &add1);
   rig_image *im2 = kernel_load_on(h2, "add.o", "add", &add2);
@@ -396,7 +390,7 @@ static void test_order_through_waits(void **state) {
   test_server s1, s2;
   test_server_start(&s1, key);
   test_server_start(&s2, key);
-  rig_device *h1 = test_server_host("m-wait1", &s1, key), *h2 = test_server_host("m-wait2", &s2, key);
+  rig_device *h1 = test_remote_host("m-wait1", &s1, key, 0), *h2 = test_remote_host("m-wait2", &s2, key, 0);
   rig_device *t = open_ok("test:remote-waits,delay_us=300000");
   rig_buffer *ta = create_ok(t, N), *tb = create_ok(t, N), *r1 = create_ok(h1, N),
              *r2 = create_ok(h2, N);

@@ -698,6 +698,8 @@ RIG_API uint64_t rig_function_entry(const rig_function *f);
  * headers of their own, included here: a program includes <rig/rig.h>. */
 #include <rig/submission.h>
 #include <rig/profile.h>
+/* Jobs over several machines (Rig_remote) are in <rig/job.h>. */
+#include <rig/job.h>
 
 #ifdef __cplusplus
 }
