@@ -170,6 +170,10 @@ RIG__HIDDEN void rig__commit(rig_device *d, uint64_t v, bool block);
 RIG__HIDDEN rig_status rig__point_check(rig_point p, const char *fn);
 /* Waits for p on the host (no lock held). */
 RIG__HIDDEN rig_status rig__point_wait(rig_point p);
+/* rig__point_wait for a caller that holds d, the device of p where it
+ * is: p already reached costs a read of d's word and no lookup of its
+ * slot (a lookup takes and drops a reference). */
+RIG__HIDDEN rig_status rig__point_wait_of(rig_device *d, rig_point p);
 
 /* ---- launches (image.c, pool.c, submit.c) ---- */
 /* The driver's handle of f. */

@@ -175,15 +175,25 @@ static int consider(rig_point p, bool is_write_point, rig_point *out, int *n, in
   return 0;
 }
 
+/* Whether p is a value of own's: work on own follows it in device order
+ * (ORDER-2), so it needs no look at its state, which costs a lookup of
+ * its device (slot.c). An earlier device of own's slot gave the values up
+ * to own's start. */
+static bool own_point(const rig_device *own, rig_point p) {
+  return own && rig_point_slot(p) == own->slot && rig_point_value(p) > own->start;
+}
+
 /* rig__stamps_needed of stamped memory, on a copy of its stamps. */
-int rig__stamps_scan(rig__alloc *a, bool write, rig_point *out, int cap) {
+int rig__stamps_scan(rig__alloc *a, bool write, const rig_device *own, rig_point *out,
+                     int cap) {
   int n = 0, st = 0;
   snapshot c;
   read_stamps(a, &c);
   for (int i = 0; i < RIG__STAMPS && st == 0; i++) {
     const rig__stamp *e = &c.stamps[i];
-    st = consider(e->write, true, out, &n, cap);       /* LMEM-2: reads */
-    if (write && st == 0 && e->use != e->write)
+    if (!own_point(own, e->write))
+      st = consider(e->write, true, out, &n, cap);     /* LMEM-2: reads */
+    if (write && st == 0 && e->use != e->write && !own_point(own, e->use))
       st = consider(e->use, false, out, &n, cap);      /* LMEM-5: writes */
   }
   return st ? st : n;
