@@ -34,9 +34,9 @@ typedef struct rig__alloc {
   uint64_t length;             /* what create asked: a consume's buffer */
   uint64_t charge;             /* what counts in the budget */
   rig_edge_alloc mem;
-  pthread_mutex_t lock;        /* stamps' writers, under a submit lock */
-  _Atomic uint32_t seq;        /* odd while a writer changes the stamps:
-                                  readers take no lock (stamps.c) */
+  _Atomic uint32_t seq;        /* odd while a writer changes the stamps,
+                                  its lock, under a submit lock: readers
+                                  take no lock (stamps.c) */
   rig__stamp stamps[RIG__STAMPS];
   rig_point unordered[RIG__STAMPS]; /* last unordered use per device, beside
                                        the stamps: reclamation waits for it

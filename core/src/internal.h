@@ -13,9 +13,9 @@
  *     the host's first, then every device record's; no thread holds two.
  *     The host's runs the program's kernels, whose chunks on the pool's
  *     workers run with no lock held, so it comes before any other.
- *     > an allocation's lock (stamps.c), which only the stamps' writers
- *       take, each under the submit lock of the device it stamps (not at
- *       a fork)
+ *     > an allocation's lock (stamps.c: its sequence, odd while held),
+ *       which only the stamps' writers take, each under the submit lock
+ *       of the device it stamps (not at a fork)
  *   the stopped list (reclaim.c)
  *   registry (open.c: names and slots)
  *   plugins (loader.c)
