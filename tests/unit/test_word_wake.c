@@ -70,36 +70,40 @@ static void *edge_wait(void *p) {
   return NULL;
 }
 
-/* rig_edge_word_store wakes a sleeper its bucket counts. */
-static void test_store_wakes_counted_sleeper(void **state) {
-  (void)state;
-  static sleeper s = {.want = 1};
-  uint32_t *count = &rig_edge_word_sleepers[rig_edge_word_bucket(&s.word)];
+/* A raw sleeper on s's word, counted in its bucket, woken by change. */
+static void wake_counted(sleeper *s, void (*change)(sleeper *)) {
+  uint32_t *count = &rig_edge_word_sleepers[rig_edge_word_bucket(&s->word)];
   pthread_t t;
   __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
-  assert_int_equal(pthread_create(&t, NULL, raw_sleep, &s), 0);
-  wait_asleep(&s);
-  rig_edge_word_store(&s.word, 1);
+  assert_int_equal(pthread_create(&t, NULL, raw_sleep, s), 0);
+  wait_asleep(s);
+  change(s);
   assert_int_equal(pthread_join(t, NULL), 0);
   __atomic_fetch_sub(count, 1, __ATOMIC_SEQ_CST);
 }
 
-/* rig_edge_word_changed wakes after a change made by other means (the test
- * driver raises its word with a compare-and-swap). */
+static void store(sleeper *s) { rig_edge_word_store(&s->word, s->want); }
+
+/* The test driver's way: a compare-and-swap that raises the word. */
+static void raise_then_changed(sleeper *s) {
+  uint64_t old = 0;
+  assert_true(__atomic_compare_exchange_n(&s->word, &old, s->want, false, __ATOMIC_RELEASE,
+                                          __ATOMIC_ACQUIRE));
+  rig_edge_word_changed(&s->word);
+}
+
+/* rig_edge_word_store wakes a sleeper its bucket counts. */
+static void test_store_wakes_counted_sleeper(void **state) {
+  (void)state;
+  static sleeper s = {.want = 1};
+  wake_counted(&s, store);
+}
+
+/* rig_edge_word_changed wakes after a change made by other means. */
 static void test_changed_wakes_counted_sleeper(void **state) {
   (void)state;
   static sleeper s = {.want = 5};
-  uint32_t *count = &rig_edge_word_sleepers[rig_edge_word_bucket(&s.word)];
-  pthread_t t;
-  __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
-  assert_int_equal(pthread_create(&t, NULL, raw_sleep, &s), 0);
-  wait_asleep(&s);
-  uint64_t old = 0;
-  assert_true(__atomic_compare_exchange_n(&s.word, &old, 5, false, __ATOMIC_RELEASE,
-                                          __ATOMIC_ACQUIRE));
-  rig_edge_word_changed(&s.word);
-  assert_int_equal(pthread_join(t, NULL), 0);
-  __atomic_fetch_sub(count, 1, __ATOMIC_SEQ_CST);
+  wake_counted(&s, raise_then_changed);
 }
 
 /* rig_edge_word_wait counts itself in its word's bucket while it sleeps,
