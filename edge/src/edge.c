@@ -59,6 +59,15 @@ static bool barrier_ok(void) {
   return st > 0;
 }
 
+/* Every thread of the process passes a full barrier. A child of fork has
+ * a new address space, not registered: it registers on its first refusal. */
+static void barrier_all(void) {
+  if (!barrier_ok() || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    return;
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
 /* Whether this thread may run on more than one core: where it may not, a
  * spin only keeps the thread that would store the word from running.
  * Asked once per thread. */
@@ -91,8 +100,7 @@ RIG_EDGE_API int rig_edge_word_wait(const volatile uint64_t *word, uint64_t valu
   }
   uint32_t *count = &rig_edge_word_sleepers[rig_edge_word_bucket(word)];
   __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
-  if (barrier_ok()) /* every store from here on sees the count, or we see it */
-    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  barrier_all(); /* every store from here on sees the count, or we see it */
   int r = RIG_EDGE_OK;
   for (uint64_t seen; (seen = rig_edge_word_load(word)) < value;) {
     uint64_t now = now_ns();
