@@ -34,9 +34,9 @@ typedef struct rig__alloc {
   uint64_t length;             /* what create asked: a consume's buffer */
   uint64_t charge;             /* what counts in the budget */
   rig_edge_alloc mem;
-  pthread_mutex_t lock;        /* stamps' writers, under a submit lock */
-  _Atomic uint32_t seq;        /* odd while a writer changes the stamps:
-                                  readers take no lock (stamps.c) */
+  _Atomic uint32_t seq;        /* odd while a writer changes the stamps,
+                                  its lock, under a submit lock: readers
+                                  take no lock (stamps.c) */
   rig__stamp stamps[RIG__STAMPS];
   rig_point unordered[RIG__STAMPS]; /* last unordered use per device, beside
                                        the stamps: reclamation waits for it
@@ -149,15 +149,22 @@ RIG__HIDDEN void rig__holds_release(void);
 /* Stamps (stamps.c). */
 /* Writes into out (room for cap) the points a read (write=false) or a write
  * of a must follow, skipping points reached; returns how many, or RIG_LOST
- * when one is a point its lost device never reached (LMEM-10). */
-RIG__HIDDEN int rig__stamps_scan(rig__alloc *a, bool write, rig_point *out, int cap);
-static inline int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
+ * when one is a point its lost device never reached (LMEM-10). Work on
+ * own (NULL: the host's own access) follows own's points in device order:
+ * they are skipped unlooked at. */
+RIG__HIDDEN int rig__stamps_scan(rig__alloc *a, bool write, const rig_device *own,
+                                 rig_point *out, int cap);
+static inline int rig__stamps_needed_on(rig__alloc *a, bool write, const rig_device *own,
+                                        rig_point *out, int cap) {
   /* Memory no device's work ever used, as most host memory a host launch
    * takes: nothing to follow, no lock and no call. A point stamped by a
    * submit this thread is ordered after is seen (release, acquire). */
   if (!__atomic_load_n(&a->stamped, __ATOMIC_ACQUIRE))
     return 0;
-  return rig__stamps_scan(a, write, out, cap);
+  return rig__stamps_scan(a, write, own, out, cap);
+}
+static inline int rig__stamps_needed(rig__alloc *a, bool write, rig_point *out, int cap) {
+  return rig__stamps_needed_on(a, write, NULL, out, cap);
 }
 /* Records that work at point p read or wrote a (ORDER-18); waited are the
  * points of other devices the work waited for. */

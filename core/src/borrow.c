@@ -191,6 +191,8 @@ void rig__borrow_drop(rig__borrow *x) {
 }
 
 void rig__borrows_release(rig_device *d, bool all) {
+  if (!atomic_load_explicit(&d->mem.borrows, memory_order_relaxed))
+    return; /* as rig__keep_release: a load, not a locked exchange */
   rig__borrow *list = atomic_exchange(&d->mem.borrows, NULL), *keep = NULL;
   while (list) {
     rig__borrow *x = list;

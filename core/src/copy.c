@@ -143,30 +143,11 @@ static rig_status moved_then_lost(rig_buffer *src, rig_buffer *dst) {
   return rig__fail(lost.status, lost.device, lost.bytes, "%s", lost.message);
 }
 
-/* The copy of src into dst, run as submit_copy places it; host_value:
- * whether a copy the host makes takes a host value (submit_copy, TL-3) or
- * none (copy, STAMP-18). *out is RIG_POINT_NONE for the latter. */
-static rig_status place_checked(rig_buffer *src, rig_buffer *dst, bool host_value,
-                                rig_point *out) {
-  rig_status st;
-  rig__move_collected(src->alloc->dev);                       /* RECLAIM-16 */
-  rig__move_collected(dst->alloc->dev);
-  if (rig__io_memory(src) || rig__io_memory(dst))
-    return rig__io_copy(src, dst, out);                         /* docs/io.md */
-  rig_device *r = runner(src, dst, RIG_EDGE_PART_COPY);
-  if (!r && (!rig__host_bytes(src) || !rig__host_bytes(dst)))
-    return staged_copy(src, dst, out);
-  if (!r)
-    return no_runner(src, dst, "rig_buffer_submit_copy");
+/* The submit of the copy on r, a device's copy engine or the host's
+ * cores (TL-3). */
+static rig_status submit_copy_on(rig_device *r, rig_buffer *src, rig_buffer *dst,
+                                 rig_point *out) {
   rig__use uses[2] = {{src->alloc, false, false}, {dst->alloc, true, false}};
-  if (r->is_host && !host_value) { /* the host's own move: it waits, then copies */
-    for (int i = 0; i < 2; i++)
-      if ((st = rig__stamps_wait(uses[i].alloc, uses[i].write)))
-        return st;
-    memmove(rig__host_bytes(dst), rig__host_bytes(src), src->length);
-    *out = RIG_POINT_NONE;
-    return RIG_OK;
-  }
   rig_edge_part part = {.kind = RIG_EDGE_PART_COPY,
                         .queue = r->facts.part_queue[RIG_EDGE_PART_COPY]};
   part.u.copy.src = range(r, src);
@@ -175,9 +156,35 @@ static rig_status place_checked(rig_buffer *src, rig_buffer *dst, bool host_valu
   return rig__timeline_submit(r, &work, uses, 2, NULL, 0, out);
 }
 
-/* The copy, with both memories marked as in the host's use while it runs:
- * the host's own moves take no point, and a rig_buffer_free meanwhile
- * returns the memory only after them (buffer.c). */
+/* A copy the host takes part in, run as submit_copy places it, r its
+ * runner or NULL; host_value: whether a copy the host makes takes a host
+ * value (submit_copy, TL-3) or none (copy, STAMP-18). *out is
+ * RIG_POINT_NONE for the latter. */
+static rig_status place_on_host(rig_device *r, rig_buffer *src, rig_buffer *dst,
+                                bool host_value, rig_point *out) {
+  rig_status st;
+  if (rig__io_memory(src) || rig__io_memory(dst))
+    return rig__io_copy(src, dst, out);                         /* docs/io.md */
+  if (!r && (!rig__host_bytes(src) || !rig__host_bytes(dst)))
+    return staged_copy(src, dst, out);
+  if (!r)
+    return no_runner(src, dst, "rig_buffer_submit_copy");
+  if (!host_value) { /* the host's own move: it waits, then copies */
+    if ((st = rig__stamps_wait(src->alloc, false)) || (st = rig__stamps_wait(dst->alloc, true)))
+      return st;
+    memmove(rig__host_bytes(dst), rig__host_bytes(src), src->length);
+    *out = RIG_POINT_NONE;
+    return RIG_OK;
+  }
+  return submit_copy_on(r, src, dst, out);
+}
+
+/* The copy. One a device's engine runs is ordered by its stamps, and a
+ * free meanwhile is seen under the device's submit lock (timeline.c), as
+ * for any submit. Where the host takes part, both memories are marked as
+ * in the host's use while it runs: the host's own moves take no point,
+ * and a rig_buffer_free meanwhile returns the memory only after them
+ * (buffer.c). */
 static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, rig_point *out) {
   rig_status st = check_copy(src, dst);
   if (st == RIG_LOST)
@@ -186,9 +193,16 @@ static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, 
     return st;
   if (!out)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_submit_copy: out is NULL");
+  rig__move_collected(src->alloc->dev);                       /* RECLAIM-16 */
+  if (dst->alloc->dev != src->alloc->dev)
+    rig__move_collected(dst->alloc->dev);
+  bool io = rig__io_memory(src) || rig__io_memory(dst);
+  rig_device *r = io ? NULL : runner(src, dst, RIG_EDGE_PART_COPY);
+  if (r && !r->is_host)
+    return submit_copy_on(r, src, dst, out);
   if ((st = rig__host_enter2(src, dst, "rig_buffer_copy")))
     return st;
-  st = place_checked(src, dst, host_value, out);
+  st = place_on_host(r, src, dst, host_value, out);
   rig__host_leave(src);
   rig__host_leave(dst);
   return st;
@@ -201,7 +215,13 @@ RIG_API rig_status rig_buffer_submit_copy(rig_buffer *src, rig_buffer *dst, rig_
 RIG_API rig_status rig_buffer_copy(rig_buffer *src, rig_buffer *dst) {
   rig_point p = RIG_POINT_NONE;
   rig_status st = place_copy(src, dst, false, &p);
-  return st || !p ? st : rig__point_wait(p);                  /* STAMP-11 */
+  if (st || !p)
+    return st;
+  /* The copy's device is one of the buffers' (runner): the point of a
+   * synchronous one is reached already, and a wait on a held device
+   * needs no lookup of it. */
+  rig_device *d = rig_point_slot(p) == dst->dev->slot ? dst->dev : src->dev;
+  return rig__point_wait_of(d, p);                            /* STAMP-11 */
 }
 
 /* A fill of dst as submit_fill places it; host_value as for copies. */

@@ -13,9 +13,9 @@
  *     the host's first, then every device record's; no thread holds two.
  *     The host's runs the program's kernels, whose chunks on the pool's
  *     workers run with no lock held, so it comes before any other.
- *     > an allocation's lock (stamps.c), which only the stamps' writers
- *       take, each under the submit lock of the device it stamps (not at
- *       a fork)
+ *     > an allocation's lock (stamps.c: its sequence, odd while held),
+ *       which only the stamps' writers take, each under the submit lock
+ *       of the device it stamps (not at a fork)
  *   the stopped list (reclaim.c)
  *   registry (open.c: names and slots)
  *   plugins (loader.c)
@@ -170,6 +170,10 @@ RIG__HIDDEN void rig__commit(rig_device *d, uint64_t v, bool block);
 RIG__HIDDEN rig_status rig__point_check(rig_point p, const char *fn);
 /* Waits for p on the host (no lock held). */
 RIG__HIDDEN rig_status rig__point_wait(rig_point p);
+/* rig__point_wait for a caller that holds d, the device of p where it
+ * is: p already reached costs a read of d's word and no lookup of its
+ * slot (a lookup takes and drops a reference). */
+RIG__HIDDEN rig_status rig__point_wait_of(rig_device *d, rig_point p);
 
 /* ---- launches (image.c, pool.c, submit.c) ---- */
 /* The driver's handle of f. */

@@ -78,6 +78,10 @@ void rig__keep_release_stopped(void) {
 
 
 void rig__keep_release(rig_device *d, bool all) {
+  /* Every copy moves its devices' memory: an empty list costs a load, not
+   * a locked exchange. */
+  if (!atomic_load_explicit(&d->mem.kept, memory_order_relaxed))
+    return;
   rig__kept *list = atomic_exchange(&d->mem.kept, NULL), *wait = NULL;
   if (!list)
     return;

@@ -75,10 +75,7 @@ static void give_back_memory(rig_device *d, rig__alloc *a) {
     d->life.drained = true;
 }
 
-static void destroy_record(rig__alloc *a) {
-  pthread_mutex_destroy(&a->lock);
-  free(a);
-}
+static void destroy_record(rig__alloc *a) { free(a); }
 
 /* Gives a's memory and record back; mem_lock held. */
 static void give_back(rig_device *d, rig__alloc *a) {
@@ -464,7 +461,6 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
       free(a);
       return st;
     }
-    pthread_mutex_init(&a->lock, NULL);
     a->dev = d;
     a->kind = kind;
     a->bytes = bytes;
@@ -491,7 +487,6 @@ rig_status rig__alloc_adopt(rig_device *d, uint64_t address, uint64_t n, rig__al
   rig__alloc *a = calloc(1, sizeof *a);
   if (!a)
     return oom(rig__host_device(), sizeof *a);
-  pthread_mutex_init(&a->lock, NULL);
   a->dev = d;
   a->kind = RIG_KIND_DEVICE;
   a->bytes = n;

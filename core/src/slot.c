@@ -137,6 +137,24 @@ static const struct rig__dropped *dropped_of(const rig__slot *r, uint64_t v) {
   return NULL;
 }
 
+/* Whether v of d (held by the caller) is reached; commit: release d's
+ * submitted work first where it is not (TL-15). One lookup of d serves a
+ * caller's every question about it: each lookup takes and drops a
+ * reference, two locked instructions. */
+static bool reached_on(rig_device *d, uint64_t v, bool commit) {
+  if (rig__is_lost(d))
+    return v <= d->life.lost_at;                        /* LMEM-11 */
+  /* The last value read only grows: a point at or below it needs no
+   * call into the driver (a Vulkan counter read takes lavapipe's lock). */
+  if (v <= atomic_load_explicit(&d->tl.signaled, memory_order_acquire) ||
+      v <= rig__read_signaled(d))
+    return true;
+  if (!commit)
+    return false;
+  rig__commit(d, v, false);                             /* TL-15 */
+  return v <= rig__read_signaled(d);
+}
+
 bool rig__point_reached(rig_point p, bool commit) {
   uint32_t s = rig_point_slot(p);
   uint64_t v = rig_point_value(p);
@@ -146,19 +164,7 @@ bool rig__point_reached(rig_point p, bool commit) {
   rig_device *d = device_of(s, v);
   if (!d) /* an earlier device's value: reached unless dropped (PROP-5) */
     return v <= r->high && !dropped_of(r, v);
-  bool reached;
-  if (rig__is_lost(d))
-    reached = v <= d->life.lost_at;                   /* LMEM-11 */
-  else {
-    /* The last value read only grows: a point at or below it needs no
-     * call into the driver (a Vulkan counter read takes lavapipe's lock). */
-    reached = v <= atomic_load_explicit(&d->tl.signaled, memory_order_acquire) ||
-              v <= rig__read_signaled(d);
-    if (!reached && commit) {
-      rig__commit(d, v, false);                  /* TL-15 */
-      reached = v <= rig__read_signaled(d);
-    }
-  }
+  bool reached = reached_on(d, v, commit);
   rig_device_release(d);
   return reached;
 }
@@ -218,7 +224,7 @@ rig_status rig__point_wait(rig_point p) {
     rig__commit(d, v, true);                     /* TL-9 */
   unsigned held = 0;
   bool opened = false;
-  while (st == RIG_OK && !rig__point_reached(p, false)) {
+  while (st == RIG_OK && !reached_on(d, v, false)) {
     if (!opened) { /* a wait inside a held mask waits with the thread's own (ERR-11) */
       held = rig__mask_open();
       opened = true;
@@ -236,6 +242,14 @@ rig_status rig__point_wait(rig_point p) {
     rig__mask_close(held);
   rig_device_release(d);
   return st;
+}
+
+rig_status rig__point_wait_of(rig_device *d, rig_point p) {
+  uint64_t v = rig_point_value(p);
+  if (rig_point_slot(p) == d->slot && v > d->start && !rig__is_lost(d) &&
+      v <= rig__read_signaled(d))
+    return RIG_OK;
+  return rig__point_wait(p);
 }
 
 RIG_API rig_status rig_point_wait(rig_point p) {
@@ -279,7 +293,7 @@ rig__pstate rig__point_state(rig_point p, bool *stopped) {
     *stopped = rig__is_stopped(d);
     rig__lost_error(d);
     st = RIG__DROPPED;
-  } else if (rig__point_reached(p, true))
+  } else if (reached_on(d, v, true))
     st = RIG__REACHED;
   rig_device_release(d);
   return st;

@@ -71,13 +71,12 @@ rig_status rig__waits_gather(rig__waits *w, rig_device *d, const rig__use *uses,
   for (size_t i = 0; i < nuses; i++) {
     if (uses[i].unordered)
       continue;                                            /* ORDER-23, LMEM-4 */
-    int n = rig__stamps_needed(uses[i].alloc, uses[i].write, need, 2 * RIG__STAMPS + 1);
+    int n = rig__stamps_needed_on(uses[i].alloc, uses[i].write, d, need, 2 * RIG__STAMPS + 1);
     if (n < 0)
       return RIG_LOST;                                     /* LMEM-10 */
     for (int k = 0; k < n; k++)
       add_point(w, need[k]);
   }
-  (void)d;
   return RIG_OK;
 }
 

@@ -279,12 +279,14 @@ static void wait_follows(testdev *t, const item *it, const rig_edge_part *p) {
         sleep_us(20);
 }
 
-/* The word only grows: two queues may finish items out of turn. */
+/* The word only grows: two queues may finish items out of turn. A
+ * thread asleep on it wakes (edge ABI 1.7). */
 static void signal_value(testdev *t, uint64_t v) {
   uint64_t old = rig_edge_word_load(t->word);
   while (old < v && !__atomic_compare_exchange_n(t->word, &old, v, false, __ATOMIC_RELEASE,
                                                  __ATOMIC_ACQUIRE))
     ;
+  rig_edge_word_changed(t->word);
 }
 
 /* Runs queue q's share of an item: after its waits, its parts in order,

@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.6).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.7).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 6u
+#define RIG_EDGE_ABI_MINOR 7u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -583,10 +583,44 @@ RIG_EDGE_API uint64_t rig_edge_host_cache_bytes(void);
 /* The host's physical memory in bytes. Thread-safe. */
 RIG_EDGE_API uint64_t rig_edge_host_memory_bytes(void);
 
+/* ---- words woken (ABI 1.7) ---------------------------------------------
+ * A thread that waits for a word (rig_edge_word_wait) past its first spin
+ * sleeps on the word's futex, counted in one of RIG_EDGE_WORD_BUCKETS
+ * buckets by the word's address. A store that changes a word wakes its
+ * sleepers where its bucket counts any: otherwise it costs a load and no
+ * locked instruction. The sleeper, once counted, makes every thread of the
+ * process pass a full barrier (membarrier) before it reads the word, so a
+ * store that read no sleeper is seen by the sleeper's read. A driver built
+ * before 1.7 wakes no one: a wait for its word sleeps in steps of at most
+ * 1 ms, as every wait did before. */
+#define RIG_EDGE_WORD_BUCKETS 64u
+/* Sleepers per bucket; written by rig_edge_word_wait only. */
+extern uint32_t rig_edge_word_sleepers[RIG_EDGE_WORD_BUCKETS];
+/* Returns the bucket of rig_edge_word_sleepers that counts word's sleepers.
+ * Pure; thread-safe. */
+static inline uint32_t rig_edge_word_bucket(const volatile uint64_t *word) {
+  return (uint32_t)(((uintptr_t)word >> 3) % RIG_EDGE_WORD_BUCKETS);
+}
+/* Wakes every thread asleep on word. Returns nothing; thread-safe, takes
+ * no lock, never blocks: one system call. */
+RIG_EDGE_API void rig_edge_word_wake(const volatile uint64_t *word);
+/* After a change of word by other means than rig_edge_word_store (a
+ * compare-and-swap that raises it): wakes its sleepers, where any. Returns
+ * nothing; thread-safe, never blocks; a load where no thread sleeps. */
+static inline void rig_edge_word_changed(const volatile uint64_t *word) {
+  __asm__ volatile("" ::: "memory"); /* the store before the load: the sleeper's barrier orders them */
+  if (__builtin_expect(
+          __atomic_load_n(&rig_edge_word_sleepers[rig_edge_word_bucket(word)], __ATOMIC_RELAXED) != 0,
+          0))
+    rig_edge_word_wake(word);
+}
+
 /* Store value into a word with release order, so that a waiter that reads it
- * with acquire order sees the work's writes (TL-20). */
+ * with acquire order sees the work's writes (TL-20), and wakes its sleepers
+ * (ABI 1.7). */
 static inline void rig_edge_word_store(volatile uint64_t *word, uint64_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
+  rig_edge_word_changed(word);
 }
 /* Loads a word with acquire order: a waiter that sees the value a driver
  * stored with rig_edge_word_store sees the work's writes before it. */
@@ -594,9 +628,11 @@ static inline uint64_t rig_edge_word_load(const volatile uint64_t *word) {
   return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 
-/* Block until *word >= value or timeout_ms passes: spins briefly, then sleeps
- * on a futex-free back-off of at most 1 ms. Returns RIG_EDGE_OK or
- * RIG_EDGE_TIMEOUT. Thread-safe. */
+/* Block until *word >= value or timeout_ms passes: spins briefly where the
+ * thread may run on more than one core, then sleeps on the word's futex
+ * until a store wakes it (ABI 1.7), each sleep at most a step of a back-off
+ * that grows to 1 ms (a store of a driver built before 1.7 wakes no one).
+ * Returns RIG_EDGE_OK or RIG_EDGE_TIMEOUT. Thread-safe; allocates nothing. */
 RIG_EDGE_API int rig_edge_word_wait(const volatile uint64_t *word, uint64_t value,
                                     uint32_t timeout_ms);
 
