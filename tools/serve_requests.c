@@ -180,6 +180,7 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_FILL: return do_fill(c, m, out);
   case RIG_WIRE_COPY: return do_copy(c, m, out);
   case RIG_WIRE_PING: return 0;
+  case RIG_WIRE_LIST: return serve_list(out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }
