@@ -1,6 +1,13 @@
 /* server.c: rig serve processes for the remote tests (server.h). */
 #include "server.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "check.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -151,4 +158,18 @@ bool test_server_logged(const test_server *s, const char *text) {
     nanosleep(&t, NULL);
   }
   return false;
+}
+
+rig_device *test_host_ok(const char *machine, const test_server *s, const char *key,
+                         uint32_t hang_ms) {
+  rig_host_opener o = {.address = s->address, .key_file = key, .hang_ms = hang_ms};
+  rig_device *h = NULL;
+  check_ok(rig_device_open_host(machine, &o, &h), machine);
+  return h;
+}
+
+rig_device *test_on_ok(rig_device *host, const char *name) {
+  rig_device *d = NULL;
+  check_ok(rig_device_open_on(host, name, &d), name);
+  return d;
 }

@@ -4,7 +4,10 @@
 #define RIG_TEST_REMOTE_SERVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include <rig/rig.h>
 
 typedef struct test_server {
   pid_t pid;
@@ -32,5 +35,12 @@ void test_server_kill(test_server *s);
 void test_server_signal(const test_server *s, int sig);
 /* Whether its log holds text (waits up to 5 s for it to appear). */
 bool test_server_logged(const test_server *s, const char *text);
+
+/* Opens the host of machine at s's address with key, the hang bound
+ * hang_ms; asserts it opened, printing why where not. */
+rig_device *test_host_ok(const char *machine, const test_server *s, const char *key,
+                         uint32_t hang_ms);
+/* Opens name on host's machine; asserts it opened. */
+rig_device *test_on_ok(rig_device *host, const char *name);
 
 #endif

@@ -5,7 +5,7 @@
  * answering (SIGSTOP). Each loses its machine with a reason that names it
  * (docs/remote.md), and nothing of this machine is lost with it. Skips
  * (77) where `ip netns` is not permitted. Every wait is bounded: the hang
- * bound of each opener (2 to 10 s), the servers' start-up wait, and the
+ * bound of each opener (5 to 10 s), the servers' start-up wait, and the
  * link watcher's 20 s. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -38,16 +38,7 @@ static void start_in(test_server *s, int i) {
 }
 
 static rig_device *host_ok(const char *machine, const test_server *s, uint32_t hang_ms) {
-  rig_host_opener o = {.address = s->address, .key_file = key, .hang_ms = hang_ms};
-  rig_device *h = NULL;
-  check_ok(rig_device_open_host(machine, &o, &h), machine);
-  return h;
-}
-
-static rig_device *on_ok(rig_device *host, const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_device_open_on(host, name, &d), name);
-  return d;
+  return test_host_ok(machine, s, key, hang_ms);
 }
 
 static void pattern(unsigned char *p, size_t n, unsigned seed) {
@@ -89,7 +80,7 @@ static void test_pipeline_across_namespaces(void **state) {
   start_in(&s1, 1);
   start_in(&s2, 2);
   rig_device *h1 = host_ok("ns-m1", &s1, 10000), *h2 = host_ok("ns-m2", &s2, 10000);
-  rig_device *a1 = on_ok(h1, "memory:a"), *b2 = on_ok(h2, "memory:b");
+  rig_device *a1 = test_on_ok(h1, "memory:a"), *b2 = test_on_ok(h2, "memory:b");
   unsigned char *in = malloc(N);
   assert_non_null(in);
   pattern(in, N, 5);
@@ -146,8 +137,8 @@ static void test_link_down_mid_copy(void **state) {
   enum { N = 256u << 20, R = 1u << 20 };
   test_server s;
   start_in(&s, 1);
-  rig_device *h = host_ok("ns-down", &s, 3000);
-  rig_device *a = on_ok(h, "memory:a"), *b = on_ok(h, "memory:b");
+  rig_device *h = host_ok("ns-down", &s, 10000);
+  rig_device *a = test_on_ok(h, "memory:a"), *b = test_on_ok(h, "memory:b");
   rig_buffer *src = create_ok(rig_device_host(), N), *result = create_ok(rig_device_host(), R);
   rig_buffer *x = create_ok(a, N), *r = create_ok(b, R);
   unsigned char *want = malloc(N), *want_result = malloc(R);
@@ -158,7 +149,7 @@ static void test_link_down_mid_copy(void **state) {
   memcpy(rig_buffer_host_address(src), want, N);
   ok(rig_buffer_put(r, 0, want_result, R));
   ok(rig_buffer_copy(r, result)); /* a result, back on this machine */
-  watcher w = {.after = 32u << 20};
+  watcher w = {.after = 16u << 20};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, take_link_down, &w), 0);
   rig_status st = rig_buffer_copy(src, x);
@@ -186,7 +177,7 @@ static void test_link_down_mid_copy(void **state) {
 }
 
 /* A server that stops answering (SIGSTOP): the next request waits the
- * opener's hang bound (2 s here, docs/remote.md) and the machine is lost
+ * opener's hang bound (5 s here, docs/remote.md) and the machine is lost
  * "no answer within the hang bound"; this machine's buffer keeps its
  * bytes. */
 static void test_stopped_server(void **state) {
@@ -194,7 +185,7 @@ static void test_stopped_server(void **state) {
   enum { N = 4u << 20 };
   test_server s;
   start_in(&s, 2);
-  rig_device *h = host_ok("ns-stopped", &s, 2000), *a = on_ok(h, "memory:a");
+  rig_device *h = host_ok("ns-stopped", &s, 5000), *a = test_on_ok(h, "memory:a");
   rig_buffer *x = create_ok(a, N), *here = create_ok(rig_device_host(), N);
   unsigned char *want = malloc(N);
   assert_non_null(want);

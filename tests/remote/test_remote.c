@@ -25,16 +25,7 @@
 static const char *key;
 
 static rig_device *host_ok(const char *machine, const test_server *s, const char *k) {
-  rig_host_opener o = {.address = s->address, .key_file = k, .hang_ms = 10000};
-  rig_device *h = NULL;
-  check_ok(rig_device_open_host(machine, &o, &h), machine);
-  return h;
-}
-
-static rig_device *on_ok(rig_device *host, const char *name) {
-  rig_device *d = NULL;
-  check_ok(rig_device_open_on(host, name, &d), name);
-  return d;
+  return test_host_ok(machine, s, k, 10000);
 }
 
 /* A pattern no two offsets of a short run share. */
@@ -53,7 +44,7 @@ static void test_open_and_facts(void **state) {
   assert_string_equal(rig_device_name(h), "CPU@m-facts");
   assert_string_equal(rig_device_machine(h), "m-facts");
   assert_string_equal(rig_device_arch(h), rig_device_arch(rig_device_host()));
-  rig_device *a = on_ok(h, "memory:a");
+  rig_device *a = test_on_ok(h, "memory:a");
   assert_string_equal(rig_device_name(a), "memory:a@m-facts");
   assert_string_equal(rig_device_arch(a), "memory");
   assert_int_equal(rig_device_type_of(a), RIG_DEVICE_TYPE_REMOTE);
@@ -79,7 +70,7 @@ static void test_reaches(void **state) {
   (void)state;
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = host_ok("m-reach", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = host_ok("m-reach", &s, key), *a = test_on_ok(h, "memory:a");
   rig_device *local = open_ok("memory:a");
   assert_false(rig_device_reaches(rig_device_host(), a));
   assert_false(rig_device_reaches(a, rig_device_host()));
@@ -104,7 +95,7 @@ static void test_pipeline(void **state) {
   test_server_start(&s1, key);
   test_server_start(&s2, key);
   rig_device *h1 = host_ok("m1", &s1, key), *h2 = host_ok("m2", &s2, key);
-  rig_device *a1 = on_ok(h1, "memory:a"), *b2 = on_ok(h2, "memory:b");
+  rig_device *a1 = test_on_ok(h1, "memory:a"), *b2 = test_on_ok(h2, "memory:b");
   unsigned char *in = malloc(N), *out = malloc(N);
   assert_non_null(in);
   assert_non_null(out);
@@ -161,7 +152,7 @@ static void test_killed_server(void **state) {
   test_server s;
   test_server_start(&s, key);
   rig_device *h = host_ok("m-killed", &s, key);
-  rig_device *a = on_ok(h, "memory:a"), *b = on_ok(h, "memory:b");
+  rig_device *a = test_on_ok(h, "memory:a"), *b = test_on_ok(h, "memory:b");
   rig_buffer *x = create_ok(a, N), *here = create_ok(rig_device_host(), N);
   unsigned char *in = malloc(N);
   pattern(in, N, 3);
@@ -198,7 +189,7 @@ static void test_close_host(void **state) {
   (void)state;
   test_server s;
   test_server_start(&s, key);
-  rig_device *h = host_ok("m-close", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = host_ok("m-close", &s, key), *a = test_on_ok(h, "memory:a");
   ok(rig_device_close(h));
   assert_string_equal(rig_device_lost(a), "closed");
   rig_device *d = NULL;
@@ -339,7 +330,7 @@ static void test_garbage(void **state) {
   send_raw_garbage(s.address);
   send_bad_header(s.address);
   assert_true(test_server_logged(&s, "bad message: not a rig message"));
-  rig_device *h = host_ok("m-garbage", &s, key), *a = on_ok(h, "memory:a");
+  rig_device *h = host_ok("m-garbage", &s, key), *a = test_on_ok(h, "memory:a");
   rig_buffer *x = create_ok(a, 4);
   uint32_t v = 0x01020304, back = 0;
   ok(rig_buffer_put(x, 0, &v, 4));
