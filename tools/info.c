@@ -10,6 +10,7 @@
 #include <rig/rig.h>
 
 #include "../drivers/cuda/rig-cuda.h"
+#include "../drivers/remote/rig-remote.h"
 #include "../drivers/vulkan/rig-vulkan.h"
 #include "cli.h"
 #include "devices.h"
@@ -262,14 +263,14 @@ static void print_table(const found *f) {
   }
 }
 
-static void print_unavailable(const found *f) {
+static void print_unavailable(const found *f, const char *where) {
   bool any = false;
   for (size_t i = 0; i < f->n; i++) {
     const rig_cli_entry *e = &f->e[i];
     if (e->opens)
       continue;
     if (!any)
-      printf("\nnot opening here:\n");
+      printf("\nnot opening %s:\n", where);
     any = true;
     printf("  %-10s %-8s %-11s %s\n", e->name, e->driver, rig_cli_why_word(e->why), e->why);
   }
@@ -314,7 +315,7 @@ static int info_all(bool json) {
   printf("rig %s: %zu device%s open%s here\n\n", rig_version(), f.nrec, f.nrec == 1 ? "" : "s",
          f.nrec == 1 ? "s" : "");
   print_table(&f);
-  print_unavailable(&f);
+  print_unavailable(&f, "here");
   printf("\n'rig info DEVICE' prints every fact of one device.\n");
   return 0;
 }
@@ -338,12 +339,101 @@ static int info_one(const char *name, bool json) {
   return 0;
 }
 
+/* ---- another machine's devices (docs/remote.md) --------------------------- */
+
+/* Opens the host of "NAME=ADDR:PORT" with the key file, or says why not. */
+static rig_device *machine_host(const char *spec, const char *key) {
+  char name[64];
+  const char *eq = strchr(spec, '=');
+  rig_device *h = NULL;
+  if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof name || !eq[1]) {
+    fprintf(stderr, "rig info: --machine takes NAME=ADDR:PORT, not '%s'\n", spec);
+    return NULL;
+  }
+  snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+  rig_host_opener o = {.address = eq + 1, .key_file = key};
+  if (rig_device_open_host(name, &o, &h) != RIG_OK) {
+    fprintf(stderr, "rig info: machine %s at %s does not open: %s\n", name, eq + 1,
+            rig_error_last()->message);
+    return NULL;
+  }
+  return h;
+}
+
+/* Describes the device the machine's list names, opened on its host. */
+static bool describe_on(rig_device *host, const rig_remote_entry *e, rig_cli_record *r) {
+  rig_device *d;
+  if (rig_device_open_on(host, e->name, &d) != RIG_OK)
+    return false;
+  describe(r, d, e->driver);
+  bool closed = d == host || rig_device_close(d) == RIG_OK;
+  rig_device_release(d);
+  return closed;
+}
+
+/* The machine's host, then every device its server lists that opens there,
+ * described; an entry that does not open says why. */
+static bool find_on(found *f, rig_device *host) {
+  const rig_remote_machine *m = rig_device_capability(host, RIG_REMOTE_MACHINE);
+  if (!m || m->size < sizeof *m)
+    return false;
+  describe(&f->rec[0], host, "remote");
+  f->nrec = 1;
+  f->n = 0;
+  for (uint32_t i = 0; i < m->n && f->n < sizeof f->e / sizeof f->e[0]; i++) {
+    const rig_remote_entry *e = &m->entries[i];
+    if (strcmp(e->driver, "host") == 0 || strcmp(e->driver, "io") == 0 ||
+        strcmp(e->driver, "remote") == 0)
+      continue; /* the host is rec[0]; io's devices are files and remote's other
+                   machines', which no list names */
+    rig_cli_entry *c = &f->e[f->n++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", e->name);
+    snprintf(c->driver, sizeof c->driver, "%s", e->driver);
+    snprintf(c->why, sizeof c->why, "%s", e->why);
+    c->opens = e->opens && describe_on(host, e, &f->rec[f->nrec]);
+    if (c->opens)
+      f->nrec++;
+    else if (e->opens)
+      snprintf(c->why, sizeof c->why, "%s", rig_error_last()->message);
+  }
+  return true;
+}
+
+static int info_machine(const char *spec, const char *key, bool json) {
+  static found f;
+  rig_device *h = machine_host(spec, key);
+  if (!h)
+    return 1;
+  bool listed = find_on(&f, h);
+  if (!listed)
+    fprintf(stderr, "rig info: %s does not list its devices: %s\n", rig_device_name(h),
+            rig_device_lost(h) ? rig_device_lost(h) : "a server without LIST");
+  else if (json)
+    print_json(&f);
+  else {
+    printf("rig %s: %zu device%s open%s on machine %s\n\n", rig_version(), f.nrec,
+           f.nrec == 1 ? "" : "s", f.nrec == 1 ? "s" : "", rig_device_machine(h));
+    char where[80];
+    snprintf(where, sizeof where, "on %s", rig_device_machine(h));
+    print_table(&f);
+    print_unavailable(&f, where);
+  }
+  bool closed = rig_device_close(h) == RIG_OK;
+  rig_device_release(h);
+  return listed && closed ? 0 : 1;
+}
+
 int rig_cli_info(int argc, char **argv) {
   bool json = false;
-  const char *device = NULL;
+  const char *device = NULL, *machine = NULL, *key = NULL;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       json = true;
+    else if (strcmp(argv[i], "--machine") == 0 && i + 1 < argc)
+      machine = argv[++i];
+    else if (strcmp(argv[i], "--key") == 0 && i + 1 < argc)
+      key = argv[++i];
     else if (argv[i][0] == '-')
       return rig_cli_bad("info", "no option '%s'", argv[i]);
     else if (device)
@@ -351,5 +441,11 @@ int rig_cli_info(int argc, char **argv) {
     else
       device = argv[i];
   }
+  if (machine && (!key || device))
+    return rig_cli_bad("info", "--machine NAME=ADDR:PORT takes --key FILE, and no DEVICE");
+  if (key && !machine)
+    return rig_cli_bad("info", "--key goes with --machine");
+  if (machine)
+    return info_machine(machine, key, json);
   return device ? info_one(device, json) : info_all(json);
 }

@@ -28,6 +28,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", rig_cli_info, "list the devices that open here, and why others do not",
      "usage: rig info [--json] [DEVICE]\n"
+     "       rig info [--json] --machine NAME=ADDR:PORT --key FILE\n"
      "\n"
      "Without DEVICE: a table of every device that opens here (the host, each\n"
      "device of each driver plugin found, an io device over a file) with its\n"
@@ -40,6 +41,11 @@ static const command commands[] = {
      "every fact, and the fields of the capability records its driver offers\n"
      "(vulkan.device, vulkan.validation, cuda.device). Exits 1 when it does\n"
      "not open.\n"
+     "\n"
+     "With --machine: the same table for another machine, whose `rig serve`\n"
+     "listens at ADDR:PORT and holds the key in FILE (docs/remote.md): its\n"
+     "host (CPU@NAME), then each device its server lists that opens there\n"
+     "(memory:a@NAME, ...), with the facts it states, then those that do not.\n"
      "\n"
      "--json   the same as one JSON object: {\"rig_version\", \"devices\": [...],\n"
      "         \"unavailable\": [...]}, or one device's object. Sizes are in\n"

@@ -47,6 +47,9 @@ typedef struct serve_reply {
 
 /* Runs an authenticated client's request m into out; returns out->status. */
 int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out);
+/* LIST: this machine's devices, each a wire entry, into out's body;
+ * returns out->status (serve_list.c). Blocks: opens every device. */
+int serve_list(serve_reply *out);
 /* Releases every device and buffer c opened here. */
 void serve_client_forget(serve_client *c);
 /* Code on this machine (serve_code.c): LOAD, RESOLVE, UNLOAD, LAUNCH and

@@ -188,6 +188,7 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_UNLOAD:
   case RIG_WIRE_LAUNCH:
   case RIG_WIRE_RUN: return serve_code_request(c, m, out);
+  case RIG_WIRE_LIST: return serve_list(out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }

@@ -7,6 +7,9 @@ info-device  `rig info memory:x` and its --json give that device's facts
 help         `rig --help` and each `rig CMD --help` describe the commands
 bad-args     a bad argument exits 2 and names what was wrong
 bench-help   `rig bench --help` names its groups; a bad group exits 2
+info-machine `rig info --machine m1=ADDR:PORT --key FILE`, with a `rig serve`
+             started for it, lists m1's host and memory device (and --json);
+             a wrong key and a bad NAME=ADDR:PORT exit 1 saying why
 install      installs the build under a temporary DESTDIR with its drivers,
              no test driver, and runs the installed `rig bench pingpong
              create`: pingpong is skipped saying it needs the test driver,
@@ -104,6 +107,47 @@ def case_bench_help(rig):
     expect(out.startswith("usage: rig bench [GROUP...]"), "the usage", out)
     for g in ("create", "copy", "io", "launch", "pingpong", "stress"):
         expect(g in out, f"the group {g}", out)
+
+
+def start_server(rig, key):
+    """A `rig serve` on a free loopback port; returns it and its address."""
+    srv = subprocess.Popen([rig, "serve", "--listen", "127.0.0.1:0", "--key", key],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = srv.stdout.readline()
+    prefix = "rig serve: listening on "
+    if not line.startswith(prefix):
+        srv.kill()
+        sys.exit(f"FAIL: rig serve said {line!r}")
+    return srv, line[len(prefix):].strip()
+
+
+def case_info_machine(rig):
+    with tempfile.TemporaryDirectory() as tmp:
+        key, wrong = os.path.join(tmp, "key"), os.path.join(tmp, "wrong")
+        pathlib.Path(key).write_text("the cli test's shared secret")
+        pathlib.Path(wrong).write_text("not the secret")
+        srv, addr = start_server(rig, key)
+        try:
+            out = run([rig, "info", "--machine", f"m1={addr}", "--key", key]).stdout
+            expect("devices open on machine m1" in out, "the heading names the machine", out)
+            rows = {line.split()[0]: line.split() for line in out.splitlines()[2:] if line}
+            expect("CPU@m1" in rows and rows["CPU@m1"][1] == "remote", "the host's row", out)
+            expect("memory:0@m1" in rows and "memory" in rows["memory:0@m1"], "m1's memory:0", out)
+            doc = json.loads(run([rig, "info", "--json", "--machine", f"m1={addr}",
+                                  "--key", key]).stdout)
+            names = [d["name"] for d in doc["devices"]]
+            expect(names[0] == "CPU@m1" and "memory:0@m1" in names, "--json's devices", names)
+            mem = doc["devices"][names.index("memory:0@m1")]
+            expect(mem["arch"] == "memory" and mem["alignment"] == 64, "m1's facts", mem)
+            err = run([rig, "info", "--machine", f"m2={addr}", "--key", wrong], want=1).stderr
+            expect("does not hold the key" in err, "a wrong key says so", err)
+        finally:
+            srv.terminate()
+            srv.wait(timeout=30)
+        err = run([rig, "info", "--machine", "no-address", "--key", key], want=1).stderr
+        expect("NAME=ADDR:PORT" in err, "a bad --machine says what it takes", err)
+        err = run([rig, "info", "--machine", "m3=x:1"], want=2).stderr
+        expect("takes --key FILE" in err, "--machine without --key", err)
 
 
 def case_install(rig, build):

@@ -18,6 +18,7 @@
  */
 #include <rig/edge.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "code.h"
 #include "link.h"
+#include "list.h"
 
 typedef struct rdev {
   rig_link *link;
@@ -34,6 +36,8 @@ typedef struct rdev {
   volatile uint64_t *word;  /* core's, for every other device */
   _Atomic uint64_t done;    /* the last value whose work the server finished */
   uint8_t *batch;           /* RUN's body (BATCH_BYTES), made at the first */
+  pthread_mutex_t list_lock;
+  rig_remote_machine *list; /* the host's RIG_REMOTE_MACHINE, asked once */
 } rdev;
 
 /* A remote allocation: the server's buffer on this handle's link. */
@@ -88,6 +92,7 @@ static int open_(const char *args, void **out, rig_edge_error *err) {
   if (!d)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "remote: out of memory");
   d->host = host;
+  pthread_mutex_init(&d->list_lock, NULL);
   int r = RIG_EDGE_OK;
   if (host && rig_link_find(machine))
     r = rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: already connected", machine);
@@ -100,6 +105,7 @@ static int open_(const char *args, void **out, rig_edge_error *err) {
   if (r != RIG_EDGE_OK) {
     if (d->link)
       rig_link_drop(d->link);
+    pthread_mutex_destroy(&d->list_lock);
     free(d);
     return r;
   }
@@ -112,6 +118,7 @@ static int facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   (void)err;
   f->flags = RIG_EDGE_SYNCHRONOUS | RIG_EDGE_MAY_BLOCK | (d->host ? RIG_EDGE_OWN_WORD : 0) |
              (d->facts.flags & RIG_EDGE_COMPUTES);
+  f->type = RIG_EDGE_TYPE_REMOTE;                           /* whatever it is there */
   snprintf(f->arch, sizeof f->arch, "%s", d->facts.arch); /* the remote device's (PROP-12) */
   f->alignment = d->facts.alignment;                        /* PROP-28 */
   f->cache_bytes = d->facts.cache_bytes;                    /* PROP-32 */
@@ -138,7 +145,22 @@ static void destroy(void *h) {
   rdev *d = h;
   rig_link_drop(d->link);
   free(d->batch);
+  pthread_mutex_destroy(&d->list_lock);
+  free(d->list);
   free(d);
+}
+
+/* The host's RIG_REMOTE_MACHINE: its machine's devices, asked once. */
+static const void *capability(void *h, const char *key) {
+  rdev *d = h;
+  if (!d->host || strcmp(key, RIG_REMOTE_MACHINE) != 0)
+    return NULL;
+  pthread_mutex_lock(&d->list_lock);
+  if (!d->list)
+    d->list = rig_remote_list(d->link);
+  const void *r = d->list;
+  pthread_mutex_unlock(&d->list_lock);
+  return r;
 }
 
 static int bind_word(void *h, volatile uint64_t *w, rig_edge_error *err) {
@@ -437,5 +459,6 @@ static const rig_edge_driver table = {
     .submit = submit, .allocate = allocate, .release = release,
     .map = map, .unmap = unmap, .peer = peer, .check = check,
     .load = load, .resolve = resolve, .unload = unload,
+    .capability = capability,
 };
 RIG_EDGE_DRIVER(table)

@@ -9,15 +9,15 @@
 static const char *const names[RIG_WIRE_TYPES] = {
     "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD",
     [RIG_WIRE_LOAD] = "LOAD", [RIG_WIRE_RESOLVE] = "RESOLVE", [RIG_WIRE_UNLOAD] = "UNLOAD",
-    [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN"};
+    [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN", [RIG_WIRE_LIST] = "LIST"};
 
 /* Whether this build knows the type: numbers between the ranges of
  * requests are unknown. */
-static bool known(uint16_t type) { return type > 0 && type < RIG_WIRE_TYPES && names[type]; }
+bool rig_wire_known(uint16_t type) { return type > 0 && type < RIG_WIRE_TYPES && names[type]; }
 
 const char *rig_wire_type_name(uint16_t type) {
   type &= (uint16_t)~RIG_WIRE_REPLY;
-  return known(type) ? names[type] : "?";
+  return rig_wire_known(type) ? names[type] : "?";
 }
 
 uint64_t rig_wire_read(rig_wire_reader *r, unsigned bytes) {
@@ -63,7 +63,7 @@ bool rig_wire_header_get(const uint8_t in[RIG_WIRE_HEADER], rig_wire_header *h, 
   else if (h->version != RIG_WIRE_VERSION)
     snprintf(why, why_n, "protocol version %u, this side speaks %u", h->version,
              RIG_WIRE_VERSION);
-  else if (!known(base))
+  else if (!rig_wire_known(base))
     snprintf(why, why_n, "unknown message type %u", h->type);
   else if (h->length > RIG_WIRE_MAX_BODY)
     snprintf(why, why_n, "%s of %llu bytes, more than %u", rig_wire_type_name(h->type),
@@ -170,7 +170,7 @@ static const char *check(const rig_wire_msg *m) {
 bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire_msg *m,
                           char *why, size_t why_n) {
   memset(m, 0, sizeof *m);
-  if (!known(type)) {
+  if (!rig_wire_known(type)) {
     snprintf(why, why_n, "unknown request type %u", type);
     return false;
   }
@@ -182,7 +182,7 @@ bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire
   for (size_t i = 0; i < k; i++)
     *s[i].at = rig_wire_read(&r, s[i].bytes);
   if (r.bad) {
-    snprintf(why, why_n, "%s: a body of %zu bytes is too short", names[type], n);
+    snprintf(why, why_n, "%s: a body of %zu bytes is too short", rig_wire_type_name(type), n);
     return false;
   }
   narrow_in(m, v);
@@ -190,7 +190,7 @@ bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire
   m->data_n = r.n;
   const char *bad = check(m);
   if (bad)
-    snprintf(why, why_n, "%s: %s", names[type], bad);
+    snprintf(why, why_n, "%s: %s", rig_wire_type_name(type), bad);
   return bad == NULL;
 }
 

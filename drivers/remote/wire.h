@@ -48,7 +48,9 @@ enum rig_wire_type {
                            the parameter block */
   RIG_WIRE_RUN = 24,    /* u32 count, then count parts: each a COPY, FILL or LAUNCH
                            as u16 type, u32 length and that request's body */
-  RIG_WIRE_TYPES = 25,  /* one past the last; numbers in between are unknown */
+  /* The tests' range, 30-39 (docs/remote.md, "rig info on another machine"): */
+  RIG_WIRE_LIST = 30,   /* nothing: reply is the server's device list (serve_list.c) */
+  RIG_WIRE_TYPES = 31,  /* one past the last; numbers in between are unknown */
 };
 
 typedef struct rig_wire_header {
@@ -123,6 +125,24 @@ typedef struct rig_wire_facts {
 #define RIG_WIRE_FACTS_BYTES (4u + 4u + 8u + 8u + 8u + RIG_WIRE_ARCH)
 void rig_wire_facts_put(const rig_wire_facts *f, uint8_t out[RIG_WIRE_FACTS_BYTES]);
 bool rig_wire_facts_get(const uint8_t *in, size_t n, rig_wire_facts *f);
+
+/* Whether type (a reply's bit cleared) is a request this build knows. */
+bool rig_wire_known(uint16_t type);
+
+/* One entry of a LIST reply: a device, or a driver that offers none, as
+ * the server's rig_device_list names it (wire_list.c). */
+typedef struct rig_wire_entry {
+  char name[64], driver[32];
+  uint32_t type; /* rig_device_type */
+  bool opens;
+  char why[128];
+} rig_wire_entry;
+#define RIG_WIRE_ENTRY_BYTES (64u + 32u + 4u + 4u + 128u)
+#define RIG_WIRE_ENTRIES_MAX 64u
+void rig_wire_entry_put(const rig_wire_entry *e, uint8_t out[RIG_WIRE_ENTRY_BYTES]);
+/* Decodes the entry at in, which must hold RIG_WIRE_ENTRY_BYTES; its texts
+ * end in a NUL whatever the bytes were. */
+void rig_wire_entry_get(const uint8_t in[RIG_WIRE_ENTRY_BYTES], rig_wire_entry *e);
 
 /* The name of a type for logs: "OPEN", or "?" for one this build lacks. */
 const char *rig_wire_type_name(uint16_t type);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "host_launch.h"
+#include "../remote/server.h"
 
 const char *conf_name(void) {
   const char *n = getenv("RIG_CONF_DEVICE");
@@ -12,6 +13,8 @@ const char *conf_name(void) {
 }
 
 bool conf_is_host(void) { return strcmp(conf_name(), "CPU") == 0; }
+
+bool conf_is_remote(void) { return strchr(conf_name(), '@') != NULL; }
 
 bool conf_queue_waits(void) {
   const char *n = conf_name();
@@ -26,9 +29,55 @@ static bool may_be_absent(const char *name) {
   return strncmp(name, "vulkan:", 7) == 0 || strncmp(name, "cuda:", 5) == 0;
 }
 
+/* ---- a device of another machine (docs/remote.md) -------------------------- */
+
+static test_server server;
+static const char *server_key;
+static rig_device *machine_host; /* the machine's host, held for the run */
+static unsigned generation;
+
+static void stop_server(void) { test_server_stop(&server); }
+
+/* The open host of machine, on a `rig serve` this run starts. A test that
+ * closes the device under test, where that is the host, closes the
+ * machine for good (MACH-6), so the next open reaches the same server under
+ * a new machine name, which is another machine (MACH-3). */
+static rig_device *machine_open(const char *machine) {
+  if (machine_host && !rig_device_lost(machine_host))
+    return machine_host;
+  if (!server_key) {
+    server_key = test_key_file("the conformance suite's key for its rig serve");
+    test_server_start(&server, server_key);
+    atexit(stop_server);
+  }
+  char name[64];
+  if (generation++ == 0)
+    snprintf(name, sizeof name, "%s", machine);
+  else
+    snprintf(name, sizeof name, "%s-%u", machine, generation);
+  if (machine_host)
+    rig_device_release(machine_host);
+  rig_host_opener o = {.address = server.address, .key_file = server_key, .hang_ms = 20000};
+  if (rig_device_open_host(name, &o, &machine_host) != RIG_OK) {
+    printf("error: the host of %s at %s does not open: %s\n", name, server.address,
+           rig_error_last()->message);
+    exit(1);
+  }
+  return machine_host;
+}
+
+/* name is "NAME@MACHINE": NAME on that machine's host. */
+static rig_status open_remote(const char *name, const char *at, rig_device **d) {
+  char local[64];
+  snprintf(local, sizeof local, "%.*s", (int)(at - name), name);
+  return rig_device_open_on(machine_open(at + 1), local, d);
+}
+
 rig_device *conf_open(void) {
   rig_device *d = NULL;
-  if (rig_device_open(conf_name(), &d) != RIG_OK) {
+  const char *at = strchr(conf_name(), '@');
+  rig_status st = at ? open_remote(conf_name(), at, &d) : rig_device_open(conf_name(), &d);
+  if (st != RIG_OK) {
     const rig_error *e = rig_error_last();
     if (e->status == RIG_UNAVAILABLE && may_be_absent(conf_name())) {
       printf("skip: %s does not open here: %s\n", conf_name(), e->message);

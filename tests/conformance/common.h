@@ -1,7 +1,7 @@
 /* common.h: what the conformance suite's files share. The suite is written
  * once against <rig/rig.h> and run on every device that opens here:
  * RIG_CONF_DEVICE names the device under test ("memory:conformance", "CPU",
- * later "vulkan:0"). A device that does not open skips (exit 77). */
+ * "vulkan:0", "memory:a@m1"). A device that does not open skips (exit 77). */
 #ifndef RIG_CONF_COMMON_H
 #define RIG_CONF_COMMON_H
 
@@ -19,6 +19,10 @@ rig_device *conf_open(void);
 const char *conf_name(void);
 /* Whether the device under test is the host. */
 bool conf_is_host(void);
+/* Whether the device under test is another machine's ("memory:a@m1",
+ * "CPU@m1"): the run starts a `rig serve` for it (tests/remote/server.c,
+ * $RIG_EXE) and opens that machine's host first (docs/remote.md). */
+bool conf_is_remote(void);
 /* Whether the device under test's queue waits on other devices' words
  * itself (SUBMIT-2), as its driver's facts state (QUEUE_WAITS): the test
  * device but with waits=0, and the sample device. The others wait on

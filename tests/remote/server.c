@@ -1,6 +1,13 @@
 /* server.c: rig serve processes for the remote tests (server.h). */
 #include "server.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "check.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -59,7 +66,23 @@ static bool read_port_line(int fd, char *line, size_t n) {
   return got > 0;
 }
 
-void test_server_start(test_server *s, const char *key) {
+/* In the child: becomes rig serve, inside the network namespace netns
+ * where one is named. `ip netns exec` also mounts that namespace's /sys,
+ * where UCX finds its network devices. */
+static void become_server(const char *exe, const char *key, const char *netns, const char *listen,
+                          const char *devices) {
+  if (devices)
+    setenv("UCX_NET_DEVICES", devices, 1);
+  if (netns)
+    execlp("ip", "ip", "netns", "exec", netns, exe, "serve", "--listen", listen, "--key", key,
+           (char *)NULL);
+  else
+    execl(exe, exe, "serve", "--listen", listen, "--key", key, (char *)NULL);
+  _exit(127);
+}
+
+void test_server_start_in(test_server *s, const char *key, const char *netns,
+                          const char *listen, const char *devices) {
   const char *exe = getenv("RIG_EXE");
   int out[2];
   if (!exe || pipe(out) != 0)
@@ -75,18 +98,22 @@ void test_server_start(test_server *s, const char *key) {
     dup2(out[1], 1);
     dup2(log, 2);
     close(out[0]);
-    execl(exe, exe, "serve", "--listen", "127.0.0.1:0", "--key", key, (char *)NULL);
-    _exit(127);
+    become_server(exe, key, netns, listen, devices);
   }
   close(out[1]);
   close(log);
   char line[256];
-  unsigned port = 0;
+  line[0] = 0;
   if (s->pid < 0 || !read_port_line(out[0], line, sizeof line) ||
-      sscanf(line, "rig serve: listening on 127.0.0.1:%u", &port) != 1)
-    die("rig serve did not say its port");
+      sscanf(line, "rig serve: listening on %63s", s->address) != 1) {
+    fprintf(stderr, "remote test: rig serve said '%s'\n", line);
+    die("rig serve did not say its address");
+  }
   close(out[0]);
-  snprintf(s->address, sizeof s->address, "127.0.0.1:%u", port);
+}
+
+void test_server_start(test_server *s, const char *key) {
+  test_server_start_in(s, key, NULL, "127.0.0.1:0", NULL);
 }
 
 static void reap(test_server *s, int sig, int grace_ms) {
@@ -113,6 +140,10 @@ void test_server_stop(test_server *s) {
 void test_server_kill(test_server *s) {
   reap(s, SIGKILL, 5000);
   unlink(s->log);
+}
+void test_server_signal(const test_server *s, int sig) {
+  if (s->pid > 0)
+    kill(s->pid, sig);
 }
 
 bool test_server_logged(const test_server *s, const char *text) {

@@ -4,11 +4,14 @@
 #define RIG_TEST_REMOTE_SERVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include <rig/rig.h>
 
 typedef struct test_server {
   pid_t pid;
-  char address[64]; /* "127.0.0.1:PORT" */
+  char address[64]; /* "ADDR:PORT", as it said it listens */
   char log[256];    /* its stderr, a file */
 } test_server;
 
@@ -18,11 +21,18 @@ const char *test_key_file(const char *text);
 /* Starts `$RIG_EXE serve --listen 127.0.0.1:0 --key key` and waits up to
  * 20 s for the port it prints. Asserts it started. */
 void test_server_start(test_server *s, const char *key);
+/* The same, listening on listen ("10.77.1.2:0") inside the network
+ * namespace netns (a name `ip netns add` gave; NULL: this process's), with
+ * UCX_NET_DEVICES set to devices (NULL: as the test's environment has it). */
+void test_server_start_in(test_server *s, const char *key, const char *netns,
+                          const char *listen, const char *devices);
 /* SIGTERM, then SIGKILL after 5 s; reaps it and removes its log.
  * Idempotent. A server also dies with the test process (PR_SET_PDEATHSIG). */
 void test_server_stop(test_server *s);
 /* SIGKILL now; reaps it and removes its log. */
 void test_server_kill(test_server *s);
+/* Sends sig (SIGSTOP, SIGCONT) to the server, if it runs. */
+void test_server_signal(const test_server *s, int sig);
 /* Whether its log holds text (waits up to 5 s for it to appear). */
 bool test_server_logged(const test_server *s, const char *text);
 

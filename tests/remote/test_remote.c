@@ -37,6 +37,8 @@ static void test_open_and_facts(void **state) {
   rig_device *a = test_remote_on(h, "memory:a");
   assert_string_equal(rig_device_name(a), "memory:a@m-facts");
   assert_string_equal(rig_device_arch(a), "memory");
+  assert_int_equal(rig_device_type_of(a), RIG_DEVICE_TYPE_REMOTE);
+  assert_int_equal(rig_device_type_of(h), RIG_DEVICE_TYPE_REMOTE);
   assert_int_equal(rig_device_alignment(a), 64);
   rig_device *again = NULL;
   ok(rig_device_open("memory:a@m-facts", &again));
