@@ -95,8 +95,13 @@ rig_link_status rig__link_map_image(rig__link_state *l) {
     rig__link_pool_give(l->pages.at, bytes);
     return rig__link_fail(l, RIG_LINK_NO_MEMORY, "out of memory");
   }
-  if (pooled)
+  if (pooled) {
     base = l->pages.at;
+    /* The tables are written before the code (functions.c), and symbols
+     * that are no function leave their slots unwritten: no heap bytes may
+     * reach the image. */
+    memset(l->w + l->tables_off, 0, l->names_off - l->tables_off);
+  }
   else if (!(base = l->w = map_own(l, bytes, page)))
     return no_map(l, bytes, page, errno);
   *l->im = (rig_link_image){.base = base, .map_bytes = bytes, .pooled = pooled};

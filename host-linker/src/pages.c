@@ -202,8 +202,17 @@ static chunk *owner(const unsigned char *p, chunk ***link) {
   return NULL;
 }
 
+/* Whether a chunk but c takes new images. */
+static bool another_live(const chunk *c) {
+  for (const chunk *o = chunks; o; o = o->next)
+    if (o != c && !o->retired)
+      return true;
+  return false;
+}
+
 /* Marks run r of chunk c free; returns c where that left it holding no
- * image and it may go (it is retired, or not the only chunk). Under the
+ * image and it may go: it is retired, or another chunk takes new images
+ * (the last that does keeps its address space and file). Under the
  * lock. */
 static chunk *mark_free(chunk *c, const range *r) {
   size_t at = (size_t)(r->p - c->base) / page_bytes, n = r->bytes / page_bytes;
@@ -211,7 +220,7 @@ static chunk *mark_free(chunk *c, const range *r) {
   c->used -= n;
   if (at < c->low)
     c->low = at;
-  if (c->used || (!c->retired && chunks == c && !c->next))
+  if (c->used || (!c->retired && !another_live(c)))
     return NULL;
   for (chunk **l = &chunks; *l; l = &(*l)->next)
     if (*l == c) {
@@ -310,7 +319,9 @@ bool rig__link_pool_take(size_t bytes, rig__link_pages *out) {
 bool rig__link_pool_place(const rig__link_pages *pg, const void *bytes, size_t n) {
   for (size_t done = 0; done < n;) {
     ssize_t w = pwrite(pg->fd, (const char *)bytes + done, n - done, pg->off + (off_t)done);
-    if (w < 0 && errno != EINTR)
+    if (w == 0)
+      errno = EIO; /* the file is sized for every page: never */
+    if (w == 0 || (w < 0 && errno != EINTR))
       return false;
     done += w > 0 ? (size_t)w : 0;
   }
