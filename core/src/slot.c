@@ -201,6 +201,15 @@ rig_status rig__point_check(rig_point p, const char *fn) {
   return st;
 }
 
+/* Whether point p (value v of d) is reached, for a wait: before its first
+ * slice by what d's record says, with no call into its driver, unless d
+ * is lost (the full check knows what the loss left reached). */
+static bool wait_reached(rig_device *d, uint64_t v, bool first) {
+  if (first && !rig__is_lost(d))
+    return v <= atomic_load_explicit(&d->tl.signaled, memory_order_acquire);
+  return reached_on(d, v, false);
+}
+
 rig_status rig__point_wait(rig_point p) {
   uint32_t s = rig_point_slot(p);
   uint64_t v = rig_point_value(p);
@@ -224,7 +233,15 @@ rig_status rig__point_wait(rig_point p) {
     rig__commit(d, v, true);                     /* TL-9 */
   unsigned held = 0;
   bool opened = false;
-  while (st == RIG_OK && !reached_on(d, v, false)) {
+  /* Before the first slice only the value known reached is looked at: the
+   * driver's wait returns at once where v is reached, and a read of its
+   * counter first is one more call into it (bench P7: lavapipe's counter
+   * read takes the lock its queue thread, just woken by the commit, holds
+   * while it runs the work; on one core each such read cost two context
+   * switches). */
+  bool first = true;
+  while (st == RIG_OK && !wait_reached(d, v, first)) {
+    first = false;
     if (!opened) { /* a wait inside a held mask waits with the thread's own (ERR-11) */
       held = rig__mask_open();
       opened = true;

@@ -140,10 +140,11 @@ rig_link_status rig__link_list_functions(rig__link_state *l) {
   rig_link_image *im = l->im;
   if (!im->base) /* an empty image: no tables */
     return RIG_LINK_OK;
-  rig__link_entry *fv = (rig__link_entry *)(im->base + l->tables_off), *sv = fv + l->nsyms;
+  /* Written where the load writes (l->w), read where the image runs. */
+  rig__link_entry *fv = (rig__link_entry *)(l->w + l->tables_off), *sv = fv + l->nsyms;
   size_t nf = 0;
   if (l->nstrs)
-    memcpy(im->base + l->names_off, l->strs, l->nstrs);
+    memcpy(l->w + l->names_off, l->strs, l->nstrs);
   for (size_t i = 1; i < l->nsyms; i++) {
     /* Where the object has extended indexes, every symbol must have one. */
     if (l->xndx && i >= l->nxndx)
@@ -174,8 +175,9 @@ rig_link_status rig__link_list_functions(rig__link_state *l) {
   for (size_t i = 0; i < l->nstubs; i++)
     sv[i] = (rig__link_entry){.name = (uint32_t)(l->stubs[i].name - l->strs),
                               .off = l->stubs_off + i * RIG__LINK_STUB_BYTES};
-  im->funcs = (rig__link_table){.v = fv, .n = nf};
-  im->stubs = (rig__link_table){.v = sv, .n = l->nstubs};
+  const rig__link_entry *runs = (const rig__link_entry *)(im->base + l->tables_off);
+  im->funcs = (rig__link_table){.v = runs, .n = nf};
+  im->stubs = (rig__link_table){.v = runs + l->nsyms, .n = l->nstubs};
   im->names = (const char *)im->base + l->names_off;
   return RIG_LINK_OK;
 }

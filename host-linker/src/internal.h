@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rig/link.h"
 
@@ -49,6 +50,12 @@ typedef enum rig__link_fit {
 RIG__LINK_HIDDEN rig__link_fit rig__link_reloc_apply(unsigned machine, unsigned type,
                                                      unsigned char *place, uint64_t s, int64_t a);
 
+/* The same for a place written apart from where it will run: P is p, the
+ * place's runtime address (pages.c links into heap memory first). */
+RIG__LINK_HIDDEN rig__link_fit rig__link_reloc_apply_at(unsigned machine, unsigned type,
+                                                        unsigned char *place, uint64_t p,
+                                                        uint64_t s, int64_t a);
+
 /* Writes the stub for target at stub (RIG__LINK_STUB_BYTES bytes). */
 RIG__LINK_HIDDEN void rig__link_stub_write(unsigned machine, unsigned char *stub, void *target);
 
@@ -60,14 +67,27 @@ RIG__LINK_HIDDEN void rig__link_stub_write(unsigned machine, unsigned char *stub
  * rig__link_pool_take serves. */
 RIG__LINK_HIDDEN size_t rig__link_pool_limit(void);
 
-/* bytes (a multiple of the page size, at most rig__link_pool_limit()) of
- * page-aligned memory, read-write, holding whatever a freed image left
- * there; NULL where the pool cannot give them (the caller maps its own). */
-RIG__LINK_HIDDEN void *rig__link_pool_take(size_t bytes);
+/* Pages of a chunk (pages.c): their address, reserved and not yet
+ * mapped, and where they lie in the chunk's memfd. */
+typedef struct rig__link_pages {
+  unsigned char *at;
+  int fd;
+  off_t off;
+} rig__link_pages;
 
-/* Gives back what rig__link_pool_take gave: read-execute where stale (a
- * loaded image's), else read-write (a refused load's). Its memory returns
- * to the system (in batches, pages.c). */
-RIG__LINK_HIDDEN void rig__link_pool_give(void *p, size_t bytes, bool stale);
+/* Takes bytes (a multiple of the page size, at most rig__link_pool_limit())
+ * of address space for an image into *out; false where the pool cannot
+ * give them (the caller maps its own). Nothing is mapped there until
+ * rig__link_pool_place. */
+RIG__LINK_HIDDEN bool rig__link_pool_take(size_t bytes, rig__link_pages *out);
+
+/* Writes the image's n bytes (all of the pages taken) into the chunk's
+ * file and maps them read-only and executable at pg->at; false (errno
+ * set) where the system refuses. No writable mapping of them exists. */
+RIG__LINK_HIDDEN bool rig__link_pool_place(const rig__link_pages *pg, const void *bytes, size_t n);
+
+/* Gives back what rig__link_pool_take gave, placed or not. Its memory
+ * returns to the system (in batches, pages.c). */
+RIG__LINK_HIDDEN void rig__link_pool_give(void *p, size_t bytes);
 
 #endif

@@ -29,8 +29,9 @@
  * which libelf hands over as arrays of Elf64_Sym and Elf64_Rela in the
  * host's order (the object is 64-bit and little-endian, step 1), are read
  * in place rather than through a gelf call each. Names are indexed by a
- * hash at their first lookup, not sorted. Small images reuse the pages of
- * freed ones, with no fault and one mprotect.
+ * hash at their first lookup, not sorted. A small image is linked in heap
+ * memory and placed read-execute in one pwrite and one mmap, with no
+ * mprotect and so no TLB flush (pages.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -59,7 +60,7 @@ void rig_link_free(rig_link_image *im) {
   if (!im)
     return;
   if (im->base && im->pooled)
-    rig__link_pool_give(im->base, im->map_bytes, im->sealed);
+    rig__link_pool_give(im->base, im->map_bytes);
   else if (im->base)
     munmap(im->base, im->map_bytes);
   free(atomic_load(&im->funcs.index));
@@ -114,6 +115,8 @@ out:
   free(l.order);
   free(l.syms);
   free(l.stubs);
+  if (l.w && l.pages.at)
+    free(l.w);
   return st;
 }
 

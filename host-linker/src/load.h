@@ -47,7 +47,6 @@ struct rig_link_image {
   unsigned char *base; /* the code */
   size_t map_bytes;
   bool pooled;           /* the pages are pages.c's, not a mapping of its own */
-  bool sealed;           /* the pages are read-only and executable */
   rig__link_table funcs; /* the functions (HOST-3) */
   rig__link_table stubs; /* the stubs, one per undefined name */
   const char *names;     /* the string table, which the entries point into */
@@ -107,6 +106,11 @@ typedef struct rig__link_state {
   uint64_t tables_off, names_off, end; /* the entries, the names, the image's end */
   uint64_t align;                      /* the largest section alignment */
   rig_link_image *im;
+  /* Where the image's bytes are written: im->base for a mapping of its
+   * own; for pages.c's, heap memory of map_bytes (owned), placed at
+   * im->base (pages) once linked. */
+  unsigned char *w;
+  rig__link_pages pages;
 } rig__link_state;
 
 /* ---- the steps of a load, in order ------------------------------------------ */

@@ -266,7 +266,11 @@ static rig__link_fit aarch64_patch(unsigned type, uint32_t *insn, uint64_t sa, u
 
 rig__link_fit rig__link_reloc_apply(unsigned machine, unsigned type, unsigned char *place,
                                     uint64_t s, int64_t a) {
-  uint64_t p = (uint64_t)(uintptr_t)place;
+  return rig__link_reloc_apply_at(machine, type, place, (uint64_t)(uintptr_t)place, s, a);
+}
+
+rig__link_fit rig__link_reloc_apply_at(unsigned machine, unsigned type, unsigned char *place,
+                                       uint64_t p, uint64_t s, int64_t a) {
   uint64_t sa = s + (uint64_t)a;
   if (machine == EM_X86_64)
     return x86_64_apply(type, place, sa, p);

@@ -57,7 +57,7 @@ fi
 "$cc" $cflags $lib $common "$src/tests/test_mutate.c" -o "$out/test-mutate" $libs
 "$cc" $cflags $lib $common "$src/tests/test_wx.c" -o "$out/test-wx" $libs \
   -Wl,--wrap=mmap -Wl,--wrap=mmap64 -Wl,--wrap=mprotect -Wl,--wrap=munmap \
-  -Wl,--wrap=madvise
+  -Wl,--wrap=madvise -Wl,--wrap=fallocate -Wl,--wrap=fallocate64
 
 # The arm64 libraries: Debian's multiarch ones (libc6:arm64 comes with
 # libelf1:arm64), else the cross toolchain's.

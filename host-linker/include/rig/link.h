@@ -50,8 +50,9 @@ typedef enum rig_link_status {
   RIG_LINK_REFUSED = -1,
   /* malloc or mmap refused the bytes the image needs. */
   RIG_LINK_NO_MEMORY = -2,
-  /* The system refused to make the image's memory executable (mprotect, for
-   * instance under an SELinux execmem policy); the message holds errno's. */
+  /* The system refused to make the image's memory executable (mprotect, or
+   * the write and mapping of its file pages, for instance under an SELinux
+   * execmem policy); the message holds errno's. */
   RIG_LINK_SYSTEM = -3,
   /* Misuse: a NULL object, image or out-parameter, or bytes of length 0. */
   RIG_LINK_INVALID = -4,
@@ -94,10 +95,11 @@ typedef struct rig_link_options {
  *
  * The object is read, never written; the caller may free it once this
  * returns. It is never trusted: any bytes at all give a status, never a crash.
- * opt may be NULL (the defaults). Blocks only for the system calls that map
- * the image (mmap, mprotect, madvise), for the lock of the pages images
- * share (held for no system call but an mprotect of free pages), and for
- * the lookups, whose default takes the dynamic loader's lock. Thread-safe. */
+ * opt may be NULL (the defaults). Blocks only for the system calls that
+ * place the image (pwrite and mmap; mprotect for an image too large to
+ * share pages; memfd_create for new shared pages), for the lock of the
+ * pages images share (held for no system call), and for the lookups, whose
+ * default takes the dynamic loader's lock. Thread-safe. */
 RIG_LINK_API rig_link_status rig_link_load(const void *bytes, size_t n, const rig_link_options *opt,
                                            rig_link_image **out, char *err, size_t errn);
 
@@ -130,11 +132,12 @@ RIG_LINK_API size_t rig_link_code_bytes(const rig_link_image *image);
  * may end with it. Takes the dynamic loader's lock; thread-safe. */
 RIG_LINK_API void *rig_link_default_lookup(void *ctx, const char *name);
 
-/* Frees image: its pages return to the system (munmap, or madvise for the
- * pages small images share, a few freed images together), and later loads
- * may reuse them. NULL does nothing. Not thread-safe for image: no thread
- * may use it, or run or hold its code, from this call on. Never blocks but
- * for munmap, madvise and the lock of the shared pages. */
+/* Frees image: its pages return to the system (munmap, or for the pages
+ * small images share, a few freed images together: mmap of their range
+ * PROT_NONE and fallocate of their file pages), and later loads may reuse
+ * them. NULL does nothing. Not thread-safe for image: no thread may use
+ * it, or run or hold its code, from this call on. Never blocks but for
+ * those calls and the lock of the shared pages. */
 RIG_LINK_API void rig_link_free(rig_link_image *image);
 
 #ifdef __cplusplus
