@@ -171,6 +171,7 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
     rig_buffer *b = buffer(c, m->buf);
     if (!b)
       return bad(out, "no buffer %llu", m->buf);
+    serve_unexpose(c, m->buf); /* the registration goes before the memory */
     c->bufs[m->buf - 1] = NULL;
     rig_buffer_release(b);
     return 0;
@@ -180,11 +181,13 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_FILL: return do_fill(c, m, out);
   case RIG_WIRE_COPY: return do_copy(c, m, out);
   case RIG_WIRE_PING: return 0;
+  case RIG_WIRE_EXPOSE: return serve_expose(c, m, out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }
 
 void serve_client_forget(serve_client *c) {
+  serve_unexpose_all(c);
   for (size_t i = 0; i < c->nbufs; i++)
     if (c->bufs[i])
       rig_buffer_release(c->bufs[i]);

@@ -9,8 +9,14 @@
 static const char *const names[RIG_WIRE_TYPES] = {
     "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD"};
 
+bool rig_wire_known(uint16_t type) {
+  return (type > 0 && type < RIG_WIRE_TYPES) || type == RIG_WIRE_EXPOSE;
+}
+
 const char *rig_wire_type_name(uint16_t type) {
   type &= (uint16_t)~RIG_WIRE_REPLY;
+  if (type == RIG_WIRE_EXPOSE)
+    return "EXPOSE";
   return type < RIG_WIRE_TYPES ? names[type] : "?";
 }
 
@@ -57,7 +63,7 @@ bool rig_wire_header_get(const uint8_t in[RIG_WIRE_HEADER], rig_wire_header *h, 
   else if (h->version != RIG_WIRE_VERSION)
     snprintf(why, why_n, "protocol version %u, this side speaks %u", h->version,
              RIG_WIRE_VERSION);
-  else if (base == 0 || base >= RIG_WIRE_TYPES)
+  else if (!rig_wire_known(base))
     snprintf(why, why_n, "unknown message type %u", h->type);
   else if (h->length > RIG_WIRE_MAX_BODY)
     snprintf(why, why_n, "%s of %llu bytes, more than %u", rig_wire_type_name(h->type),
@@ -83,6 +89,7 @@ static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[5])
   case RIG_WIRE_CLOSE: F(&v[0], 4); break;
   case RIG_WIRE_ALLOC: F(&v[0], 4), F(&m->bytes, 8); break;
   case RIG_WIRE_RELEASE: F(&m->buf, 8); break;
+  case RIG_WIRE_EXPOSE: F(&m->buf, 8); break;
   case RIG_WIRE_PUT: F(&m->buf, 8), F(&m->offset, 8); break;
   case RIG_WIRE_GET: F(&m->buf, 8), F(&m->offset, 8), F(&m->bytes, 8); break;
   case RIG_WIRE_FILL:
@@ -135,7 +142,7 @@ static const char *check(const rig_wire_msg *m) {
 bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire_msg *m,
                           char *why, size_t why_n) {
   memset(m, 0, sizeof *m);
-  if (type == 0 || type >= RIG_WIRE_TYPES) {
+  if (!rig_wire_known(type)) {
     snprintf(why, why_n, "unknown request type %u", type);
     return false;
   }
@@ -147,7 +154,7 @@ bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire
   for (size_t i = 0; i < k; i++)
     *s[i].at = rig_wire_read(&r, s[i].bytes);
   if (r.bad) {
-    snprintf(why, why_n, "%s: a body of %zu bytes is too short", names[type], n);
+    snprintf(why, why_n, "%s: a body of %zu bytes is too short", rig_wire_type_name(type), n);
     return false;
   }
   narrow_in(m, v);
@@ -155,7 +162,7 @@ bool rig_wire_request_get(uint16_t type, const uint8_t *body, size_t n, rig_wire
   m->data_n = r.n;
   const char *bad = check(m);
   if (bad)
-    snprintf(why, why_n, "%s: %s", names[type], bad);
+    snprintf(why, why_n, "%s: %s", rig_wire_type_name(type), bad);
   return bad == NULL;
 }
 

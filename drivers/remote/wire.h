@@ -40,8 +40,13 @@ enum rig_wire_type {
   RIG_WIRE_COPY = 10,   /* u64 src, u64 src offset, u64 dst, u64 dst offset, u64 bytes */
   RIG_WIRE_PING = 11,   /* nothing: the peer answers */
   RIG_WIRE_BAD = 12,    /* replies only: to a message whose header was unreadable */
-  RIG_WIRE_TYPES = 13,
+  RIG_WIRE_TYPES = 13, /* one past the version-1 block above */
+  /* bench's range, 40-49: bulk bytes by RMA (link_rma.c, serve_expose.c) */
+  RIG_WIRE_EXPOSE = 40, /* u64 buf: reply u64 address, u64 bytes, the packed rkey */
 };
+/* Whether type is a request this build knows: the version-1 block or one
+ * of the ranges appended after it. */
+bool rig_wire_known(uint16_t type);
 
 typedef struct rig_wire_header {
   uint32_t magic;
