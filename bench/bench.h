@@ -42,6 +42,9 @@ int rig_bench_small(FILE *out);
  * `rig serve` processes and a UCX peer, and ends them. Where rig was built
  * without UCX it prints why it is skipped and returns 0. */
 int rig_bench_remote(FILE *out);
+/* The UCX peer of rig_bench_remote's anchor, run as `rig bench --ucx-peer
+ * BYTES` (remote_ucx.c); returns its exit status. */
+int rig_bench_remote_peer(size_t bytes);
 /* The ordering stress test at 10^6 submits: submits, order violations and
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);

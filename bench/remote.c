@@ -14,6 +14,7 @@
  *   to the host) of 1 GiB to the peer, flushed: UCX's own RMA, which is
  *   what the driver's bulk path uses (link_rma.c).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -54,7 +55,8 @@ struct ctx {
   size_t big;            /* the bandwidth rows' bytes */
   rig_buffer *src, *dst; /* the copy a bandwidth row times */
   bool put;              /* the anchor's direction for that row */
-  int failed;
+  int failed;            /* rig failed: rig_error_last says why */
+  bool anchor_failed;    /* UCX alone failed */
 };
 
 /* The rig program that serves: $RIG_EXE, this program when it is rig,
@@ -102,9 +104,7 @@ static bool serve(struct ctx *c, machine *m, const char *exe) {
 }
 
 /* A temporary directory with the key, and the two machines' servers. */
-static bool start_servers(struct ctx *c, FILE *out) {
-  char buf[PATH_MAX];
-  const char *exe = rig_exe(buf, sizeof buf);
+static bool start_servers(struct ctx *c, FILE *out, const char *exe) {
   snprintf(c->dir, sizeof c->dir, "/tmp/rig-bench-remote-XXXXXX");
   if (!mkdtemp(c->dir)) {
     c->dir[0] = 0;
@@ -182,7 +182,7 @@ static void fills(void *p, uint64_t iters) {
 static void pingpong(void *p, uint64_t iters) {
   struct ctx *c = p;
   if (!remote_ucx_pingpong(&c->ucx, iters))
-    c->failed = 1;
+    c->anchor_failed = true;
 }
 
 static void copy(void *p, uint64_t iters) {
@@ -195,7 +195,7 @@ static void move(void *p, uint64_t iters) {
   struct ctx *c = p;
   for (uint64_t i = 0; i < iters; i++)
     if (!remote_ucx_move(&c->ucx, c->put, c->big))
-      c->failed = 1;
+      c->anchor_failed = true;
 }
 
 /* Times one bandwidth row: src -> dst against the anchor's put or get. */
@@ -206,7 +206,7 @@ static void row(FILE *out, struct ctx *c, const char *what, rig_buffer *src, rig
   c->src = src;
   c->dst = dst;
   c->put = put;
-  if (!c->failed)
+  if (!c->failed && !c->anchor_failed)
     rig_bench_compare(out, name, copy, move, c, 1, 5);
 }
 
@@ -220,6 +220,42 @@ static bool round_trip_kept(struct ctx *c) {
               rig_buffer_get(c->here, c->big - sizeof a, a, sizeof a);
   memset(b, 0x5a, sizeof b);
   return !c->failed && memcmp(a, b, sizeof a) == 0;
+}
+
+/* ---- counters: where a round trip's time goes on a loaded machine ---- */
+
+/* The context switches (voluntary and not) of every thread of pid so far. */
+static double switches(pid_t pid) {
+  char path[64], line[128];
+  double n = 0;
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char status[512];
+    snprintf(status, sizeof status, "%s/%s/status", path, e->d_name);
+    FILE *f = e->d_name[0] != '.' ? fopen(status, "r") : NULL;
+    unsigned long long v;
+    while (f && fgets(line, sizeof line, f))
+      if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+          sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+        n += (double)v;
+    if (f)
+      fclose(f);
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* Runs fn for n round trips, untimed, and prints the context switches per
+ * round trip on this side and on the peer's: each is a wake-up that a
+ * loaded machine may delay by a scheduler slice. */
+static void count(FILE *out, struct ctx *c, const char *who, rig_bench_fn fn, pid_t peer) {
+  enum { N = 500 };
+  double here = switches(getpid()), there = switches(peer);
+  fn(c, N);
+  fprintf(out, "    counters, %s: %.2f context switches here and %.2f on the peer per round trip\n",
+          who, (switches(getpid()) - here) / N, (switches(peer) - there) / N);
 }
 
 static int rows(FILE *out, struct ctx *c) {
@@ -238,12 +274,16 @@ static int rows(FILE *out, struct ctx *c) {
   }
   rig_bench_compare(out, "remote 4 B fill after the last one's point (round trip)", fills,
                     pingpong, c, 2000, 7);
+  count(out, c, "rig (peer: m1's rig serve)", fills, c->m[0].pid);
+  count(out, c, "UCX alone", pingpong, c->ucx.peer);
   row(out, c, "host -> memory@m1", c->here, c->on1, true);
   row(out, c, "memory@m1 -> host", c->on1, c->here, false);
   row(out, c, "memory@m1 -> memory@m2", c->on1, c->on2, true);
   if (c->failed)
     fprintf(out, "bench remote: %s\n", rig_error_last()->message);
-  return c->failed;
+  if (c->anchor_failed)
+    fprintf(out, "bench remote: the UCX anchor failed (its peer or link): its rows are void\n");
+  return c->failed || c->anchor_failed;
 }
 
 int rig_bench_remote(FILE *out) {
@@ -251,10 +291,11 @@ int rig_bench_remote(FILE *out) {
   char why[200];
   int failed = 1;
   memset(&c, 0, sizeof c);
+  char exe[PATH_MAX];
   c.big = big_bytes();
-  if (!remote_ucx_start(&c.ucx, c.big, why, sizeof why))
+  if (!remote_ucx_start(&c.ucx, rig_exe(exe, sizeof exe), c.big, why, sizeof why))
     fprintf(out, "bench remote: %s\n", why);
-  else if (start_servers(&c, out) && open_machines(&c, out))
+  else if (start_servers(&c, out, exe) && open_machines(&c, out))
     failed = rows(out, &c);
   rig_buffer_release(c.tiny);
   rig_buffer_release(c.here);
@@ -265,3 +306,5 @@ int rig_bench_remote(FILE *out) {
   remote_ucx_stop(&c.ucx);
   return failed;
 }
+
+int rig_bench_remote_peer(size_t bytes) { return remote_ucx_peer_main(bytes); }

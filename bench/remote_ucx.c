@@ -1,6 +1,7 @@
 /* remote_ucx.c: the anchor of `rig bench remote` (remote_ucx.h). */
 #include "remote_ucx.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,9 @@ static void on_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
   *(volatile bool *)arg = true;
 }
 
-static ucs_status_t stream(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size_t n,
-                           volatile bool *broken) {
+/* One stream send or receive, waited for up to wait_ms. */
+static ucs_status_t stream_for(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size_t n,
+                               volatile bool *broken, uint64_t wait_ms) {
   size_t got = 0;
   ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
                              .flags = send ? 0 : UCP_STREAM_RECV_FLAG_WAITALL};
@@ -28,7 +30,12 @@ static ucs_status_t stream(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size
     prm.cb.recv_stream = rig_ucx_received;
   void *req = send ? ucp_stream_send_nbx(ep, p, n, &prm)
                    : ucp_stream_recv_nbx(ep, p, n, &got, &prm);
-  return rig_ucx_wait(w, req, rig_ucx_now_ms() + WAIT_MS, broken);
+  return rig_ucx_wait(w, req, rig_ucx_now_ms() + wait_ms, broken);
+}
+
+static ucs_status_t stream(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size_t n,
+                           volatile bool *broken) {
+  return stream_for(w, ep, send, p, n, broken, WAIT_MS);
 }
 
 /* ---- the peer process ---- */
@@ -43,9 +50,9 @@ typedef struct peer {
 
 static void on_connect(ucp_conn_request_h req, void *arg) { ((peer *)arg)->conn = req; }
 
-/* Listens on a loopback port, which it writes to fd, and takes one
+/* Listens on a loopback port, which it prints ("port N"), and takes one
  * connection. */
-static bool peer_accept(peer *p, int fd) {
+static bool peer_accept(peer *p) {
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   ucp_listener_params_t lp = {.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR |
                                             UCP_LISTENER_PARAM_FIELD_CONN_HANDLER,
@@ -56,7 +63,7 @@ static bool peer_accept(peer *p, int fd) {
   if (ucp_listener_create(p->worker, &lp, &l) != UCS_OK || ucp_listener_query(l, &a) != UCS_OK)
     return false;
   uint16_t port = ntohs(((struct sockaddr_in *)&a.sockaddr)->sin_port);
-  if (write(fd, &port, sizeof port) != (ssize_t)sizeof port)
+  if (printf("port %u\n", port) < 0 || fflush(stdout) != 0)
     return false;
   while (!p->conn)
     ucp_worker_progress(p->worker);
@@ -89,20 +96,20 @@ static bool peer_expose(peer *p, size_t bytes) {
          stream(p->worker, p->ep, true, rkey, rkey_n, &p->broken) == UCS_OK;
 }
 
-/* The peer: accept, expose, then answer every ask until the link ends. */
-static void peer_main(int fd, size_t bytes) {
+int remote_ucx_peer_main(size_t bytes) {
   peer p = {0};
   char why[200];
   uint8_t ask[REMOTE_UCX_ASK], answer[REMOTE_UCX_ANSWER] = {0};
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (!rig_ucx_start(&p.ctx, &p.worker, false, why, sizeof why) || !peer_accept(&p, fd) ||
+  if (!rig_ucx_start(&p.ctx, &p.worker, false, why, sizeof why) || !peer_accept(&p) ||
       !peer_expose(&p, bytes))
-    _exit(1);
-  close(fd);
-  while (stream(p.worker, p.ep, false, ask, sizeof ask, &p.broken) == UCS_OK &&
+    return 1;
+  /* An ask may be long in coming (the bandwidth rows run between): the
+   * peer waits until the link ends, or its parent does (PDEATHSIG). */
+  while (stream_for(p.worker, p.ep, false, ask, sizeof ask, &p.broken, UINT32_MAX) == UCS_OK &&
          stream(p.worker, p.ep, true, answer, sizeof answer, &p.broken) == UCS_OK)
     ;
-  _exit(0);
+  return 0;
 }
 
 /* ---- this side ---- */
@@ -135,25 +142,40 @@ static bool connect_peer(remote_ucx *u, uint16_t port, char *why, size_t why_n) 
   return true;
 }
 
-bool remote_ucx_start(remote_ucx *u, size_t bytes, char *why, size_t why_n) {
-  int fds[2];
-  uint16_t port = 0;
-  memset(u, 0, sizeof *u);
-  if (pipe(fds) != 0) {
-    snprintf(why, why_n, "no pipe for the UCX anchor");
+/* Runs `exe bench --ucx-peer BYTES` (a process of its own: UCX started
+ * in a fork of this threaded process could find a lock taken) and reads
+ * the port it prints, up to 60 s. */
+static bool spawn(remote_ucx *u, const char *exe, size_t bytes, unsigned *port) {
+  int out[2];
+  char n[32], line[64] = "";
+  size_t got = 0;
+  if (pipe(out) != 0)
     return false;
+  snprintf(n, sizeof n, "%zu", bytes);
+  if ((u->peer = fork()) == 0) {
+    dup2(out[1], 1);
+    execl(exe, exe, "bench", "--ucx-peer", n, (char *)NULL);
+    _exit(127);
   }
-  if ((u->peer = fork()) == 0) /* before this side's memory: the peer copies none */
-    peer_main(fds[1], bytes);
-  close(fds[1]);
-  bool ok = u->peer > 0 && read(fds[0], &port, sizeof port) == (ssize_t)sizeof port;
-  close(fds[0]);
-  if (!ok || !(u->local = malloc(bytes))) {
-    snprintf(why, why_n, "the UCX anchor's peer did not start, or no memory");
+  close(out[1]);
+  struct pollfd p = {out[0], POLLIN, 0};
+  while (u->peer > 0 && got + 1 < sizeof line && poll(&p, 1, 60000) > 0 &&
+         read(out[0], line + got, 1) == 1 && line[got] != '\n')
+    got++;
+  line[got] = 0;
+  close(out[0]);
+  return sscanf(line, "port %u", port) == 1;
+}
+
+bool remote_ucx_start(remote_ucx *u, const char *exe, size_t bytes, char *why, size_t why_n) {
+  unsigned port = 0;
+  memset(u, 0, sizeof *u);
+  if (!spawn(u, exe, bytes, &port) || !(u->local = malloc(bytes))) {
+    snprintf(why, why_n, "the UCX anchor's peer (%s bench --ucx-peer) did not start", exe);
     return false;
   }
   memset(u->local, 5, bytes);
-  return connect_peer(u, port, why, why_n);
+  return connect_peer(u, (uint16_t)port, why, why_n);
 }
 
 bool remote_ucx_pingpong(remote_ucx *u, uint64_t iters) {

@@ -29,10 +29,15 @@ typedef struct remote_ucx {
   uint8_t *local;           /* bytes of this side, as many */
 } remote_ucx;
 
-/* Forks the peer, which exposes `bytes` of its memory for RMA and echoes
- * every REMOTE_UCX_ASK bytes with REMOTE_UCX_ANSWER, busy-polling as a
- * UCX ping-pong does; connects to it. Returns true, or false with why. */
-bool remote_ucx_start(remote_ucx *u, size_t bytes, char *why, size_t why_n);
+/* Starts the peer, `exe bench --ucx-peer BYTES`, which exposes `bytes`
+ * of its memory for RMA and echoes every REMOTE_UCX_ASK bytes with
+ * REMOTE_UCX_ANSWER, busy-polling as a UCX ping-pong does; connects to
+ * it. Returns true, or false with why. */
+bool remote_ucx_start(remote_ucx *u, const char *exe, size_t bytes, char *why, size_t why_n);
+/* The peer's program (`rig bench --ucx-peer BYTES`): prints "port N" on
+ * stdout, takes one connection and serves it until it ends. Returns the
+ * exit status. */
+int remote_ucx_peer_main(size_t bytes);
 /* iters round trips of the stream: ask, then wait for the answer. */
 bool remote_ucx_pingpong(remote_ucx *u, uint64_t iters);
 /* Puts (or gets) n bytes between u->local and the peer's memory in one
