@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,12 +88,8 @@ static bool serve(struct ctx *c, machine *m, const char *exe) {
   close(out[1]);
   close(log);
   char line[128] = "";
-  size_t got = 0;
-  struct pollfd p = {out[0], POLLIN, 0};
-  while (m->pid > 0 && got + 1 < sizeof line && poll(&p, 1, 20000) > 0 &&
-         read(out[0], line + got, 1) == 1 && line[got] != '\n')
-    got++;
-  line[got] = 0;
+  if (m->pid > 0)
+    remote_ucx_first_line(out[0], line, sizeof line, 20000);
   close(out[0]);
   unsigned port = 0;
   if (sscanf(line, "rig serve: listening on 127.0.0.1:%u", &port) != 1)

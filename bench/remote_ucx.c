@@ -148,7 +148,6 @@ static bool connect_peer(remote_ucx *u, uint16_t port, char *why, size_t why_n) 
 static bool spawn(remote_ucx *u, const char *exe, size_t bytes, unsigned *port) {
   int out[2];
   char n[32], line[64] = "";
-  size_t got = 0;
   if (pipe(out) != 0)
     return false;
   snprintf(n, sizeof n, "%zu", bytes);
@@ -158,13 +157,19 @@ static bool spawn(remote_ucx *u, const char *exe, size_t bytes, unsigned *port) 
     _exit(127);
   }
   close(out[1]);
-  struct pollfd p = {out[0], POLLIN, 0};
-  while (u->peer > 0 && got + 1 < sizeof line && poll(&p, 1, 60000) > 0 &&
-         read(out[0], line + got, 1) == 1 && line[got] != '\n')
-    got++;
-  line[got] = 0;
+  if (u->peer > 0)
+    remote_ucx_first_line(out[0], line, sizeof line, 60000);
   close(out[0]);
   return sscanf(line, "port %u", port) == 1;
+}
+
+void remote_ucx_first_line(int fd, char *line, size_t n, int wait_ms) {
+  size_t got = 0;
+  struct pollfd p = {fd, POLLIN, 0};
+  while (got + 1 < n && poll(&p, 1, wait_ms) > 0 && read(fd, line + got, 1) == 1 &&
+         line[got] != '\n')
+    got++;
+  line[got] = 0;
 }
 
 bool remote_ucx_start(remote_ucx *u, const char *exe, size_t bytes, char *why, size_t why_n) {

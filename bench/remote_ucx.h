@@ -44,6 +44,9 @@ bool remote_ucx_pingpong(remote_ucx *u, uint64_t iters);
  * ucp_put_nbx (ucp_get_nbx) that UCX pipelines itself; a put is flushed,
  * so its bytes are in the peer's memory when it returns. */
 bool remote_ucx_move(remote_ucx *u, bool put, size_t n);
+/* Reads a child's first line from fd into line (n bytes, NUL-ended,
+ * without its newline), each byte within wait_ms; "" if none comes. */
+void remote_ucx_first_line(int fd, char *line, size_t n, int wait_ms);
 /* Closes the endpoint, ends and reaps the peer. Idempotent. */
 void remote_ucx_stop(remote_ucx *u);
 
