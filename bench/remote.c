@@ -119,13 +119,23 @@ static bool start_servers(struct ctx *c, FILE *out, const char *exe) {
   return true;
 }
 
+/* SIGTERM, and SIGKILL if it has not ended within 5 s. */
+static void end(pid_t pid) {
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 500; i++) {
+    if (waitpid(pid, NULL, WNOHANG) == pid)
+      return;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
 static void stop_servers(struct ctx *c) {
   for (int i = 0; i < 2; i++) {
     machine *m = &c->m[i];
-    if (m->pid > 0) {
-      kill(m->pid, SIGTERM);
-      waitpid(m->pid, NULL, 0);
-    }
+    if (m->pid > 0)
+      end(m->pid);
     if (m->log[0])
       unlink(m->log);
   }
@@ -286,9 +296,10 @@ int rig_bench_remote(FILE *out) {
   char why[200];
   int failed = 1;
   memset(&c, 0, sizeof c);
-  char exe[PATH_MAX];
+  char buf[PATH_MAX];
+  const char *exe = rig_exe(buf, sizeof buf);
   c.big = big_bytes();
-  if (!remote_ucx_start(&c.ucx, rig_exe(exe, sizeof exe), c.big, why, sizeof why))
+  if (!remote_ucx_start(&c.ucx, exe, c.big, why, sizeof why))
     fprintf(out, "bench remote: %s\n", why);
   else if (start_servers(&c, out, exe) && open_machines(&c, out))
     failed = rows(out, &c);
