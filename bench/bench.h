@@ -36,6 +36,15 @@ int rig_bench_cuda(FILE *out);
  * memcpy of 64 bytes, and the submit of a prepared 4-byte fill (take and
  * submit, no wait) vs a 4-byte store (small.c). */
 int rig_bench_small(FILE *out);
+/* Other machines (remote.c): a remote 4-byte fill after the last one's
+ * point vs a UCP stream ping-pong; 1 GiB copies host <-> memory@m1 and
+ * memory@m1 -> memory@m2 vs ucp_put_nbx / ucp_get_nbx. Starts its own two
+ * `rig serve` processes and a UCX peer, and ends them. Where rig was built
+ * without UCX it prints why it is skipped and returns 0. */
+int rig_bench_remote(FILE *out);
+/* The UCX peer of rig_bench_remote's anchor, run as `rig bench --ucx-peer
+ * BYTES` (remote_ucx.c); returns its exit status. */
+int rig_bench_remote_peer(size_t bytes);
 /* The ordering stress test at 10^6 submits: submits, order violations and
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);

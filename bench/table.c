@@ -32,9 +32,18 @@ const rig_bench_group rig_bench_groups[] = {
      "P9: an empty kernel's submit; a cross-device order; 1 GiB copies (CUDA)",
      "cuLaunchKernel + a stream write; cuEventRecord + cuStreamWaitEvent; cuMemcpy from pinned",
      0, false},
+    {"remote", rig_bench_remote,
+     "another machine: a remote point's round trip; 1 GiB copies between machines",
+     "a UCP stream ping-pong; ucp_put_nbx / ucp_get_nbx of 1 GiB", 0, true},
     {"stress", rig_bench_stress, "the ordering stress test at 10^6 submits", "none", RIG_BENCH_NEEDS_TEST_DRIVER,
      true},
 };
+#ifndef RIG_BENCH_HAVE_REMOTE
+int rig_bench_remote(FILE *out) {
+  fprintf(out, "remote skipped: rig was built without UCX (the remote driver's transport)\n");
+  return 0;
+}
+#endif
 const size_t rig_bench_ngroups = sizeof rig_bench_groups / sizeof rig_bench_groups[0];
 
 const char *rig_bench_kernel_dir(void) {

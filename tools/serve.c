@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 #include "serve_private.h"
@@ -89,6 +90,7 @@ static void on_connect(ucp_conn_request_h req, void *arg) {
     return;
   }
   c->id = ++s->next_id;
+  c->ctx = s->ctx;
   peer_text(req, c->peer, sizeof c->peer);
   ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST |
                                      UCP_EP_PARAM_FIELD_ERR_HANDLER |
@@ -344,16 +346,35 @@ static bool mid_message(const server *s) {
   return false;
 }
 
-/* Progresses the worker; sleeps on its event fd while nothing moves. */
+/* How long the loop keeps progressing after the last thing moved before
+ * it sleeps: a client's next request, and the pieces of its RMA (which
+ * only this side's progress lands, over tcp), mostly come within it, and
+ * a sleep and wake-up per piece would halve the bandwidth and add tens of
+ * microseconds to each round trip (docs/remote.md, "Bulk bytes"). */
+#define SPIN_NS 2000000u
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Progresses the worker; sleeps on its event fd once nothing has moved
+ * for SPIN_NS. */
 static void run(server *s) {
   int fd = -1;
+  uint64_t moved = 0;
   if (ucp_worker_get_efd(s->worker, &fd) != UCS_OK)
     fd = -1;
   while (!stopping) {
     while (ucp_worker_progress(s->worker) != 0)
-      ;
+      moved = 0;
     step_all(s);
     if (ucp_worker_progress(s->worker) != 0 || mid_message(s))
+      moved = 0;
+    if (moved == 0)
+      moved = now_ns();
+    if (now_ns() - moved < SPIN_NS)
       continue;
     if (fd >= 0 && ucp_worker_arm(s->worker) == UCS_OK) {
       struct pollfd pf = {fd, POLLIN, 0};

@@ -35,6 +35,11 @@ typedef struct serve_client {
   size_t nimages;
   struct serve_function *functions;
   struct serve_client *next;
+  /* RMA (serve_expose.c): the server's context, and the registration of
+   * each exposed buffer (index as bufs; NULL where not exposed). */
+  ucp_context_h ctx;
+  ucp_mem_h *memhs;
+  size_t nmemhs;
 } serve_client;
 
 /* A reply: status 0 with body, or a rig_edge_result with text. */
@@ -68,6 +73,14 @@ int serve_bad(serve_reply *out, const char *fmt, unsigned long long v);
 long serve_add(void ***table, size_t *n, void *p);
 rig_device *serve_device(serve_client *c, uint32_t id);
 
+/* EXPOSE (serve_expose.c): registers the buffer m names for RMA and
+ * replies with its address, length and packed remote key. Returns
+ * out->status. */
+int serve_expose(serve_client *c, const rig_wire_msg *m, serve_reply *out);
+/* Drops buffer id's registration, if any (before the buffer goes). */
+void serve_unexpose(serve_client *c, uint64_t id);
+/* Drops every registration of c. */
+void serve_unexpose_all(serve_client *c);
 /* Writes a line "rig serve: client N (PEER): ..." to the log (stderr). */
 void serve_log(const serve_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

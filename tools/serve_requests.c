@@ -174,6 +174,7 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
     rig_buffer *b = buffer(c, m->buf);
     if (!b)
       return bad(out, "no buffer %llu", m->buf);
+    serve_unexpose(c, m->buf); /* the registration goes before the memory */
     c->bufs[m->buf - 1] = NULL;
     rig_buffer_release(b);
     return 0;
@@ -189,12 +190,14 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_LAUNCH:
   case RIG_WIRE_RUN: return serve_code_request(c, m, out);
   case RIG_WIRE_LIST: return serve_list(out);
+  case RIG_WIRE_EXPOSE: return serve_expose(c, m, out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }
 
 void serve_client_forget(serve_client *c) {
   serve_code_forget(c); /* its code first: launches held by nothing now */
+  serve_unexpose_all(c);
   for (size_t i = 0; i < c->nbufs; i++)
     if (c->bufs[i])
       rig_buffer_release(c->bufs[i]);

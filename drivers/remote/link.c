@@ -250,3 +250,24 @@ void rig_link_drop(rig_link *l) {
 
 const char *rig_link_machine(const rig_link *l) { return l->machine; }
 bool rig_link_same(const rig_link *a, const rig_link *b) { return a == b; }
+
+/* ---- for link_rma.c: the link's UCP objects, under its lock ---- */
+
+ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h *ep, uint64_t *deadline,
+                            const volatile bool **is_broken) {
+  pthread_mutex_lock(&l->lock);
+  *ep = l->ep;
+  *deadline = rig_ucx_now_ms() + l->hang_ms;
+  *is_broken = &l->broken;
+  return l->worker;
+}
+
+int rig_link_leave(rig_link *l, ucs_status_t st, rig_edge_error *err) {
+  int r = RIG_EDGE_OK;
+  if (l->broken || st != UCS_OK)
+    r = broken(l, err, st == UCS_ERR_TIMED_OUT ? "no answer within the hang bound"
+                       : st != UCS_OK          ? ucs_status_string(st)
+                                               : NULL);
+  pthread_mutex_unlock(&l->lock);
+  return r;
+}

@@ -34,4 +34,37 @@ bool rig_link_same(const rig_link *a, const rig_link *b);
 int rig_link_call(rig_link *l, const rig_wire_msg *req, const void *data, size_t data_n,
                   void *reply, size_t reply_cap, size_t *reply_n, rig_edge_error *err);
 
+/* ---- bulk bytes by RMA (link_rma.c; docs/remote.md, "Bulk bytes") ---- */
+
+#include <ucp/api/ucp.h>
+
+/* A remote buffer that its server exposed for RMA: its address there,
+ * length and unpacked remote key. */
+typedef struct rig_link_rma {
+  uint64_t address, bytes;
+  ucp_rkey_h rkey;
+} rig_link_rma;
+
+/* Asks the server to expose buffer id (EXPOSE) and unpacks its key into
+ * *out. RIG_EDGE_UNSUPPORTED where the server's memory of it is not host
+ * memory (the caller then sends chunks); RIG_EDGE_FAULT "MACHINE lost"
+ * as rig_link_call. Blocks; locks the link. */
+int rig_link_expose(rig_link *l, uint64_t id, rig_link_rma *out, rig_edge_error *err);
+/* Moves n bytes between local memory and [offset, offset+n) of the exposed
+ * buffer: put (to it) or get (from it), in pieces kept in flight together,
+ * and returns once they are in place there (put: flushed) or here (get).
+ * RIG_EDGE_FAULT "MACHINE lost: CAUSE" as rig_link_call. Blocks; locks. */
+int rig_link_rma_move(rig_link *l, const rig_link_rma *r, bool put, void *local,
+                      uint64_t offset, uint64_t n, rig_edge_error *err);
+/* Destroys the unpacked key (before the link goes). */
+void rig_link_rma_drop(rig_link_rma *r);
+
+/* For link_rma.c: locks the link and gives its worker, endpoint, the
+ * deadline of a call begun now and its broken flag; rig_link_leave
+ * unlocks, turning a failed status (or a broken link) into the machine's
+ * loss as rig_link_call does. */
+ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h *ep, uint64_t *deadline,
+                            const volatile bool **is_broken);
+int rig_link_leave(rig_link *l, ucs_status_t st, rig_edge_error *err);
+
 #endif

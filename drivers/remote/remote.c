@@ -40,11 +40,18 @@ typedef struct rdev {
   rig_remote_machine *list; /* the host's RIG_REMOTE_MACHINE, asked once */
 } rdev;
 
-/* A remote allocation: the server's buffer on this handle's link. */
+/* A remote allocation: the server's buffer on this handle's link, and
+ * where it is large and in the server's host memory, its exposure for
+ * RMA (rma.rkey not NULL; link_rma.c). */
 typedef struct rbuf {
   uint64_t id;
   rig_link *link;
+  rig_link_rma rma;
 } rbuf;
+
+/* Allocations from this size on are exposed for RMA: below it a chunk's
+ * one round trip costs less than the EXPOSE. */
+#define RMA_MIN ((uint64_t)256 << 10)
 
 #define HANG_MS_DEFAULT 30000u
 
@@ -200,7 +207,7 @@ static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
                          "%s: a device of another machine has only its own memory",
                          rig_link_machine(d->link));
-  rbuf *b = malloc(sizeof *b);
+  rbuf *b = calloc(1, sizeof *b);
   if (!b)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "remote: out of memory");
   rig_wire_msg m = {.type = RIG_WIRE_ALLOC, .dev = d->facts.dev, .bytes = bytes};
@@ -218,6 +225,10 @@ static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
   /* The address that machine's code uses for it, which a launch's refs
    * store (0 from a server that sends none: launches refuse the buffer). */
   uint64_t there = got == 16 ? rig_wire_read(&rd, 8) : 0;
+  if (bytes >= RMA_MIN && rig_link_expose(d->link, b->id, &b->rma, err) == RIG_EDGE_FAULT) {
+    free(b);
+    return RIG_EDGE_FAULT; /* lost; otherwise its bytes travel in chunks */
+  }
   *out = (rig_edge_alloc){.handle = b, .host = NULL, .address = there, .bytes = bytes};
   return RIG_EDGE_OK;
 }
@@ -228,6 +239,7 @@ static int release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   rdev *d = h;
   rbuf *b = a->handle;
   rig_wire_msg m = {.type = RIG_WIRE_RELEASE, .buf = b->id};
+  rig_link_rma_drop(&b->rma);
   int r = rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
   free(b);
   return r == RIG_EDGE_FAULT ? RIG_EDGE_OK : r;
@@ -259,9 +271,20 @@ static bool peer(void *h, void *other) {
 
 static uint64_t id_of(const rig_edge_range *r) { return ((const rbuf *)r->alloc->handle)->id; }
 
-/* Host bytes to the remote range, chunk by chunk. */
+/* The exposure through which n bytes at offset of r's buffer move by
+ * RMA, or NULL: a small move, or a buffer not exposed. */
+static const rig_link_rma *by_rma(const rig_edge_range *r) {
+  const rbuf *b = r->alloc->handle;
+  bool fits = r->offset <= b->rma.bytes && r->bytes <= b->rma.bytes - r->offset;
+  return b->rma.rkey && r->bytes >= RMA_MIN && fits ? &b->rma : NULL;
+}
+
+/* Host bytes to the remote range: by RMA, else chunk by chunk. */
 static int put(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, rig_edge_error *err) {
   const uint8_t *p = (const uint8_t *)src->alloc->host + src->offset;
+  if (by_rma(dst))
+    return rig_link_rma_move(d->link, by_rma(dst), true, (void *)p, dst->offset, src->bytes,
+                             err);
   for (uint64_t done = 0; done < src->bytes;) {
     uint64_t n = src->bytes - done < RIG_WIRE_CHUNK ? src->bytes - done : RIG_WIRE_CHUNK;
     rig_wire_msg m = {.type = RIG_WIRE_PUT, .buf = id_of(dst), .offset = dst->offset + done};
@@ -273,9 +296,11 @@ static int put(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, ri
   return RIG_EDGE_OK;
 }
 
-/* The remote range to host bytes, chunk by chunk. */
+/* The remote range to host bytes: by RMA, else chunk by chunk. */
 static int get(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, rig_edge_error *err) {
   uint8_t *p = (uint8_t *)dst->alloc->host + dst->offset;
+  if (by_rma(src))
+    return rig_link_rma_move(d->link, by_rma(src), false, p, src->offset, src->bytes, err);
   for (uint64_t done = 0; done < src->bytes;) {
     uint64_t n = src->bytes - done < RIG_WIRE_CHUNK ? src->bytes - done : RIG_WIRE_CHUNK;
     size_t got = 0;

@@ -23,7 +23,8 @@ void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *u
 bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *why,
                    size_t why_n) {
   ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                    .features = UCP_FEATURE_STREAM | (wakeup ? UCP_FEATURE_WAKEUP : 0)};
+                    .features = UCP_FEATURE_STREAM | UCP_FEATURE_RMA |
+                                (wakeup ? UCP_FEATURE_WAKEUP : 0)};
   ucp_config_t *config = NULL;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);
   if (st == UCS_OK) {

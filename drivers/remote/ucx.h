@@ -9,7 +9,8 @@
 
 #include <ucp/api/ucp.h>
 
-/* A UCP context with the stream feature and one worker on it. Returns
+/* A UCP context with the stream and RMA features (RMA: bulk bytes of
+ * memory the server exposes, link_rma.c) and one worker on it. Returns
  * true, or false with the reason in why. */
 bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *why,
                    size_t why_n);

@@ -9,7 +9,8 @@
 static const char *const names[RIG_WIRE_TYPES] = {
     "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD",
     [RIG_WIRE_LOAD] = "LOAD", [RIG_WIRE_RESOLVE] = "RESOLVE", [RIG_WIRE_UNLOAD] = "UNLOAD",
-    [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN", [RIG_WIRE_LIST] = "LIST"};
+    [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN", [RIG_WIRE_LIST] = "LIST",
+    [RIG_WIRE_EXPOSE] = "EXPOSE"};
 
 /* Whether this build knows the type: numbers between the ranges of
  * requests are unknown. */
@@ -91,6 +92,7 @@ static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[MAX
   case RIG_WIRE_CLOSE: F(&v[0], 4); break;
   case RIG_WIRE_ALLOC: F(&v[0], 4), F(&m->bytes, 8); break;
   case RIG_WIRE_RELEASE: F(&m->buf, 8); break;
+  case RIG_WIRE_EXPOSE: F(&m->buf, 8); break;
   case RIG_WIRE_PUT: F(&m->buf, 8), F(&m->offset, 8); break;
   case RIG_WIRE_GET: F(&m->buf, 8), F(&m->offset, 8), F(&m->bytes, 8); break;
   case RIG_WIRE_FILL:

@@ -50,8 +50,13 @@ enum rig_wire_type {
                            as u16 type, u32 length and that request's body */
   /* The tests' range, 30-39 (docs/remote.md, "rig info on another machine"): */
   RIG_WIRE_LIST = 30,   /* nothing: reply is the server's device list (serve_list.c) */
-  RIG_WIRE_TYPES = 31,  /* one past the last; numbers in between are unknown */
+  /* The bench's range, 40-49: bulk bytes by RMA (link_rma.c, serve_expose.c): */
+  RIG_WIRE_EXPOSE = 40, /* u64 buf: reply u64 address, u64 bytes, the packed rkey */
+  RIG_WIRE_TYPES = 41,  /* one past the last; numbers in between are unknown */
 };
+/* Whether type is a request this build knows: the version-1 block or one
+ * of the ranges appended after it. */
+bool rig_wire_known(uint16_t type);
 
 typedef struct rig_wire_header {
   uint32_t magic;
@@ -126,8 +131,6 @@ typedef struct rig_wire_facts {
 void rig_wire_facts_put(const rig_wire_facts *f, uint8_t out[RIG_WIRE_FACTS_BYTES]);
 bool rig_wire_facts_get(const uint8_t *in, size_t n, rig_wire_facts *f);
 
-/* Whether type (a reply's bit cleared) is a request this build knows. */
-bool rig_wire_known(uint16_t type);
 
 /* One entry of a LIST reply: a device, or a driver that offers none, as
  * the server's rig_device_list names it (wire_list.c). */
