@@ -160,7 +160,7 @@ static void retry_on_m1(machines *m) {
   rig_buffer_release(w1);
 }
 
-/* m2 killed (SIGKILL) mid-job, after its first step there was reached:
+/* MACH-4: m2 killed (SIGKILL) mid-job, after its first step there was reached:
  * the job's run is RIG_LOST; its steps on m2, the one reading m2's result
  * and the one after it that reads what that one would have written here
  * are lost, and so is the reached step whose result was on m2; the

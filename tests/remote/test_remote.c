@@ -2,7 +2,9 @@
  * "machine" a server process on a loopback port of its own
  * (docs/remote.md). Each test bounds its time through the hang bound and
  * the servers' start-up wait, and stops the servers it started. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +26,8 @@
 
 static const char *key;
 
-/* MACH-2, PROP-9: the host, then devices of that machine, named "@MACHINE",
+/* MACH-1, MACH-2, PROP-9: the host, then devices of that machine (one machine:
+ * its host and the devices it drives), named "@MACHINE",
  * with the remote device's facts. */
 static void test_open_and_facts(void **state) {
   (void)state;
@@ -36,6 +39,7 @@ static void test_open_and_facts(void **state) {
   assert_string_equal(rig_device_arch(h), rig_device_arch(rig_device_host()));
   rig_device *a = test_remote_on(h, "memory:a");
   assert_string_equal(rig_device_name(a), "memory:a@m-facts");
+  assert_string_equal(rig_device_machine(a), "m-facts"); /* MACH-1: the host's machine */
   assert_string_equal(rig_device_arch(a), "memory");
   assert_int_equal(rig_device_type_of(a), RIG_DEVICE_TYPE_REMOTE);
   assert_int_equal(rig_device_type_of(h), RIG_DEVICE_TYPE_REMOTE);
@@ -236,6 +240,84 @@ static int one_client(const char *address, int i) {
   return bad;
 }
 
+/* MACH-7: rig_device_open_host is Invalid wherever rig_device_open is:
+ * with no place for its result, and inside a lock (here a local key's
+ * init, which runs under the locals lock). Nothing opens in either case. */
+typedef struct inside {
+  const char *address;
+  rig_status open_st, host_st;
+} inside;
+
+static void *open_both_inside(rig_device *d, void *ctx) {
+  (void)d;
+  inside *in = ctx;
+  rig_device *x = NULL;
+  rig_host_opener o = {.address = in->address, .key_file = key, .hang_ms = 10000};
+  in->open_st = rig_device_open("memory:mach7", &x);
+  in->host_st = rig_device_open_host("m-inside", &o, &x);
+  return in;
+}
+
+static void test_open_host_invalid_as_open(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_host_opener o = {.address = s.address, .key_file = key, .hang_ms = 10000};
+  assert_int_equal(rig_device_open("memory:mach7", NULL), RIG_INVALID);
+  assert_int_equal(rig_device_open_host("m-null", &o, NULL), RIG_INVALID);
+  inside in = {.address = s.address};
+  rig_local_key *k = NULL;
+  void *v = NULL;
+  ok(rig_local_new_key(open_both_inside, NULL, &in, &k));
+  ok(rig_local_get(k, rig_device_host(), &v));
+  assert_int_equal(in.open_st, RIG_INVALID);
+  assert_int_equal(in.host_st, RIG_INVALID);
+  /* Neither name was taken: both open now, outside the lock. */
+  rig_device *h = test_remote_host("m-inside", &s, key, 0);
+  close_release(h);
+  test_server_stop(&s);
+}
+
+/* MACH-8: while a machine's host is still opening (its server stopped, so
+ * the open waits out its hang bound on another thread), an open of that
+ * machine's host through another address is Invalid and says so. */
+typedef struct opening {
+  const test_server *s;
+  rig_status st;
+} opening;
+
+static void *open_slow_host(void *arg) {
+  opening *op = arg;
+  rig_host_opener o = {.address = op->s->address, .key_file = key, .hang_ms = 3000};
+  rig_device *h = NULL;
+  op->st = rig_device_open_host("m-opening", &o, &h);
+  if (op->st == RIG_OK)
+    close_release(h);
+  return NULL;
+}
+
+static void test_open_host_while_opening(void **state) {
+  (void)state;
+  test_server slow, other;
+  test_server_start(&slow, key);
+  test_server_start(&other, key);
+  test_server_signal(&slow, SIGSTOP);
+  opening op = {.s = &slow};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, open_slow_host, &op), 0);
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  nanosleep(&pause, NULL); /* the thread is in its open by now: it waits 3 s */
+  rig_host_opener o = {.address = other.address, .key_file = key, .hang_ms = 10000};
+  rig_device *h = NULL;
+  assert_int_equal(rig_device_open_host("m-opening", &o, &h), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, "still opening"));
+  assert_null(h);
+  test_server_signal(&slow, SIGCONT);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  test_server_stop(&slow);
+  test_server_stop(&other);
+}
+
 /* Eight clients at once on one server, each a process of its own, run
  * anew (UCX's progress thread does not survive a fork). */
 static void test_eight_clients(void **state) {
@@ -346,6 +428,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_killed_server),
       cmocka_unit_test(test_close_host),
       cmocka_unit_test(test_one_host_per_machine),
+      cmocka_unit_test(test_open_host_invalid_as_open),
+      cmocka_unit_test(test_open_host_while_opening),
       cmocka_unit_test(test_eight_clients),
       cmocka_unit_test(test_garbage),
   };
