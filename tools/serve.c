@@ -254,20 +254,30 @@ static void step(server *s, serve_client *c) {
 }
 
 /* Ends a client whose connection broke or closes: its receive, its
- * endpoint, its devices and buffers here. */
+ * endpoint, its devices and buffers here. The endpoint closes first: UCX
+ * cancels no stream receive (ucp_request_cancel leaves one in progress
+ * for good, so a server stopped while a client was still connected spun
+ * here), but an endpoint's close ends its receives, CANCELED. Every wait
+ * is bounded; a receive still running after them keeps its request and
+ * its buffer, which the process's exit takes back. */
 static void drop(server *s, serve_client *c) {
-  if (c->recv && c->recv != c && !UCS_PTR_IS_ERR(c->recv)) {
-    ucp_request_cancel(s->worker, c->recv);
-    while (ucp_request_check_status(c->recv) == UCS_INPROGRESS)
-      ucp_worker_progress(s->worker);
-    ucp_request_free(c->recv);
-  }
-  /* A refused client's last reply is flushed; a broken one has no peer. */
+  /* A refused client's last reply is flushed; a broken one has no peer,
+   * and a server that stops flushes nothing to a client still there. */
   ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                             .flags = c->broken ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+                             .flags = c->broken || stopping ? UCP_EP_CLOSE_FLAG_FORCE : 0};
   (void)rig_ucx_wait(s->worker, ucp_ep_close_nbx(c->ep, &prm), rig_ucx_now_ms() + 1000, NULL);
+  bool body_in_use = false;
+  if (c->recv && c->recv != c && !UCS_PTR_IS_ERR(c->recv)) {
+    uint64_t deadline = rig_ucx_now_ms() + 1000;
+    while (ucp_request_check_status(c->recv) == UCS_INPROGRESS && rig_ucx_now_ms() < deadline)
+      ucp_worker_progress(s->worker);
+    body_in_use = ucp_request_check_status(c->recv) == UCS_INPROGRESS;
+    ucp_request_free(c->recv); /* one still running is freed when it ends */
+  }
   serve_client_forget(c);
   serve_log(c, "disconnected%s%s", c->broken ? ": " : "", c->broken ? c->why : "");
+  if (body_in_use)
+    return;
   free(c->body);
   free(c);
 }

@@ -318,6 +318,34 @@ static void test_open_host_while_opening(void **state) {
   test_server_stop(&other);
 }
 
+/* A server told to stop (SIGTERM) while a client is still connected ends
+ * at once and cleanly: it closes the client's endpoint, which ends the
+ * receive it had posted (UCX cancels no stream receive; the server once
+ * spun on one for good), and logs that it stopped. The client's machine is
+ * then lost, and closes. */
+static void test_server_stops_with_a_client(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_remote_host("m-stopping", &s, key, 0), *a = test_remote_on(h, "memory:a");
+  assert_int_equal(kill(s.pid, SIGTERM), 0);
+  int status = -1;
+  pid_t got = 0;
+  for (int i = 0; i < 500 && got == 0; i++) { /* 5 s at most */
+    struct timespec t = {0, 10 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    got = waitpid(s.pid, &status, WNOHANG);
+  }
+  assert_int_equal(got, s.pid);
+  s.pid = 0;
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_true(test_server_logged(&s, "stopped"));
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
 /* Eight clients at once on one server, each a process of its own, run
  * anew (UCX's progress thread does not survive a fork). */
 static void test_eight_clients(void **state) {
@@ -430,6 +458,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_one_host_per_machine),
       cmocka_unit_test(test_open_host_invalid_as_open),
       cmocka_unit_test(test_open_host_while_opening),
+      cmocka_unit_test(test_server_stops_with_a_client),
       cmocka_unit_test(test_eight_clients),
       cmocka_unit_test(test_garbage),
   };
