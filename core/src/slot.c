@@ -239,7 +239,12 @@ rig_status rig__point_wait(rig_point p) {
    * read takes the lock its queue thread, just woken by the commit, holds
    * while it runs the work; on one core each such read cost two context
    * switches). */
-  bool first = true;
+  /* The wait hook is asked only after a slice that did not reach v: the
+   * first look reads only the value known reached, so a point reached but
+   * not yet read would otherwise meet the hook first, and a hook that has
+   * something pending whenever asked (OCaml 5.3's with its systhreads'
+   * tick) made such a wait answer RIG_INTERRUPTED for good. */
+  bool first = true, sliced = false;
   while (st == RIG_OK && !wait_reached(d, v, first)) {
     first = false;
     if (!opened) { /* a wait inside a held mask waits with the thread's own (ERR-11) */
@@ -248,11 +253,12 @@ rig_status rig__point_wait(rig_point p) {
     }
     if (rig__is_lost(d))
       st = rig__lost_error(d);                 /* LMEM-11 */
-    else if (rig__interrupted())
+    else if (sliced && rig__interrupted())
       st = rig__fail(RIG_INTERRUPTED, d, 0, "wait interrupted"); /* DOM-10 */
     else {
       wait_slice(d, v);
       rig__watch(d);                           /* HANG-2, LOSS-6 */
+      sliced = true;
     }
   }
   if (opened)
