@@ -239,11 +239,12 @@ rig_status rig__point_wait(rig_point p) {
    * read takes the lock its queue thread, just woken by the commit, holds
    * while it runs the work; on one core each such read cost two context
    * switches). */
-  /* The wait hook is asked only after a slice that did not reach v: the
-   * first look reads only the value known reached, so a point reached but
-   * not yet read would otherwise meet the hook first, and a hook that has
-   * something pending whenever asked (OCaml 5.3's with its systhreads'
-   * tick) made such a wait answer RIG_INTERRUPTED for good. */
+  /* Before its first slice a wait that the hook would end reads the
+   * driver's value after all: the first look reads only the value known
+   * reached, so a point reached but not yet read would meet the hook
+   * first, and a hook that has something pending whenever asked (OCaml
+   * 5.3's with its systhreads' tick) made such a wait answer
+   * RIG_INTERRUPTED for good. */
   bool first = true, sliced = false;
   while (st == RIG_OK && !wait_reached(d, v, first)) {
     first = false;
@@ -253,8 +254,11 @@ rig_status rig__point_wait(rig_point p) {
     }
     if (rig__is_lost(d))
       st = rig__lost_error(d);                 /* LMEM-11 */
-    else if (sliced && rig__interrupted())
+    else if (rig__interrupted()) {
+      if (!sliced && reached_on(d, v, false))
+        break;                                 /* reached: the wait is done */
       st = rig__fail(RIG_INTERRUPTED, d, 0, "wait interrupted"); /* DOM-10 */
+    }
     else {
       wait_slice(d, v);
       rig__watch(d);                           /* HANG-2, LOSS-6 */
