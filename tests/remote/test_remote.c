@@ -5,7 +5,9 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -283,6 +285,7 @@ static void test_open_host_invalid_as_open(void **state) {
  * machine's host through another address is Invalid and says so. */
 typedef struct opening {
   const test_server *s;
+  _Atomic int started; /* the thread is about to open: the main one waits for it */
   rig_status st;
 } opening;
 
@@ -290,6 +293,7 @@ static void *open_slow_host(void *arg) {
   opening *op = arg;
   rig_host_opener o = {.address = op->s->address, .key_file = key, .hang_ms = 3000};
   rig_device *h = NULL;
+  atomic_store(&op->started, 1);
   op->st = rig_device_open_host("m-opening", &o, &h);
   if (op->st == RIG_OK)
     close_release(h);
@@ -305,6 +309,8 @@ static void test_open_host_while_opening(void **state) {
   opening op = {.s = &slow};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, open_slow_host, &op), 0);
+  while (!atomic_load(&op.started))
+    sched_yield();
   struct timespec pause = {0, 300 * 1000 * 1000};
   nanosleep(&pause, NULL); /* the thread is in its open by now: it waits 3 s */
   rig_host_opener o = {.address = other.address, .key_file = key, .hang_ms = 10000};
