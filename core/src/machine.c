@@ -312,3 +312,12 @@ rig_status rig__machine_close(rig_device *d) {
 RIG_API const char *rig_device_machine(const rig_device *d) {
   return d && d->machine ? d->machine->name : NULL;
 }
+
+/* A device of a machine has its machine set only once that machine's host is
+ * recorded (m->host is written before any device of m opens, and the host's
+ * own d->machine with it), and m->host is never cleared: no lock needed. */
+RIG_API rig_device *rig_device_host_of(const rig_device *d) {
+  if (!d)
+    return NULL;
+  return d->machine ? d->machine->host : rig_device_host();
+}

@@ -448,6 +448,29 @@ static void test_garbage(void **state) {
   test_server_stop(&s);
 }
 
+/* rig_device_host_of: this machine's devices give the host; another
+ * machine's, its host, the same record rig_device_open_host gave, before
+ * and after the machine closes (a machine has one host for its life). */
+static void test_host_of(void **state) {
+  (void)state;
+  assert_null(rig_device_host_of(NULL));
+  assert_ptr_equal(rig_device_host_of(rig_device_host()), rig_device_host());
+  rig_device *local = open_ok("memory:host-of");
+  assert_ptr_equal(rig_device_host_of(local), rig_device_host());
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_remote_host("m-host-of", &s, key, 0), *a = test_remote_on(h, "memory:a");
+  assert_ptr_equal(rig_device_host_of(h), h);
+  assert_ptr_equal(rig_device_host_of(a), h);
+  ok(rig_device_close(h)); /* closes a too */
+  assert_non_null(rig_device_lost(a));
+  assert_ptr_equal(rig_device_host_of(a), h);
+  rig_device_release(a);
+  rig_device_release(h);
+  close_release(local);
+  test_server_stop(&s);
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "client") == 0) { /* one of test_eight_clients */
     key = argv[4];
@@ -467,6 +490,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_server_stops_with_a_client),
       cmocka_unit_test(test_eight_clients),
       cmocka_unit_test(test_garbage),
+      cmocka_unit_test(test_host_of),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,6 +228,12 @@ RIG_API RIG_MUST_USE rig_status rig_device_open_on(rig_device *host, const char 
                                                    rig_device **out);
 /* The name of d's machine, or NULL for a device of this one. Lock-free. */
 RIG_API const char *rig_device_machine(const rig_device *d);
+/* The host of d's machine (Rig.host_of): rig_device_host() for a device of
+ * this machine, and for another machine's device, that machine's host, the
+ * device rig_device_open_host opened. Borrowed: no reference is added, and
+ * none is needed, as a machine's host stays recorded for the life of the
+ * process, lost or closed. NULL for NULL. Lock-free; never blocks. */
+RIG_API rig_device *rig_device_host_of(const rig_device *d);
 
 /* Whether d is an io device. Lock-free. */
 RIG_API bool rig_device_is_io(const rig_device *d);
