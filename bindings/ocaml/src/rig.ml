@@ -93,6 +93,13 @@ let open_io ?machine:m (o : 'a Rig_edge.io_opener) =
 
 let memory_device n = open_ (Rig_edge.plugin ("memory:" ^ n))
 
+(* ---- a device's machine and its driver's records (rig_ml_device.c) ---- *)
+external host_of : t -> t = "rig_ml_device_host_of"
+external capability_raw : t -> string -> nativeint = "rig_ml_device_capability"
+
+let capability d (k : 'a Rig_edge.capability) =
+  match capability_raw d k.key with 0n -> None | p -> Some (k.read p)
+
 let close d =
   if d == host then invalid_arg "Rig.close: the host never closes";
   close_raw d
@@ -361,4 +368,9 @@ module Profile = struct
   external save_chrome : t -> string -> unit = "rig_ml_profile_save_chrome"
 
   let start ?(records = 0) () = start_raw records
+end
+
+(* For Rig_remote, whose setups get the run rig_job_run took. *)
+module Private = struct
+  let run sub ptr = { Submission.Run.sub; run = ptr }
 end

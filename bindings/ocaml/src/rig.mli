@@ -83,6 +83,13 @@ val machine : t -> string option
 (** [Some m] for a device of the machine named [m], [None] for this
     machine's. Takes no lock. *)
 
+val host_of : t -> t
+(** [host_of d] is the host of [d]'s machine: {!host} for a device of this
+    machine, and for a device of another machine the host {!open_host}
+    opened there (["CPU@MACHINE"]), lost or closed as it may be, since a
+    machine has one host for its life. Takes no lock
+    ([rig_device_host_of]). *)
+
 val memory_device : string -> (t, string) result
 (** [memory_device name] opens the memory device [name]: memory of its own
     in host memory, work that runs in this process before {!submit}
@@ -119,6 +126,14 @@ val computes : t -> bool (** False for an io device only. *)
 val alignment : t -> int (** Where a non-empty {!Buffer.create} starts. *)
 
 val cache_bytes : t -> int option (** Its last-level cache, where known. *)
+
+val capability : t -> 'a Rig_edge.capability -> 'a option
+(** [capability d k] is the record [d]'s driver declares under [k]'s key,
+    read by [k] ({!Rig_edge.capability}), or [None] where it declares none
+    there, and on a lost [d]. rig's part takes no lock; the driver's may
+    take its own, and block (the remote driver's first query of a machine's
+    host asks that machine's server), so the call releases the runtime
+    lock meanwhile ([rig_device_capability]). *)
 
 val reaches : t -> t -> bool
 (** [reaches d e]: [d]'s work addresses [e]'s own memory through a borrow. *)
@@ -535,4 +550,11 @@ module Profile : sig
   (** [save_chrome p path] writes {!chrome} into the file [path], made or
       truncated. Raises [Sys_error] where it cannot be written. Blocks on
       the file system. *)
+end
+
+(**/**)
+
+(** Not for programs: what Rig_remote needs of Rig's representation. *)
+module Private : sig
+  val run : Submission.t -> int -> Submission.Run.t
 end

@@ -37,3 +37,8 @@ let file ?create ?(read_only = false) ?(durable = false) path =
     io_make = (fun () -> Rig_raw.device_open_io path flags size);
     io_device = Fun.id;
   }
+
+type 'a capability = { key : string; read : nativeint -> 'a }
+
+let capability key read = { key; read }
+let c_record key = { key; read = Fun.id }

@@ -48,3 +48,27 @@ val file : ?create:int -> ?read_only:bool -> ?durable:bool -> string -> plugin i
 (** [file path] opens the file [path] as an io device (rig's io library):
     [~create:n] creates it, or grows it, to [n] bytes; [~read_only] opens
     it for reading; [~durable] makes each write durable when it returns. *)
+
+(** {1 Capabilities}
+
+    A driver declares records under keys of its own, filled when a device
+    opens ([rig_edge.h]'s [capability]), such as the remote driver's
+    ["remote.machine"], the devices the machine's [rig serve] lists. A
+    record is a C struct that the driver's header declares, and its
+    functions, where it has some, are C functions that compiled code calls.
+    {!Rig.capability} gives one; a key says how OCaml reads it. *)
+
+type 'a capability = private {
+  key : string;  (** The driver's key. *)
+  read : nativeint -> 'a;  (** Makes the OCaml value from the record's address. *)
+}
+
+val capability : string -> (nativeint -> 'a) -> 'a capability
+(** [capability key read] reads the record under [key] with [read], which
+    gets the record's address (never [0n]): a program's own C stub that
+    knows the driver's struct, for instance. *)
+
+val c_record : string -> nativeint capability
+(** [c_record key] gives the record's address as it is, for the program's
+    C code. The record lives as long as its driver says (the remote
+    driver's, until its host is closed). *)

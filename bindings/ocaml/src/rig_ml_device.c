@@ -142,3 +142,23 @@ value rig_ml_failure(value unit) {
   const char *f = rig_runtime_failure();
   return f ? rig_ml_some(caml_copy_string(f)) : Val_int(0);
 }
+
+/* The host of d's machine: Rig.host for this machine's devices. */
+value rig_ml_device_host_of(value d) { return rig_ml_device_value(rig_device_host_of(Rig_device_val(d))); }
+
+/* The address of the record d's driver declares under key, 0 for none.
+ * The driver's function may lock, and block (the remote driver's first
+ * query asks the machine's server), so it runs with the runtime lock
+ * released, over a C copy of key; rig's own part takes no lock. */
+value rig_ml_device_capability(value d, value key) {
+  char *k = rig_ml_strdup(key);
+  rig_device *dev = Rig_device_val(d);
+  int state = rig_ml_state;
+  caml_enter_blocking_section_no_pending(); /* raises nothing: k is held */
+  rig_ml_state = 2;
+  const void *r = rig_device_capability(dev, k);
+  rig_ml_state = state;
+  caml_acquire_runtime_system();
+  free(k);
+  return caml_copy_nativeint((intnat)r);
+}
