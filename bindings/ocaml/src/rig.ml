@@ -119,11 +119,13 @@ module Point = struct
   let pp ppf p = Format.pp_print_string ppf (to_string p)
 end
 
+type access = Read | Read_write
+
 module Buffer = struct
   type device = Rig_raw.device
 
   type t
-  type access = Read | Read_write
+  type nonrec access = access = Read | Read_write
   type kind = Device | Pinned | Mapped
 
   external create_raw : device -> int -> kind -> t = "rig_ml_buffer_create"
@@ -269,7 +271,13 @@ module Submission = struct
     | Launch l -> Launch { l with unordered = true }
     | Words _ as w -> w
 
-  external make : device -> part array -> t = "rig_ml_submission_make"
+  external make_raw : device -> part array -> t = "rig_ml_submission_make"
+  external keep_raw : t -> 'a -> unit = "rig_ml_submission_keep"
+
+  let make ?keep d parts =
+    let s = make_raw d parts in
+    (match keep with Some v -> keep_raw s v | None -> ());
+    s
   external slots : t -> int = "rig_ml_submission_slots" [@@noalloc]
   external block : t -> int -> int = "rig_ml_submission_block"
   external address : t -> Buffer.t -> int64 = "rig_ml_submission_address"

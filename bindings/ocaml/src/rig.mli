@@ -191,6 +191,11 @@ module Point : sig
   val pp : Format.formatter -> t -> unit (** ["NAME:VALUE"]. *)
 end
 
+type access = Read | Read_write
+(** Accesses to memory: what a buffer admits, what a host access waits
+    for, and how fixed memory is used ({!Submission.fixed}); the same type
+    as {!Buffer.access}. *)
+
 (** Memory and host access. *)
 module Buffer : sig
   type device = t
@@ -198,7 +203,7 @@ module Buffer : sig
   (** A range of bytes of an allocation. Its finaliser releases it: the
       allocation returns once no buffer over it is reachable. *)
 
-  type access = Read | Read_write
+  type nonrec access = access = Read | Read_write
   (** What a buffer admits, and what a host access waits for: [Read] the
       last writes of every device, [Read_write] every use. *)
 
@@ -380,9 +385,17 @@ module Submission : sig
 
   val unordered_part : part -> part
 
-  val make : device -> part array -> t
-  (** [make d parts]. Raises [Invalid_argument] for a part [d] has no queue
-      for, slots not named from 0, a dead or foreign fixed buffer, ... *)
+  val make : ?keep:'a -> device -> part array -> t
+  (** [make ~keep d parts]. Raises [Invalid_argument] for a part [d] has no queue
+      for, slots not named from 0, a dead or foreign fixed buffer, ...
+
+      [keep], where given, is a value the submission keeps reachable, such
+      as what its launches' code reads through addresses rig does not see:
+      rig lets go of it once the submission is collected and the work
+      submitted on its device until the next call that moves that
+      device's collected memory is done, at that call, or at a lost
+      device's stop; it is dropped at the end of the collector's next
+      major cycle after ([rig_submission_keep]). *)
 
   val slots : t -> int (** The buffers a submit passes. *)
 

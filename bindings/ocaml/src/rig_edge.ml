@@ -42,3 +42,42 @@ type 'a capability = { key : string; read : nativeint -> 'a }
 
 let capability key read = { key; read }
 let c_record key = { key; read = Fun.id }
+
+exception Fault of string
+
+let () = Callback.register_exception "rig_edge.fault" (Fault "")
+
+module Driver = struct
+  type bytes = (int, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+  type part = Copy of { src : bytes; dst : bytes } | Fill of { dst : bytes; pattern : int; size : int }
+
+  (* rig_ml_driver.c reads these fields by position. *)
+  type facts = { arch : string; alignment : int; budget : int; cache_bytes : int option }
+
+  type 'h closures = {
+    c_open : string -> ('h, string) result;
+    c_facts : 'h -> facts;
+    c_allocate : 'h -> int -> bytes;
+    c_submit : 'h -> part array -> unit;
+    c_stop : 'h -> unit;
+  }
+
+  type 'h t = { name : string; table : nativeint; closures : 'h closures }
+
+  external table : string -> nativeint = "rig_ml_driver_table"
+
+  external open_raw : nativeint -> string -> string -> 'h closures -> (Rig_raw.device, string) result
+    = "rig_ml_driver_open"
+
+  let make ~name ~open_ ~facts ~allocate ~submit ~stop =
+    if name = "" || String.contains name ':' || String.contains name '@' then
+      invalid_arg "Rig_edge.Driver.make: a name of no ':' or '@', not empty";
+    { name; table = table name;
+      closures = { c_open = open_; c_facts = facts; c_allocate = allocate; c_submit = submit; c_stop = stop } }
+
+  let opener d args =
+    let name = d.name ^ ":" ^ args in
+    let elsewhere _ = Error (name ^ ": an OCaml driver opens devices of this machine only") in
+    { name; make = (fun () -> open_raw d.table name args d.closures); device = Fun.id;
+      on = elsewhere; host = no_host name }
+end

@@ -2,8 +2,9 @@
 
     A driver is a C plugin, librig-driver-NAME.so, found on
     [RIG_DRIVER_PATH] and then in rig's install folder; an opener names one
-    of its devices. Drivers are written in C against <rig/edge.h>: this
-    module gives no way to write one in OCaml. *)
+    of its devices. A driver written in OCaml ({!Driver}) runs copies and
+    fills on memory the host addresses; README.md says what else the C
+    driver interface would need of an OCaml one. *)
 
 type plugin
 (** A device of a C driver, as its opener's [make] returns it. *)
@@ -72,3 +73,72 @@ val c_record : string -> nativeint capability
 (** [c_record key] gives the record's address as it is, for the program's
     C code. The record lives as long as its driver says (the remote
     driver's, until its host is closed). *)
+
+(** {1 Drivers written in OCaml} *)
+
+exception Fault of string
+(** [Fault why], raised by a driver's function, is the driver's fault: the
+    device is lost with [why] as the reason {!Rig.Lost} carries. Any other
+    exception that escapes a driver's function is a fault too, with the
+    exception's text. *)
+
+(** A driver written in OCaml: devices whose memory is the driver's, in
+    host memory that this process addresses, and whose work, copies and
+    fills, the driver's [submit] runs before it returns, on one queue, as a
+    memory device's is (rig's C driver interface, [<rig/edge.h>], through a
+    driver table of the driver's own, [rig_device_open_driver]). Such a
+    device runs on host ({!Rig.runs_on_host}), loads no code, and reaches
+    and is reached as a memory device is.
+
+    rig calls the functions on the thread that called it, inside its own
+    locks and with signals blocked: a call of theirs to rig that may take a
+    lock raises [Invalid_argument] (as from a finaliser), and they must not
+    block for long. Only OCaml threads may call rig on such a device: a
+    thread of a C library that calls rig, unknown to OCaml, makes the
+    driver's functions fail with a fault. *)
+module Driver : sig
+  type bytes = (int, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+  (** A part of the work [submit] runs, in order. Each array is a view of
+      the memory the part names, valid only while [submit] runs. *)
+  type part =
+    | Copy of { src : bytes; dst : bytes }  (** Of one length. *)
+    | Fill of { dst : bytes; pattern : int; size : int }
+        (** [dst] set to the [size] (1, 2 or 4) low bytes of [pattern],
+            little-endian, repeated. *)
+
+  type facts = {
+    arch : string;  (** {!Rig.arch}: not empty. *)
+    alignment : int;  (** {!Rig.alignment}: a power of two, at most 16. *)
+    budget : int;  (** The start of {!Rig.budget}. *)
+    cache_bytes : int option;  (** {!Rig.cache_bytes}. *)
+  }
+  (** What a device states at open. rig checks them: breaking a rule makes
+      the open raise [Invalid_argument]. *)
+
+  type 'h t
+  (** A driver whose devices' handles are ['h]. *)
+
+  val make :
+    name:string ->
+    open_:(string -> ('h, string) result) ->
+    facts:('h -> facts) ->
+    allocate:('h -> int -> bytes) ->
+    submit:('h -> part array -> unit) ->
+    stop:('h -> unit) ->
+    'h t
+  (** [make ~name ~open_ ~facts ~allocate ~submit ~stop] is the driver
+      [name] (no [':'] or ['@']): [open_ args] opens the device of [args]
+      ([Error why] where it cannot: {!Rig.open_}'s [Error]); [facts h] is
+      read once at open; [allocate h n] gives [n] bytes or more of new
+      memory, starting on 16 bytes ([Bigarray.Array1.create] does), which
+      rig keeps reachable until it returns them ([Out_of_memory] or
+      {!Fault} where there is none: rig reclaims, or the allocation raises
+      [Rig.Out_of_memory]); [submit h parts] runs the parts, in order, and
+      returns once they are done; [stop h] ends the device, once, at its
+      close. Takes no lock. *)
+
+  val opener : 'h t -> string -> plugin opener
+  (** [opener d args] opens [d]'s device ["NAME:ARGS"] ({!Rig.open_}); on
+      another machine it is [Error]. *)
+end

@@ -101,3 +101,22 @@ value rig_ml_submission_address(value s, value b) {
   rig_ml_check(rig_submission_address(Rig_submission_val(s), Rig_buffer_val(b), &a));
   return caml_copy_int64((int64_t)a);
 }
+
+/* Submission.make ~keep: s keeps v until rig lets go of it (its keep's
+ * release, inside a lock, after s is released and its work done), through
+ * a root on the same list as of_bigarray's. Takes no lock. */
+value rig_ml_submission_keep(value s, value v) {
+  CAMLparam2(s, v);
+  held *h = malloc(sizeof *h);
+  if (!h)
+    caml_raise_out_of_memory();
+  h->array = v;
+  caml_register_generational_global_root(&h->array);
+  rig_status st = rig_submission_keep(Rig_submission_val(s), h, release_held);
+  if (st != RIG_OK) {
+    caml_remove_generational_global_root(&h->array);
+    free(h);
+    rig_ml_raise(st);
+  }
+  CAMLreturn(Val_unit);
+}

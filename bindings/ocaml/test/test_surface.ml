@@ -124,7 +124,39 @@ let lost_device () =
   check "its result" (Bytes.get out 0 = '\009');
   Rig.close other
 
+(* Submission.make ~keep: the value lives while the submission does, and
+   goes once it is collected and a call moved the device's memory. *)
+let keep () =
+  let m = Result.get_ok (Rig.memory_device "surface-keep") in
+  let b = Rig.Buffer.create m 4 in
+  let gone = ref false in
+  let make () =
+    let v = ref 0 in
+    Gc.finalise (fun _ -> gone := true) v;
+    Rig.Submission.(make ~keep:v m [| fill 0 1 |])
+  in
+  let s = (Sys.opaque_identity make) () in
+  ignore (Rig.submit (Rig.Submission.take s) ~buffers:[| b |]);
+  Gc.full_major ();
+  check "kept while the submission lives" (not !gone);
+  ignore (Sys.opaque_identity s);
+  let rec collect n =
+    Gc.full_major ();
+    Rig.free_cache m;
+    if not !gone && n > 0 then collect (n - 1)
+  in
+  collect 5;
+  check "let go once it is collected" !gone;
+  Rig.close m
+
+let access () =
+  let b = Rig.Buffer.create Rig.host 4 in
+  check "Rig.access is Buffer.access" (Rig.Buffer.access b = Rig.Read_write);
+  check "a Read view" (Rig.Buffer.access (Rig.Buffer.view ~access:Rig.Read b) = Rig.Buffer.Read)
+
 let () =
+  access ();
+  keep ();
   host_of ();
   capability ();
   job_runs ();
