@@ -57,7 +57,7 @@ module Driver = struct
   type 'h closures = {
     c_open : string -> ('h, string) result;
     c_facts : 'h -> facts;
-    c_allocate : 'h -> int -> bytes;
+    c_allocate : 'h -> int -> bytes option;
     c_submit : 'h -> part array -> unit;
     c_stop : 'h -> unit;
   }

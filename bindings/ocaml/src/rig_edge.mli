@@ -109,7 +109,10 @@ module Driver : sig
 
   type facts = {
     arch : string;  (** {!Rig.arch}: not empty. *)
-    alignment : int;  (** {!Rig.alignment}: a power of two, at most 16. *)
+    alignment : int;
+        (** {!Rig.alignment}: a power of two, where every allocation starts
+            ([Bigarray.Array1.create] gives 16); an allocation elsewhere is
+            the driver's fault. *)
     budget : int;  (** The start of {!Rig.budget}. *)
     cache_bytes : int option;  (** {!Rig.cache_bytes}. *)
   }
@@ -123,18 +126,18 @@ module Driver : sig
     name:string ->
     open_:(string -> ('h, string) result) ->
     facts:('h -> facts) ->
-    allocate:('h -> int -> bytes) ->
+    allocate:('h -> int -> bytes option) ->
     submit:('h -> part array -> unit) ->
     stop:('h -> unit) ->
     'h t
   (** [make ~name ~open_ ~facts ~allocate ~submit ~stop] is the driver
       [name] (no [':'] or ['@']): [open_ args] opens the device of [args]
       ([Error why] where it cannot: {!Rig.open_}'s [Error]); [facts h] is
-      read once at open; [allocate h n] gives [n] bytes or more of new
-      memory, starting on 16 bytes ([Bigarray.Array1.create] does), which
-      rig keeps reachable until it returns them ([Out_of_memory] or
-      {!Fault} where there is none: rig reclaims, or the allocation raises
-      [Rig.Out_of_memory]); [submit h parts] runs the parts, in order, and
+      read once at open; [allocate h n] gives [Some] array of [n]
+      bytes or more of new memory, starting on the facts' alignment, which
+      rig keeps reachable until it gives the memory back, or [None] where
+      there is no room: rig reclaims and asks again, then raises
+      {!Rig.Out_of_memory}; [submit h parts] runs the parts, in order, and
       returns once they are done; [stop h] ends the device, once, at its
       close. Takes no lock. *)
 

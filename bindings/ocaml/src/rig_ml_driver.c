@@ -37,6 +37,7 @@ typedef struct ml_dev {
   value closures; /* the driver record, a root */
   value h;        /* what its open made, a root */
   volatile uint64_t *word;
+  uint64_t alignment; /* its facts' */
 } ml_dev;
 
 /* The record of the driver whose open runs on this thread (open is called
@@ -158,6 +159,7 @@ static int ml_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   int st = call(field(m, F_FACTS), m->h, NULL, take_facts, f, err);
   if (st != RIG_EDGE_OK)
     return st;
+  m->alignment = f->alignment;
   f->flags = RIG_EDGE_MAPS_HOST | RIG_EDGE_HOST_ADDRESSES | RIG_EDGE_RUNS_ON_HOST |
              RIG_EDGE_COMPUTES | RIG_EDGE_SYNCHRONOUS;
   f->queues = 1;
@@ -197,27 +199,30 @@ static int ml_bind_word(void *h, volatile uint64_t *word, rig_edge_error *err) {
 /* What allocate's bigarray becomes: out, its bytes kept by root. */
 typedef struct alloc_ctx {
   value *root;
-  uint64_t bytes;
+  uint64_t bytes, alignment;
   rig_edge_alloc *out;
 } alloc_ctx;
 
 /* Runtime lock held. */
 static int take_alloc(value r, void *ctx, rig_edge_error *err) {
   alloc_ctx *c = ctx;
+  if (!Is_block(r)) /* None: no room, so rig reclaims and asks again */
+    return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "no %llu bytes", (unsigned long long)c->bytes);
+  r = Field(r, 0);
   struct caml_ba_array *ba = Caml_ba_array_val(r);
   uintptr_t p = (uintptr_t)ba->data;
   if ((uint64_t)caml_ba_byte_size(ba) < c->bytes)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "its allocate gave fewer bytes than asked");
-  if (c->bytes && p % 16 != 0)
-    return rig_edge_fail(err, RIG_EDGE_FAULT, "its allocate gave memory not on 16 bytes");
+  if (c->bytes && c->alignment && p % c->alignment != 0)
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "its allocate gave memory not on its alignment");
   caml_modify_generational_global_root(c->root, r);
   *c->out = (rig_edge_alloc){.handle = c->root, .host = ba->data, .address = p,
                              .bytes = c->bytes};
   return RIG_EDGE_OK;
 }
 
-/* allocate h bytes: a bigarray of at least that many bytes, kept by a root
- * (the allocation's handle) until release. */
+/* allocate h bytes: Some bigarray of at least that many bytes, kept by a
+ * root (the allocation's handle) until release, or None. */
 static int ml_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
                        rig_edge_error *err) {
   ml_dev *m = h;
@@ -230,7 +235,7 @@ static int ml_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "out of memory");
   with_runtime(new_root, root);
   value n = Val_long((intnat)bytes);
-  alloc_ctx c = {root, bytes, out};
+  alloc_ctx c = {root, bytes, m->alignment, out};
   int st = call(field(m, F_ALLOCATE), m->h, &n, take_alloc, &c, err);
   if (st != RIG_EDGE_OK)
     with_runtime(drop_root, root);

@@ -34,7 +34,7 @@ let driver =
     ~facts:(fun _ -> { Rig_edge.Driver.arch = "mlmem"; alignment = 16; budget = 1 lsl 20; cache_bytes = Some 4096 })
     ~allocate:(fun _ n ->
       incr allocs;
-      Bigarray.Array1.create Bigarray.int8_unsigned Bigarray.c_layout (max n 1))
+      if n > 1 lsl 16 then None else Some (Bigarray.Array1.create Bigarray.int8_unsigned Bigarray.c_layout (max n 1)))
     ~submit
     ~stop:(fun h -> h.stops <- h.stops + 1)
 
@@ -57,13 +57,16 @@ let opens () =
   | Error why -> check "open's Error" (String.length why > 0)
   | Ok _ -> check "open's Error" false);
   raises "a name with ':'" invalid (fun () ->
-      Rig_edge.Driver.make ~name:"a:b" ~open_ ~facts:(fun _ -> assert false) ~allocate:(fun _ _ -> assert false)
+      Rig_edge.Driver.make ~name:"a:b" ~open_ ~facts:(fun _ -> assert false) ~allocate:(fun _ _ -> None)
         ~submit ~stop:ignore);
   d
 
 let work d =
   let a = Rig.Buffer.create d 64 and b = Rig.Buffer.create d 64 in
   check "its allocate made the memory" (!allocs >= 2);
+  raises "an allocate with no room" (function Rig.Out_of_memory (e, n) -> e == d && n = 1 lsl 17 | _ -> false)
+    (fun () -> Rig.Buffer.create d (1 lsl 17));
+  check "not lost for it" (Rig.lost d = None);
   let p = Rig.Submission.(run d [| fill ~size:2 0 0x4241 |] [| a |]) in
   check "done when submit returns" (Rig.Point.reached p && Rig.Point.device p = Some d);
   check "the fill ran in OCaml" (contents a = String.concat "" (List.init 32 (fun _ -> "AB")));
