@@ -77,10 +77,13 @@ static void runtime_give(int state) {
   }
 }
 
-/* Calls f a [*b] with the runtime lock held, and take on its result;
- * RIG_EDGE_FAULT where it raises. */
-static int call(value f, value a, value *b, take_fn take, void *ctx, rig_edge_error *err) {
+/* Calls the driver's closure i on m's handle [and *b] with the runtime
+ * lock held, and take on its result; RIG_EDGE_FAULT where it raises. The
+ * roots are read only once the lock is held: the collector may move what
+ * they hold meanwhile. */
+static int call(const ml_dev *m, int i, value *b, take_fn take, void *ctx, rig_edge_error *err) {
   int state = runtime_take();
+  value f = Field(m->closures, i), a = m->h;
   value r = b ? caml_callback2_exn(f, a, *b) : caml_callback_exn(f, a);
   int st = Is_exception_result(r) ? fault_of(Extract_exception(r), err)
            : take                 ? take(r, ctx, err)
@@ -95,8 +98,6 @@ static void with_runtime(void (*f)(void *), void *p) {
   f(p);
   runtime_give(state);
 }
-
-static value field(const ml_dev *m, int i) { return Field(m->closures, i); }
 
 static void drop_dev(void *p) {
   ml_dev *m = p;
@@ -156,7 +157,7 @@ static int take_facts(value r, void *ctx, rig_edge_error *err) {
 
 static int ml_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   ml_dev *m = h;
-  int st = call(field(m, F_FACTS), m->h, NULL, take_facts, f, err);
+  int st = call(m, F_FACTS, NULL, take_facts, f, err);
   if (st != RIG_EDGE_OK)
     return st;
   m->alignment = f->alignment;
@@ -174,7 +175,7 @@ static int ml_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
 
 static int ml_stop(void *h, rig_edge_error *err) {
   ml_dev *m = h;
-  return call(field(m, F_STOP), m->h, NULL, NULL, NULL, err);
+  return call(m, F_STOP, NULL, NULL, NULL, err);
 }
 
 static void ml_destroy(void *h) { with_runtime(drop_dev, h); }
@@ -236,7 +237,7 @@ static int ml_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
   with_runtime(new_root, root);
   value n = Val_long((intnat)bytes);
   alloc_ctx c = {root, bytes, m->alignment, out};
-  int st = call(field(m, F_ALLOCATE), m->h, &n, take_alloc, &c, err);
+  int st = call(m, F_ALLOCATE, &n, take_alloc, &c, err);
   if (st != RIG_EDGE_OK)
     with_runtime(drop_root, root);
   return st;
@@ -306,7 +307,7 @@ static int ml_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   caml_register_generational_global_root(&parts);
   int st = parts_value(w, &parts, err);
   if (st == RIG_EDGE_OK) /* rig_ml_state is 0 now: call finds the runtime held */
-    st = call(field(m, F_SUBMIT), m->h, &parts, NULL, NULL, err);
+    st = call(m, F_SUBMIT, &parts, NULL, NULL, err);
   caml_remove_generational_global_root(&parts);
   runtime_give(state);
   if (st == RIG_EDGE_OK)
