@@ -221,6 +221,68 @@ static void test_parts_in_one_request(void **state) {
   test_server_stop(&s);
 }
 
+/* Asserts b holds n zero bytes. */
+static void expect_zeros(rig_buffer *b, size_t n, const char *where) {
+  unsigned char *got = malloc(n);
+  assert_non_null(got);
+  ok(rig_buffer_get(b, 0, got, n));
+  for (size_t i = 0; i < n; i++)
+    if (got[i] != 0)
+      fail_msg("%s: byte %zu is %#x, want 0", where, i, got[i]);
+  free(got);
+}
+
+/* Copies between this machine and m1 inside one submission on m1's host:
+ * two copies in from this host's buffers, a fill and a launch on m1, a
+ * copy out to this host, a fill of the launch's result and a second copy
+ * out. Each copy of this machine's bytes splits the parts that run there
+ * (RUN) and runs in its place, so the first copy out holds the launch's
+ * result and the second the fill that followed it, byte by byte. */
+static void test_copies_with_this_host(void **state) {
+  (void)state;
+  enum { N = 30000 };
+  const size_t bytes = N * sizeof(float);
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_remote_host("m-copies", &s, key, 0), *a = test_remote_on(h, "memory:a");
+  rig_device *here = rig_device_host();
+  rig_function *add = NULL;
+  rig_image *im = kernel_load_on(h, "add.o", "add", &add);
+  rig_ref refs[3] = {rig_ref_read(2, 0), rig_ref_read(3, 8), rig_ref_write(4, 16)};
+  rig_part parts[7] = {rig_part_copy(0, 2),          rig_part_copy(1, 3),
+                       rig_part_fill(4, 0xff, 1),     rig_part_launch(add, refs, 3, 32),
+                       rig_part_copy(4, 5),          rig_part_fill(4, 0, 1),
+                       rig_part_copy(4, 6)};
+  rig_submission *sub = NULL;
+  ok(rig_submission_make(h, parts, 7, &sub));
+  rig_buffer *b[7] = {create_ok(here, bytes), create_ok(here, bytes), create_ok(a, bytes),
+                      create_ok(h, bytes),    create_ok(h, bytes),    create_ok(here, bytes),
+                      create_ok(here, bytes)};
+  ok(rig_buffer_fill(b[6], 0xee, 1));
+  for (int round = 1; round <= 2; round++) { /* the second over the first's results */
+    float k = (float)round;
+    put_ramp(b[0], N, 1.0f * k);
+    put_ramp(b[1], N, 0.5f * k);
+    rig_run *run = take_ok(sub);
+    add_grid(sub, run, 3, N);
+    rig_point p;
+    ok(rig_run_submit(run, b, 7, NULL, 0, &p));
+    ok(rig_point_wait(p));
+    expect_ramp(b[2], N, 1.0f * k, "x on m1, copied in");
+    expect_ramp(b[3], N, 0.5f * k, "y on m1, copied in");
+    expect_ramp(b[5], N, 1.5f * k, "z copied out after the launch");
+    expect_zeros(b[6], bytes, "z copied out after the fill");
+    expect_zeros(b[4], bytes, "z on m1");
+  }
+  assert_null(rig_device_lost(h));
+  release_all(b, 7);
+  rig_submission_release(sub);
+  rig_image_release(im);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
 /* A submit of add on m1's host over the given buffers, which must be
  * refused (RIG_INVALID) with a message holding text. */
 static void launch_refused(rig_submission *sub, rig_buffer *x, rig_buffer *y, rig_buffer *z,
@@ -428,6 +490,7 @@ int main(void) {
       cmocka_unit_test(test_launch_on_remote_host),
       cmocka_unit_test(test_entry_ref_on_remote_host),
       cmocka_unit_test(test_parts_in_one_request),
+      cmocka_unit_test(test_copies_with_this_host),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_order_through_memory),
       cmocka_unit_test(test_order_through_waits),
