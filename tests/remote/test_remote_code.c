@@ -181,6 +181,32 @@ static void add_grid(rig_submission *s, rig_run *run, uint32_t part, int64_t n) 
   ok(rig_run_int64(run, k, 24, n));
 }
 
+/* A machine for a test of add: its server, its host, its memory:a, and
+ * add loaded on the host. */
+typedef struct with_add {
+  test_server s;
+  rig_device *h, *a;
+  rig_function *add;
+  rig_image *im;
+} with_add;
+
+static void with_add_open(with_add *m, const char *machine) {
+  test_server_start(&m->s, key);
+  m->h = test_remote_host(machine, &m->s, key, 0);
+  m->a = test_remote_on(m->h, "memory:a");
+  m->im = kernel_load_on(m->h, "add.o", "add", &m->add);
+}
+
+/* Releases sub, the n buffers b and m, and stops m's server. */
+static void with_add_close(with_add *m, rig_submission *sub, rig_buffer *const *b, size_t n) {
+  release_all(b, n);
+  rig_submission_release(sub);
+  rig_image_release(m->im);
+  close_release(m->a);
+  close_release(m->h);
+  test_server_stop(&m->s);
+}
+
 /* A submission of several parts on m1's host, whose parts read what the
  * earlier ones wrote: a fill, a launch, a launch whose parameter block is
  * too big to share a request, and a copy on m1. The parts that run there
@@ -189,11 +215,10 @@ static void test_parts_in_one_request(void **state) {
   (void)state;
   enum { N = 10000 };
   const size_t bytes = N * sizeof(float);
-  test_server s;
-  test_server_start(&s, key);
-  rig_device *h = test_remote_host("m-run", &s, key, 0), *a = test_remote_on(h, "memory:a");
-  rig_function *add = NULL;
-  rig_image *im = kernel_load_on(h, "add.o", "add", &add);
+  with_add m;
+  with_add_open(&m, "m-run");
+  rig_device *h = m.h, *a = m.a;
+  rig_function *add = m.add;
   rig_ref r1[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_ref r2[3] = {rig_ref_read(2, 0), rig_ref_read(1, 8), rig_ref_write(4, 16)};
   rig_part parts[4] = {rig_part_fill(2, 0xff, 1), rig_part_launch(add, r1, 3, 40000),
@@ -213,12 +238,7 @@ static void test_parts_in_one_request(void **state) {
   expect_ramp(b[2], N, 1.5f, "z, the first launch's");
   expect_ramp(b[4], N, 2.0f, "v, the second launch's, over z");
   expect_ramp(b[3], N, 1.5f, "w, z's copy");
-  release_all(b, 5);
-  rig_submission_release(sub);
-  rig_image_release(im);
-  close_release(a);
-  close_release(h);
-  test_server_stop(&s);
+  with_add_close(&m, sub, b, 5);
 }
 
 /* Asserts b holds n zero bytes. */
@@ -242,15 +262,12 @@ static void test_copies_with_this_host(void **state) {
   (void)state;
   enum { N = 30000 };
   const size_t bytes = N * sizeof(float);
-  test_server s;
-  test_server_start(&s, key);
-  rig_device *h = test_remote_host("m-copies", &s, key, 0), *a = test_remote_on(h, "memory:a");
-  rig_device *here = rig_device_host();
-  rig_function *add = NULL;
-  rig_image *im = kernel_load_on(h, "add.o", "add", &add);
+  with_add m;
+  with_add_open(&m, "m-copies");
+  rig_device *h = m.h, *a = m.a, *here = rig_device_host();
   rig_ref refs[3] = {rig_ref_read(2, 0), rig_ref_read(3, 8), rig_ref_write(4, 16)};
   rig_part parts[7] = {rig_part_copy(0, 2),          rig_part_copy(1, 3),
-                       rig_part_fill(4, 0xff, 1),     rig_part_launch(add, refs, 3, 32),
+                       rig_part_fill(4, 0xff, 1),     rig_part_launch(m.add, refs, 3, 32),
                        rig_part_copy(4, 5),          rig_part_fill(4, 0, 1),
                        rig_part_copy(4, 6)};
   rig_submission *sub = NULL;
@@ -275,12 +292,7 @@ static void test_copies_with_this_host(void **state) {
     expect_zeros(b[4], bytes, "z on m1");
   }
   assert_null(rig_device_lost(h));
-  release_all(b, 7);
-  rig_submission_release(sub);
-  rig_image_release(im);
-  close_release(a);
-  close_release(h);
-  test_server_stop(&s);
+  with_add_close(&m, sub, b, 7);
 }
 
 /* A submit of add on m1's host over the given buffers, which must be
