@@ -32,6 +32,8 @@ typedef struct server {
   uint8_t key[4096];
   size_t key_n;
   serve_client *clients;
+  serve_client *incoming; /* connected while a request ran: step_all adds them */
+  serve_beat *beat;       /* liveness while a request runs (serve_beat.c) */
   unsigned next_id;
   uint8_t *reply_body;
 } server;
@@ -105,8 +107,8 @@ static void on_connect(ucp_conn_request_h req, void *arg) {
     free(c);
     return;
   }
-  c->next = s->clients;
-  s->clients = c;
+  c->next = s->incoming; /* the beat thread may run this: clients is the loop's */
+  s->incoming = c;
   serve_log(c, "connected");
 }
 
@@ -185,7 +187,10 @@ static void handle(server *s, serve_client *c) {
   if (c->phase != SERVE_READY)
     return challenge(s, c, &m);
   serve_reply r = {.body = s->reply_body};
-  if (serve_request(c, &m, &r) != 0)
+  serve_beat_work(s->beat, c, m.type);
+  int st = serve_request(c, &m, &r);
+  serve_beat_rest(s->beat);
+  if (st != 0)
     serve_log(c, "%s: %s", rig_wire_type_name(m.type), r.text);
   reply(s, c, &r);
 }
@@ -282,8 +287,19 @@ static void drop(server *s, serve_client *c) {
   free(c);
 }
 
+/* Adds the connections made since the last step to the clients. */
+static void take_incoming(server *s) {
+  while (s->incoming) {
+    serve_client *c = s->incoming;
+    s->incoming = c->next;
+    c->next = s->clients;
+    s->clients = c;
+  }
+}
+
 /* Steps every client and drops those that ended. */
 static void step_all(server *s) {
+  take_incoming(s);
   for (serve_client **p = &s->clients; *p;) {
     serve_client *c = *p;
     step(s, c);
@@ -417,7 +433,10 @@ int rig_serve_main(int argc, char **argv) {
   sigaddset(&stop_set, SIGTERM);
   sigaddset(&stop_set, SIGINT);
   pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
+  s.beat = serve_beat_start(s.worker, &s.clients);
   run(&s);
+  serve_beat_stop(s.beat);
+  take_incoming(&s); /* to be dropped with the others */
   while (s.clients) {
     serve_client *c = s.clients;
     s.clients = c->next;

@@ -81,6 +81,20 @@ int serve_expose(serve_client *c, const rig_wire_msg *m, serve_reply *out);
 void serve_unexpose(serve_client *c, uint64_t id);
 /* Drops every registration of c. */
 void serve_unexpose_all(serve_client *c);
+/* Liveness (serve_beat.c): while a request runs, a second thread holds the
+ * UCP worker and sends BUSY replies, so that a client's hang bound counts
+ * only silence. serve_beat_start starts it over the client list *clients
+ * and gives the calling (loop's) thread the worker; NULL where no thread
+ * starts (requests then run without beats). serve_beat_work hands the
+ * worker over while c's request of type runs (not for a request that uses
+ * UCX itself); serve_beat_rest takes it back, waiting for a BUSY being
+ * sent; serve_beat_stop ends the thread. Each accepts NULL. */
+typedef struct serve_beat serve_beat;
+serve_beat *serve_beat_start(ucp_worker_h worker, serve_client *const *clients);
+void serve_beat_work(serve_beat *b, const serve_client *c, uint16_t type);
+void serve_beat_rest(serve_beat *b);
+void serve_beat_stop(serve_beat *b);
+
 /* Writes a line "rig serve: client N (PEER): ..." to the log (stderr). */
 void serve_log(const serve_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -85,6 +85,24 @@ static int do_open(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   return 0;
 }
 
+/* The address d's code uses for b, which the client's launch refs store
+ * (docs/remote.md, "Launches on another machine's GPU"): its host address
+ * for a device that runs on the host (0 where the host does not address
+ * it); else the device's own (a Vulkan buffer device address, a CUDA
+ * pointer), which core gives through a submission of d: a fill, which
+ * every such device runs. 0 where it has none: launches refuse it. */
+static uint64_t code_address(rig_device *d, const rig_buffer *b) {
+  if (rig_device_runs_on_host(d))
+    return (uint64_t)(uintptr_t)rig_buffer_host_address(b);
+  rig_part fill = rig_part_fill(0, 0, 1);
+  rig_submission *s = NULL;
+  uint64_t at = 0;
+  if (rig_submission_make(d, &fill, 1, &s) != RIG_OK || rig_submission_address(s, b, &at) != RIG_OK)
+    at = 0;
+  rig_submission_release(s);
+  return at;
+}
+
 static int do_alloc(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   rig_device *d = device(c, m->dev);
   rig_buffer *b = NULL;
@@ -100,10 +118,8 @@ static int do_alloc(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
     rig_buffer_release(b);
     return bad(out, "out of memory for buffer %llu", c->nbufs);
   }
-  /* The address this machine's code uses for it, which the client's launch
-   * refs store: its host address (0 where the host does not address it). */
   uint8_t *p = rig_wire_write(out->body, (uint64_t)i + 1, 8);
-  rig_wire_write(p, (uint64_t)(uintptr_t)rig_buffer_host_address(b), 8);
+  rig_wire_write(p, code_address(d, b), 8);
   out->body_n = 16;
   return 0;
 }

@@ -25,13 +25,37 @@ static rig_status foreign(rig_device *d, const rig_buffer *b, const char *what, 
                    "is: borrow it onto %s", what, i, b->dev->name, d->name, d->name);
 }
 
+/* Whether slot i is named by a ref of one of s's launches. */
+static bool launched(const rig_submission *s, uint32_t i) {
+  uint32_t slot;
+  bool w, u;
+  for (uint32_t j = 0; j < s->nparts; j++)
+    for (uint32_t k = 0; s->parts[j].kind == RIG_PART_LAUNCH && k < s->parts[j].nrefs; k++)
+      if (rig__part_use(&s->parts[j], k, &slot, &w, &u) && slot == i)
+        return true;
+  return false;
+}
+
+/* Whether slot i of a submit on d is this machine's memory that d, a
+ * device of another machine whose work is done before submit returns,
+ * copies or fills by its host address (docs/remote.md, "Copies of this
+ * machine's bytes in a submission"): the driver moves the bytes over its
+ * link as it does a staging's. Only copies and fills: a launch there
+ * cannot address this machine's memory (MACH-18). */
+static bool copied_here(const rig_device *d, const rig_submission *s, const rig_buffer *b,
+                        uint32_t i) {
+  return d->machine && !b->alloc->dev->machine && b->alloc->mem.host &&
+         (d->facts.flags & RIG_EDGE_SYNCHRONOUS) && !launched(s, i);
+}
+
 /* A buffer as slot i of a submit on d (VALID-13..16). */
 static rig_status check_buffer(rig_device *d, const rig_submission *s, rig_buffer *b,
                                uint32_t i) {
   rig_status st = rig__buffer_usable(b, "rig_run_submit");
   if (st)
     return st;
-  if (b->dev != d && (!rig_device_reaches(d, b->alloc->dev) || !rig__mem_for(d, b)))
+  if (b->dev != d && (!rig_device_reaches(d, b->alloc->dev) || !rig__mem_for(d, b)) &&
+      !copied_here(d, s, b, i))
     return foreign(d, b, "slot", i);
   if (s->slot_writes[i] && b->access != RIG_READ_WRITE)
     return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: slot %u is written through a Read buffer",
@@ -40,9 +64,12 @@ static rig_status check_buffer(rig_device *d, const rig_submission *s, rig_buffe
 }
 
 /* b as d's work names it (borrow.c's rig__mem_for; check_buffer made
- * sure there is one). */
+ * sure there is one), or for memory of this machine that a device of
+ * another machine copies (copied_here), the allocation's own record, of
+ * which its driver reads the host address only. */
 static rig_edge_range range_of(const rig_device *d, rig_buffer *b) {
-  rig_edge_range r = {rig__mem_for(d, b), b->offset, b->length};
+  const rig_edge_alloc *m = rig__mem_for(d, b);
+  rig_edge_range r = {m ? m : &b->alloc->mem, b->offset, b->length};
   return r;
 }
 

@@ -85,6 +85,15 @@ static int send_request(rig_link *l, const rig_wire_msg *req, const void *data, 
   return RIG_EDGE_OK;
 }
 
+/* Whether the header in is a BUSY: the server still works (serve_beat.c),
+ * so the hang bound, which counts only its silence, starts again. */
+static bool busy(const uint8_t in[RIG_WIRE_HEADER]) {
+  rig_wire_header h;
+  char why[8];
+  return rig_wire_header_get(in, &h, why, sizeof why) &&
+         h.type == (RIG_WIRE_BUSY | RIG_WIRE_REPLY) && h.status == 0 && h.length == 0;
+}
+
 /* Receives the reply to request type, its body into reply. */
 static int recv_reply(rig_link *l, uint16_t type, void *reply, size_t cap, size_t *reply_n,
                       uint64_t deadline, rig_edge_error *err) {
@@ -92,6 +101,10 @@ static int recv_reply(rig_link *l, uint16_t type, void *reply, size_t cap, size_
   char why[160], text[RIG_EDGE_MESSAGE_BYTES] = "";
   rig_wire_header h;
   ucs_status_t st = recv_bytes(l, in, sizeof in, deadline);
+  while (st == UCS_OK && busy(in)) {
+    deadline = rig_ucx_now_ms() + l->hang_ms;
+    st = recv_bytes(l, in, sizeof in, deadline);
+  }
   if (st != UCS_OK)
     return broken(l, err, st == UCS_ERR_TIMED_OUT ? "no answer within the hang bound"
                                                   : ucs_status_string(st));

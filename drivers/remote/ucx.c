@@ -35,8 +35,11 @@ bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *
     snprintf(why, why_n, "UCX: ucp_init: %s", ucs_status_string(st));
     return false;
   }
+  /* Serialized, not single: a link's worker is used by whichever thread
+   * holds the link's lock, and the server's by its loop or, while a
+   * request works, its beat thread (serve_beat.c), never two at once. */
   ucp_worker_params_t w = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                           .thread_mode = UCS_THREAD_MODE_SINGLE};
+                           .thread_mode = UCS_THREAD_MODE_SERIALIZED};
   st = ucp_worker_create(*ctx, &w, worker);
   if (st != UCS_OK) {
     ucp_cleanup(*ctx);

@@ -10,7 +10,7 @@ static const char *const names[RIG_WIRE_TYPES] = {
     "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD",
     [RIG_WIRE_LOAD] = "LOAD", [RIG_WIRE_RESOLVE] = "RESOLVE", [RIG_WIRE_UNLOAD] = "UNLOAD",
     [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN", [RIG_WIRE_LIST] = "LIST",
-    [RIG_WIRE_EXPOSE] = "EXPOSE"};
+    [RIG_WIRE_EXPOSE] = "EXPOSE", [RIG_WIRE_BUSY] = "BUSY"};
 
 /* Whether this build knows the type: numbers between the ranges of
  * requests are unknown. */

@@ -52,7 +52,11 @@ enum rig_wire_type {
   RIG_WIRE_LIST = 30,   /* nothing: reply is the server's device list (serve_list.c) */
   /* The bench's range, 40-49: bulk bytes by RMA (link_rma.c, serve_expose.c): */
   RIG_WIRE_EXPOSE = 40, /* u64 buf: reply u64 address, u64 bytes, the packed rkey */
-  RIG_WIRE_TYPES = 41,  /* one past the last; numbers in between are unknown */
+  /* Liveness and work of another machine's devices, 60-69 (docs/remote.md,
+   * "Liveness"): */
+  RIG_WIRE_BUSY = 60,   /* replies only, empty: the server still works on a request, so
+                           the client's hang bound starts again (serve_beat.c) */
+  RIG_WIRE_TYPES = 61,  /* one past the last; numbers in between are unknown */
 };
 /* Whether type is a request this build knows: the version-1 block or one
  * of the ranges appended after it. */

@@ -181,6 +181,32 @@ static void add_grid(rig_submission *s, rig_run *run, uint32_t part, int64_t n) 
   ok(rig_run_int64(run, k, 24, n));
 }
 
+/* A machine for a test of add: its server, its host, its memory:a, and
+ * add loaded on the host. */
+typedef struct with_add {
+  test_server s;
+  rig_device *h, *a;
+  rig_function *add;
+  rig_image *im;
+} with_add;
+
+static void with_add_open(with_add *m, const char *machine) {
+  test_server_start(&m->s, key);
+  m->h = test_remote_host(machine, &m->s, key, 0);
+  m->a = test_remote_on(m->h, "memory:a");
+  m->im = kernel_load_on(m->h, "add.o", "add", &m->add);
+}
+
+/* Releases sub, the n buffers b and m, and stops m's server. */
+static void with_add_close(with_add *m, rig_submission *sub, rig_buffer *const *b, size_t n) {
+  release_all(b, n);
+  rig_submission_release(sub);
+  rig_image_release(m->im);
+  close_release(m->a);
+  close_release(m->h);
+  test_server_stop(&m->s);
+}
+
 /* A submission of several parts on m1's host, whose parts read what the
  * earlier ones wrote: a fill, a launch, a launch whose parameter block is
  * too big to share a request, and a copy on m1. The parts that run there
@@ -189,11 +215,10 @@ static void test_parts_in_one_request(void **state) {
   (void)state;
   enum { N = 10000 };
   const size_t bytes = N * sizeof(float);
-  test_server s;
-  test_server_start(&s, key);
-  rig_device *h = test_remote_host("m-run", &s, key, 0), *a = test_remote_on(h, "memory:a");
-  rig_function *add = NULL;
-  rig_image *im = kernel_load_on(h, "add.o", "add", &add);
+  with_add m;
+  with_add_open(&m, "m-run");
+  rig_device *h = m.h, *a = m.a;
+  rig_function *add = m.add;
   rig_ref r1[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
   rig_ref r2[3] = {rig_ref_read(2, 0), rig_ref_read(1, 8), rig_ref_write(4, 16)};
   rig_part parts[4] = {rig_part_fill(2, 0xff, 1), rig_part_launch(add, r1, 3, 40000),
@@ -213,12 +238,61 @@ static void test_parts_in_one_request(void **state) {
   expect_ramp(b[2], N, 1.5f, "z, the first launch's");
   expect_ramp(b[4], N, 2.0f, "v, the second launch's, over z");
   expect_ramp(b[3], N, 1.5f, "w, z's copy");
-  release_all(b, 5);
-  rig_submission_release(sub);
-  rig_image_release(im);
-  close_release(a);
-  close_release(h);
-  test_server_stop(&s);
+  with_add_close(&m, sub, b, 5);
+}
+
+/* Asserts b holds n zero bytes. */
+static void expect_zeros(rig_buffer *b, size_t n, const char *where) {
+  unsigned char *got = malloc(n);
+  assert_non_null(got);
+  ok(rig_buffer_get(b, 0, got, n));
+  for (size_t i = 0; i < n; i++)
+    if (got[i] != 0)
+      fail_msg("%s: byte %zu is %#x, want 0", where, i, got[i]);
+  free(got);
+}
+
+/* Copies between this machine and m1 inside one submission on m1's host:
+ * two copies in from this host's buffers, a fill and a launch on m1, a
+ * copy out to this host, a fill of the launch's result and a second copy
+ * out. Each copy of this machine's bytes splits the parts that run there
+ * (RUN) and runs in its place, so the first copy out holds the launch's
+ * result and the second the fill that followed it, byte by byte. */
+static void test_copies_with_this_host(void **state) {
+  (void)state;
+  enum { N = 30000 };
+  const size_t bytes = N * sizeof(float);
+  with_add m;
+  with_add_open(&m, "m-copies");
+  rig_device *h = m.h, *a = m.a, *here = rig_device_host();
+  rig_ref refs[3] = {rig_ref_read(2, 0), rig_ref_read(3, 8), rig_ref_write(4, 16)};
+  rig_part parts[7] = {rig_part_copy(0, 2),          rig_part_copy(1, 3),
+                       rig_part_fill(4, 0xff, 1),     rig_part_launch(m.add, refs, 3, 32),
+                       rig_part_copy(4, 5),          rig_part_fill(4, 0, 1),
+                       rig_part_copy(4, 6)};
+  rig_submission *sub = NULL;
+  ok(rig_submission_make(h, parts, 7, &sub));
+  rig_buffer *b[7] = {create_ok(here, bytes), create_ok(here, bytes), create_ok(a, bytes),
+                      create_ok(h, bytes),    create_ok(h, bytes),    create_ok(here, bytes),
+                      create_ok(here, bytes)};
+  ok(rig_buffer_fill(b[6], 0xee, 1));
+  for (int round = 1; round <= 2; round++) { /* the second over the first's results */
+    float k = (float)round;
+    put_ramp(b[0], N, 1.0f * k);
+    put_ramp(b[1], N, 0.5f * k);
+    rig_run *run = take_ok(sub);
+    add_grid(sub, run, 3, N);
+    rig_point p;
+    ok(rig_run_submit(run, b, 7, NULL, 0, &p));
+    ok(rig_point_wait(p));
+    expect_ramp(b[2], N, 1.0f * k, "x on m1, copied in");
+    expect_ramp(b[3], N, 0.5f * k, "y on m1, copied in");
+    expect_ramp(b[5], N, 1.5f * k, "z copied out after the launch");
+    expect_zeros(b[6], bytes, "z copied out after the fill");
+    expect_zeros(b[4], bytes, "z on m1");
+  }
+  assert_null(rig_device_lost(h));
+  with_add_close(&m, sub, b, 7);
 }
 
 /* A submit of add on m1's host over the given buffers, which must be
@@ -428,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_launch_on_remote_host),
       cmocka_unit_test(test_entry_ref_on_remote_host),
       cmocka_unit_test(test_parts_in_one_request),
+      cmocka_unit_test(test_copies_with_this_host),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_order_through_memory),
       cmocka_unit_test(test_order_through_waits),
