@@ -205,13 +205,13 @@ static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use
   rig__edge_error_clear(&err);
   /* The host's work runs with the thread's mask as the program set it. */
   int r = RIG__DRIVER_OF(d, d->drv->submit(d->h, work, &err));
+  if (r == RIG_EDGE_OK)
+    driver_took(d, v); /* first: a commit made here overlaps the stamps */
   rig_point p = rig_point_make(d->slot, v);
   rig__waits_used(&w, d, v);
   stamp(d, uses, nuses, &w, p);                        /* ORDER-18, ORDER-19 */
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
-  else
-    driver_took(d, v);
   rig__unlock(&d->locks.submit);
   if (r != RIG_EDGE_OK)
     return rig__lost_error(d);
