@@ -138,6 +138,36 @@ static bool freed_meanwhile(const rig__use *uses, size_t n) {
   return false;
 }
 
+/* Sends the values submitted up to upto to the device; submit lock held.
+ * A driver that fails to commit loses its device (LOSS-3). */
+static void commit_locked(rig_device *d, uint64_t upto) {
+  rig_edge_error err = {0};
+  if (RIG__DRIVER(d->drv->commit(d->h, upto, &err)) == RIG_EDGE_OK)
+    atomic_store(&d->tl.committed, upto);
+  else
+    rig__lose(d, err.message);                         /* LOSS-3 */
+}
+
+/* Whether d commits v at its submit (RIG_EDGE_COMMIT_IDLE): where every
+ * value committed before is known reached, the device is idle, and work
+ * held back would leave it so until a wait commits it, a second hold of
+ * ERR-9's mask (2 system calls per round trip, bench P7). Here the commit
+ * runs inside the submit's hold. */
+static bool commits_at_submit(const rig_device *d) {
+  return (d->facts.flags & RIG_EDGE_COMMIT_IDLE) && !rig__is_lost(d) &&
+         atomic_load_explicit(&d->tl.committed, memory_order_relaxed) <=
+             atomic_load_explicit(&d->tl.signaled, memory_order_acquire);
+}
+
+/* The driver took value v; submit lock held. */
+static void driver_took(rig_device *d, uint64_t v) {
+  if (!d->drv->commit)
+    atomic_store_explicit(&d->tl.committed, v, memory_order_release); /* its submit commits */
+  else if (commits_at_submit(d))
+    commit_locked(d, v);
+  atomic_store_explicit(&d->tl.taken, v, memory_order_release);
+}
+
 static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use *uses,
                               size_t nuses, const rig_point *waits, size_t nwaits,
                               rig_point *out) {
@@ -175,15 +205,13 @@ static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use
   rig__edge_error_clear(&err);
   /* The host's work runs with the thread's mask as the program set it. */
   int r = RIG__DRIVER_OF(d, d->drv->submit(d->h, work, &err));
+  if (r == RIG_EDGE_OK)
+    driver_took(d, v); /* first: a commit made here overlaps the stamps */
   rig_point p = rig_point_make(d->slot, v);
   rig__waits_used(&w, d, v);
   stamp(d, uses, nuses, &w, p);                        /* ORDER-18, ORDER-19 */
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
-  else if (!d->drv->commit)
-    atomic_store_explicit(&d->tl.committed, v, memory_order_release); /* its submit commits */
-  if (r == RIG_EDGE_OK)
-    atomic_store_explicit(&d->tl.taken, v, memory_order_release);
   rig__unlock(&d->locks.submit);
   if (r != RIG_EDGE_OK)
     return rig__lost_error(d);
@@ -217,12 +245,7 @@ void rig__commit(rig_device *d, uint64_t v, bool block) {
                                    : pthread_mutex_trylock(&d->locks.submit)) != 0)
     return;
   uint64_t upto = atomic_load(&d->tl.submitted);
-  if (atomic_load(&d->tl.committed) < upto && !rig__is_lost(d)) {
-    rig_edge_error err = {0};
-    if (RIG__DRIVER(d->drv->commit(d->h, upto, &err)) == RIG_EDGE_OK)
-      atomic_store(&d->tl.committed, upto);
-    else
-      rig__lose(d, err.message);                       /* LOSS-3 */
-  }
+  if (atomic_load(&d->tl.committed) < upto && !rig__is_lost(d))
+    commit_locked(d, upto);
   pthread_mutex_unlock(&d->locks.submit);
 }

@@ -125,8 +125,10 @@ void rvk_make_facts(rvk_dev *v) {
   f->type = v->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? RIG_EDGE_TYPE_CPU
                                                                : RIG_EDGE_TYPE_GPU;
   f->commit_k = v->k;
-  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_OWN_WORD | (v->import ? RIG_EDGE_MAPS_HOST : 0) |
-             (v->device_host ? RIG_EDGE_HOST_ADDRESSES : 0);
+  /* COMMIT_IDLE: an idle queue gets its work at the submit, in core's one
+   * hold of the signal mask, not at the wait's commit in a second (P7). */
+  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_OWN_WORD | RIG_EDGE_COMMIT_IDLE |
+             (v->import ? RIG_EDGE_MAPS_HOST : 0) | (v->device_host ? RIG_EDGE_HOST_ADDRESSES : 0);
   f->queues = 1;
   f->part_queue[RIG_EDGE_PART_COPY] = 0;
   f->part_queue[RIG_EDGE_PART_FILL] = 0;

@@ -174,6 +174,55 @@ static const rig_edge_driver late_driver = {
     .release = s_release,
 };
 
+/* A device that states RIG_EDGE_COMMIT_IDLE: core commits a value at its
+ * submit where every earlier committed value is known reached. Its wait
+ * reports the last value committed as reached: work runs once committed. */
+static struct {
+  volatile uint64_t *word;
+  uint64_t committed;
+  int commits, handled_in_commit;
+  bool commit_int, raise_in_commit;
+} idle;
+static int i_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
+  int r = s_facts(h, f, err);
+  f->flags |= RIG_EDGE_COMMIT_IDLE;
+  return r;
+}
+static int i_bind(void *h, volatile uint64_t *word, rig_edge_error *err) {
+  idle.word = word;
+  return RIG_EDGE_OK;
+}
+static int i_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+  for (uint32_t i = 0; i < w->nparts; i++)
+    rig_edge_run_on_host(&w->parts[i], err);
+  return RIG_EDGE_OK;
+}
+static int i_commit(void *h, uint64_t v, rig_edge_error *err) {
+  idle.commit_int = blocked(SIGINT);
+  idle.commits++;
+  idle.committed = v;
+  if (idle.raise_in_commit) {
+    pthread_kill(pthread_self(), SIGUSR1);
+    idle.handled_in_commit = handled; /* not yet: blocked (ERR-12) */
+  }
+  return RIG_EDGE_OK;
+}
+static int i_wait(void *h, uint64_t v, uint32_t ms, rig_edge_error *err) {
+  rig_edge_word_store(idle.word, idle.committed);
+  return idle.committed >= v ? RIG_EDGE_OK : RIG_EDGE_TIMEOUT;
+}
+static const rig_edge_driver idle_driver = {
+    RIG_EDGE_DRIVER_INIT("idle"),
+    .open = s_open,
+    .facts = i_facts,
+    .bind_word = i_bind,
+    .submit = i_submit,
+    .commit = i_commit,
+    .wait = i_wait,
+    .allocate = s_alloc,
+    .release = driver_memory_release,
+};
+
 static int setup(void **state) {
   struct sigaction sa = {0};
   sa.sa_handler = on_usr1;
@@ -264,6 +313,43 @@ static void err_11_12_a_wait_inside_a_submit_has_the_callers_mask(void **state) 
   rig_buffer_release(on_late);
   close_release(d);
   close_release(l);
+}
+
+/* ERR-9, ERR-12: the commit core makes at a submit, for a device that
+ * commits when idle, runs with signals blocked, and a signal raised in it
+ * is delivered once the submit returns; the wait that follows has nothing
+ * to commit. Work submitted while the last value is not known reached is
+ * held, and the wait's commit of it runs with signals blocked too. */
+static void err_9_12_a_commit_at_the_submit_blocks_signals(void **state) {
+  rig_device *d;
+  check_ok(rig_device_open_driver("idle:a", &idle_driver, "", &d), "open");
+  rig_buffer *b[3] = {create_ok(d, 64), create_ok(d, 64), create_ok(d, 64)};
+  rig_point p, q, r;
+  handled = 0;
+  idle.raise_in_commit = true;
+  check_ok(rig_buffer_submit_fill(b[0], 1, 1, &p), "fill on an idle device");
+  idle.raise_in_commit = false;
+  assert_int_equal(idle.commits, 1);            /* at the submit */
+  assert_int_equal(idle.committed, rig_point_value(p));
+  assert_true(idle.commit_int);                 /* ERR-9 */
+  assert_int_equal(idle.handled_in_commit, 0);  /* ERR-12 */
+  assert_int_equal(handled, 1);                 /* delivered after the submit */
+  assert_false(blocked(SIGINT));
+  ok(rig_point_wait(p));
+  assert_int_equal(idle.commits, 1);            /* nothing left to commit */
+  check_ok(rig_buffer_submit_fill(b[1], 2, 1, &q), "fill"); /* p is known reached */
+  check_ok(rig_buffer_submit_fill(b[2], 3, 1, &r), "fill"); /* q is not: held */
+  assert_int_equal(idle.commits, 2);
+  assert_int_equal(idle.committed, rig_point_value(q));
+  idle.commit_int = false;
+  ok(rig_point_wait(r));                        /* commits r (TL-9) */
+  assert_int_equal(idle.commits, 3);
+  assert_int_equal(idle.committed, rig_point_value(r));
+  assert_true(idle.commit_int);                 /* ERR-9 */
+  assert_false(blocked(SIGINT));
+  for (int i = 0; i < 3; i++)
+    rig_buffer_release(b[i]);
+  close_release(d);
 }
 
 /* ERR-14, ERR-15: reclamation that gives memory back region by region
@@ -390,6 +476,7 @@ int main(void) {
       cmocka_unit_test(err_9_11_12_13_driver_calls_block_signals),
       cmocka_unit_test(err_9_12_one_mask_across_a_submits_driver_calls),
       cmocka_unit_test(err_11_12_a_wait_inside_a_submit_has_the_callers_mask),
+      cmocka_unit_test(err_9_12_a_commit_at_the_submit_blocks_signals),
       cmocka_unit_test(err_14_15_reclamation_blocks_per_64_regions),
       cmocka_unit_test(err_17_opener_and_capability_block_signals),
       cmocka_unit_test(err_18_a_drivers_finaliser_takes_no_signal),

@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.7).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.8).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 7u
+#define RIG_EDGE_ABI_MINOR 8u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -102,6 +102,11 @@ enum rig_edge_flag {
   RIG_EDGE_COMPUTES = 1u << 6,       /* it runs work (false for io devices) */
   RIG_EDGE_SYNCHRONOUS = 1u << 7,    /* submit runs the work before it returns
                                         (DOM-6), as the memory driver's does */
+  /* ABI 1.8: core commits a value at its submit, in the same hold of
+     ERR-9's mask, where every value committed before is known reached
+     (the device is idle); otherwise the work waits for k values or a
+     wait's commit (TL-7..10). A core before 1.8 ignores it. */
+  RIG_EDGE_COMMIT_IDLE = 1u << 8,
 };
 
 enum rig_edge_part_kind {
