@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.7).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.8).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 7u
+#define RIG_EDGE_ABI_MINOR 8u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -361,6 +361,20 @@ typedef struct rig_edge_driver {
    * and core never asks again. It may block (calibrating a clock) and
    * allocate (query pools). NULL: the device times no work. */
   int (*profile)(void *h, rig_edge_profile *ring, rig_edge_error *err);
+
+  /* ---- ABI 1.8: copies between two devices of one driver that reach
+   * neither the other's memory (core reads it only where size reaches
+   * it; docs/edge.md) ---- */
+  /* Whether h's work copies into h's memory from the memory of other, a
+   * handle of this same table that is not h's peer, by the driver's own
+   * means: the remote driver has the source machine put the bytes into
+   * the destination machine's memory, so that none passes through this
+   * host. Core then submits such a copy on h as one copy part whose
+   * source is other's allocation (its record as other's allocate made
+   * it), and stages none of it; the part's failure loses h, as any
+   * submit's. Waits for nothing; allocates nothing. NULL: never, and core
+   * copies through host memory. */
+  bool (*copies_from)(void *h, void *other);
 } rig_edge_driver;
 
 /* ---- profiles (ABI 1.6) ----------------------------------------------- */
