@@ -422,6 +422,7 @@ int rig_serve_main(int argc, char **argv) {
   static server s;
   if (!key)
     return usage();
+  serve_key_path = key; /* PUSH proves it to another server (serve_push.c) */
   if (!read_key(&s, key) || !(s.reply_body = malloc(RIG_WIRE_MAX_BODY)) || !listen_on(&s, address))
     return 1;
   struct sigaction sa = {.sa_handler = on_signal};

@@ -156,7 +156,9 @@ serve_beat *serve_beat_start(ucp_worker_h worker, serve_client *const *clients) 
 }
 
 /* EXPOSE and RELEASE register and unregister memory with UCX: they keep
- * the worker (and are short). */
+ * the worker (and are short). A PUSH moves its bytes through a link of its
+ * own, with its own worker (serve_push.c), so it gets beats like any
+ * request that works long. */
 static bool uses_ucx(uint16_t type) { return type == RIG_WIRE_EXPOSE || type == RIG_WIRE_RELEASE; }
 
 void serve_beat_work(serve_beat *b, const serve_client *c, uint16_t type) {

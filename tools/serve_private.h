@@ -95,6 +95,13 @@ void serve_beat_work(serve_beat *b, const serve_client *c, uint16_t type);
 void serve_beat_rest(serve_beat *b);
 void serve_beat_stop(serve_beat *b);
 
+/* PUSH (serve_push.c): puts the range of c's buffer that m names into
+ * another machine's exposed buffer, connecting to that machine's server
+ * with the key at serve_key_path (serve.c sets it). Returns out->status:
+ * RIG_EDGE_UNAVAILABLE where no byte moved (that server unreachable, the
+ * key refused), RIG_EDGE_FAULT where the move broke off. Blocks. */
+int serve_push(serve_client *c, const rig_wire_msg *m, serve_reply *out);
+extern const char *serve_key_path;
 /* Writes a line "rig serve: client N (PEER): ..." to the log (stderr). */
 void serve_log(const serve_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

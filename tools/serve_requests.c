@@ -207,6 +207,7 @@ int serve_request(serve_client *c, const rig_wire_msg *m, serve_reply *out) {
   case RIG_WIRE_RUN: return serve_code_request(c, m, out);
   case RIG_WIRE_LIST: return serve_list(out);
   case RIG_WIRE_EXPOSE: return serve_expose(c, m, out);
+  case RIG_WIRE_PUSH: return serve_push(c, m, out);
   default: return bad(out, "request %u out of order", m->type);
   }
 }

@@ -10,8 +10,12 @@
  * addresses so, the bytes pass through staging memory (staging.c): the
  * host moves them between host memory and the staging, and the device's
  * copy engine between the staging and its memory, so that host memory
- * takes none of the device's points (STAMP-1, STAMP-2).
+ * takes none of the device's points (STAMP-1, STAMP-2). A synchronous
+ * device's engine moves them straight from or to the host memory instead
+ * (direct_step), and a driver that copies between two of its devices by
+ * its own means (across) takes such a copy whole.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,13 +65,13 @@ static rig_status no_runner(const rig_buffer *a, const rig_buffer *b, const char
 }
 
 /* The device step of a staged copy: g's copy engine between b's bytes
- * [off, off+n) and the staging s, toward b (in) or out of it. */
-rig_status rig__stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging *s, bool in,
-                           rig_point *out) {
+ * [off, off+n) and host, a range of host memory g maps, toward b (in) or
+ * out of it. */
+static rig_status step(rig_buffer *b, uint64_t off, uint64_t n, rig_edge_range host, bool in,
+                       rig_point *out) {
   rig_device *g = b->alloc->dev;
   rig_edge_part part = {.kind = RIG_EDGE_PART_COPY, .queue = g->facts.part_queue[RIG_EDGE_PART_COPY]};
   rig_edge_range dev = {&b->alloc->mem, b->offset + off, n};
-  rig_edge_range host = {rig__staging_map(s), 0, n};
   part.u.copy.src = in ? host : dev;
   part.u.copy.dst = in ? dev : host;
   rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
@@ -75,24 +79,64 @@ rig_status rig__stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging
   return rig__timeline_submit(g, &work, &use, 1, NULL, 0, out);
 }
 
+rig_status rig__stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging *s, bool in,
+                           rig_point *out) {
+  rig_edge_range host = {rig__staging_map(s), 0, n};
+  return step(b, off, n, host, in, out);
+}
+
+#define PAGE 4096u
+
+/* The step straight over the caller's bytes p, with no staging and no
+ * host copy: where g is synchronous (DOM-6), its submit has moved them
+ * before it returns, so they are its driver's only while core waits in
+ * that submit, as a staging region would be, and the mapping of their
+ * pages goes then. Its driver maps them (the remote driver by their
+ * address alone, and moves them by RMA). Returns false, with nothing
+ * done, where g is not synchronous or its map refuses: the caller
+ * stages. */
+static bool direct_step(rig_buffer *b, uint64_t off, uint64_t n, void *p, bool in,
+                        rig_point *out, rig_status *st) {
+  rig_device *g = b->alloc->dev;
+  if (!(g->facts.flags & RIG_EDGE_SYNCHRONOUS) || !g->drv->map || n == 0)
+    return false;
+  uintptr_t at = (uintptr_t)p, base = at / PAGE * PAGE;
+  uint64_t bytes = (at - base + n + PAGE - 1) / PAGE * PAGE;
+  rig_edge_alloc map = {0};
+  rig_edge_error err = {0};
+  if (RIG__DRIVER(g->drv->map(g->h, (void *)base, bytes, &map, &err)) != RIG_EDGE_OK)
+    return false;
+  rig_edge_range host = {&map, at - base, n};
+  *st = step(b, off, n, host, in, out);
+  if (g->drv->unmap && !rig__is_stopped(g) && !g->life.forked)
+    (void)RIG__DRIVER(g->drv->unmap(g->h, &map, &err));
+  return true;
+}
+
 rig_status rig__stage_in(const void *src, rig_buffer *b, uint64_t off, uint64_t n,
                          rig_point *out) {
   rig_device *g = b->alloc->dev;
+  rig_status st;
+  if (direct_step(b, off, n, (void *)src, true, out, &st))
+    return st;
   rig__staging *s = rig__staging_take(g, n);
   if (!s)
     return rig_error_last()->status;
   memcpy(rig__staging_host(s), src, n);              /* the host's move: no value */
-  rig_status st = rig__stage_step(b, off, n, s, true, out);
+  st = rig__stage_step(b, off, n, s, true, out);
   rig__staging_put(g, s, st == RIG_OK ? *out : 0);
   return st;
 }
 
 rig_status rig__stage_out(rig_buffer *b, uint64_t off, uint64_t n, void *dst, rig_point *out) {
   rig_device *g = b->alloc->dev;
+  rig_status st;
+  if (direct_step(b, off, n, dst, false, out, &st))
+    return st ? st : rig__point_wait(*out);          /* reached: synchronous */
   rig__staging *s = rig__staging_take(g, n);
   if (!s)
     return rig_error_last()->status;
-  rig_status st = rig__stage_step(b, off, n, s, false, out);
+  st = rig__stage_step(b, off, n, s, false, out);
   if (st == RIG_OK)
     st = rig__point_wait(*out);                      /* STAMP-10 */
   if (st == RIG_OK)
@@ -156,6 +200,34 @@ static rig_status submit_copy_on(rig_device *r, rig_buffer *src, rig_buffer *dst
   return rig__timeline_submit(r, &work, uses, 2, NULL, 0, out);
 }
 
+/* The device whose driver copies into dst's memory from src's by its own
+ * means, though neither addresses the other's (edge.h's copies_from, ABI
+ * 1.8: the remote driver between two machines), or NULL. Only buffers
+ * seen from their own device's side: a borrow's mapping is another's. */
+static rig_device *across(const rig_buffer *src, const rig_buffer *dst) {
+  rig_device *g = dst->alloc->dev, *f = src->alloc->dev;
+  const rig_edge_driver *t = g->drv;
+  if (g == f || f->drv != t || dst->dev != g || src->dev != f || rig__host_bytes(src) ||
+      rig__host_bytes(dst) ||
+      t->size < offsetof(rig_edge_driver, copies_from) + sizeof t->copies_from ||
+      !t->copies_from)
+    return NULL;
+  bool runs = !rig__is_lost(g) && g->facts.part_queue[RIG_EDGE_PART_COPY] != RIG_EDGE_NO_QUEUE;
+  return runs && t->copies_from(g->h, f->h) ? g : NULL;
+}
+
+/* The copy on g, across: its part names each allocation's own record. */
+static rig_status submit_across(rig_device *g, rig_buffer *src, rig_buffer *dst,
+                                rig_point *out) {
+  rig__use uses[2] = {{src->alloc, false, false}, {dst->alloc, true, false}};
+  rig_edge_part part = {.kind = RIG_EDGE_PART_COPY,
+                        .queue = g->facts.part_queue[RIG_EDGE_PART_COPY]};
+  part.u.copy.src = (rig_edge_range){&src->alloc->mem, src->offset, src->length};
+  part.u.copy.dst = (rig_edge_range){&dst->alloc->mem, dst->offset, dst->length};
+  rig_edge_work work = {.size = sizeof work, .nparts = 1, .parts = &part};
+  return rig__timeline_submit(g, &work, uses, 2, NULL, 0, out);
+}
+
 /* A copy the host takes part in, run as submit_copy places it, r its
  * runner or NULL; host_value: whether a copy the host makes takes a host
  * value (submit_copy, TL-3) or none (copy, STAMP-18). *out is
@@ -200,6 +272,9 @@ static rig_status place_copy(rig_buffer *src, rig_buffer *dst, bool host_value, 
   rig_device *r = io ? NULL : runner(src, dst, RIG_EDGE_PART_COPY);
   if (r && !r->is_host)
     return submit_copy_on(r, src, dst, out);
+  rig_device *g = r || io ? NULL : across(src, dst);
+  if (g)
+    return submit_across(g, src, dst, out);
   if ((st = rig__host_enter2(src, dst, "rig_buffer_copy")))
     return st;
   st = place_on_host(r, src, dst, host_value, out);

@@ -16,6 +16,7 @@
 
 struct rig_link {
   char machine[64];
+  char address[256];
   ucp_context_h ctx;
   ucp_worker_h worker;
   ucp_ep_h ep;
@@ -210,6 +211,7 @@ int rig_link_open(const char *machine, const char *address, const char *key_file
   if (!l)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: out of memory", machine);
   snprintf(l->machine, sizeof l->machine, "%s", machine);
+  snprintf(l->address, sizeof l->address, "%s", address);
   pthread_mutex_init(&l->lock, NULL);
   l->hang_ms = hang_ms;
   l->refs = 1;
@@ -262,6 +264,7 @@ void rig_link_drop(rig_link *l) {
 }
 
 const char *rig_link_machine(const rig_link *l) { return l->machine; }
+const char *rig_link_address(const rig_link *l) { return l->address; }
 bool rig_link_same(const rig_link *a, const rig_link *b) { return a == b; }
 
 /* ---- for link_rma.c: the link's UCP objects, under its lock ---- */

@@ -39,10 +39,14 @@ int rig_link_call(rig_link *l, const rig_wire_msg *req, const void *data, size_t
 #include <ucp/api/ucp.h>
 
 /* A remote buffer that its server exposed for RMA: its address there,
- * length and unpacked remote key. */
+ * length and unpacked remote key, and the key as the server packed it
+ * (which another machine's server unpacks to put into the buffer:
+ * PUSH, "Copies between two machines" in docs/remote.md). */
 typedef struct rig_link_rma {
   uint64_t address, bytes;
   ucp_rkey_h rkey;
+  uint8_t *packed;
+  size_t packed_n;
 } rig_link_rma;
 
 /* Asks the server to expose buffer id (EXPOSE) and unpacks its key into
@@ -56,8 +60,15 @@ int rig_link_expose(rig_link *l, uint64_t id, rig_link_rma *out, rig_edge_error 
  * RIG_EDGE_FAULT "MACHINE lost: CAUSE" as rig_link_call. Blocks; locks. */
 int rig_link_rma_move(rig_link *l, const rig_link_rma *r, bool put, void *local,
                       uint64_t offset, uint64_t n, rig_edge_error *err);
-/* Destroys the unpacked key (before the link goes). */
+/* Destroys the unpacked key (before the link goes) and frees the packed. */
 void rig_link_rma_drop(rig_link_rma *r);
+/* Unpacks packed (n bytes: a key as EXPOSE replied it) for a buffer at
+ * address of bytes on l's machine into *out (packed not kept).
+ * RIG_EDGE_UNSUPPORTED where it does not unpack. Blocks; locks. */
+int rig_link_rma_unpack(rig_link *l, uint64_t address, uint64_t bytes, const void *packed,
+                        size_t n, rig_link_rma *out, rig_edge_error *err);
+/* The address the link connected to ("HOST:PORT"). */
+const char *rig_link_address(const rig_link *l);
 
 /* For link_rma.c: locks the link and gives its worker, endpoint, the
  * deadline of a call begun now and its broken flag; rig_link_leave

@@ -6,6 +6,7 @@
  * message body per chunk: as fast as the transport's own RMA. */
 #include "link.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ucx.h"
@@ -25,13 +26,25 @@ int rig_link_expose(rig_link *l, uint64_t id, rig_link_rma *out, rig_edge_error 
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: an EXPOSE reply of %zu bytes",
                          rig_link_machine(l), got);
   rig_wire_reader rd = {reply, got, false};
-  out->address = rig_wire_read(&rd, 8);
-  out->bytes = rig_wire_read(&rd, 8);
+  uint64_t address = rig_wire_read(&rd, 8), bytes = rig_wire_read(&rd, 8);
+  if ((r = rig_link_rma_unpack(l, address, bytes, reply + 16, got - 16, out, err)))
+    return r;
+  if ((out->packed = malloc(got - 16))) { /* for another machine's PUSH */
+    memcpy(out->packed, reply + 16, got - 16);
+    out->packed_n = got - 16;
+  }
+  return RIG_EDGE_OK;
+}
+
+int rig_link_rma_unpack(rig_link *l, uint64_t address, uint64_t bytes, const void *packed,
+                        size_t n, rig_link_rma *out, rig_edge_error *err) {
   ucp_ep_h ep;
   uint64_t deadline;
   const volatile bool *broken;
+  *out = (rig_link_rma){.address = address, .bytes = bytes};
+  (void)n;
   (void)rig_link_enter(l, &ep, &deadline, &broken);
-  ucs_status_t st = ucp_ep_rkey_unpack(ep, reply + 16, &out->rkey);
+  ucs_status_t st = ucp_ep_rkey_unpack(ep, packed, &out->rkey);
   (void)rig_link_leave(l, UCS_OK, err);
   if (st != UCS_OK)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: a remote key that does not unpack: %s",
@@ -43,6 +56,9 @@ void rig_link_rma_drop(rig_link_rma *r) {
   if (r->rkey)
     ucp_rkey_destroy(r->rkey);
   r->rkey = NULL;
+  free(r->packed);
+  r->packed = NULL;
+  r->packed_n = 0;
 }
 
 /* Starts piece [at, at+n) of a move. */

@@ -28,6 +28,7 @@
 #include "code.h"
 #include "link.h"
 #include "list.h"
+#include "move.h"
 
 typedef struct rdev {
   rig_link *link;
@@ -40,18 +41,7 @@ typedef struct rdev {
   rig_remote_machine *list; /* the host's RIG_REMOTE_MACHINE, asked once */
 } rdev;
 
-/* A remote allocation: the server's buffer on this handle's link, and
- * where it is large and in the server's host memory, its exposure for
- * RMA (rma.rkey not NULL; link_rma.c). */
-typedef struct rbuf {
-  uint64_t id;
-  rig_link *link;
-  rig_link_rma rma;
-} rbuf;
-
-/* Allocations from this size on are exposed for RMA: below it a chunk's
- * one round trip costs less than the EXPOSE. */
-#define RMA_MIN ((uint64_t)256 << 10)
+typedef rig_remote_buf rbuf; /* move.h */
 
 #define HANG_MS_DEFAULT 30000u
 
@@ -157,9 +147,12 @@ static void destroy(void *h) {
   free(d);
 }
 
-/* The host's RIG_REMOTE_MACHINE: its machine's devices, asked once. */
+/* The host's RIG_REMOTE_MACHINE: its machine's devices, asked once; any
+ * device's RIG_REMOTE_BYTES: the driver's count (move.c). */
 static const void *capability(void *h, const char *key) {
   rdev *d = h;
+  if (strcmp(key, RIG_REMOTE_BYTES) == 0)
+    return (const void *)&rig_remote_bytes_here;
   if (!d->host || strcmp(key, RIG_REMOTE_MACHINE) != 0)
     return NULL;
   pthread_mutex_lock(&d->list_lock);
@@ -225,7 +218,7 @@ static int allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
   /* The address that machine's code uses for it, which a launch's refs
    * store (0 from a server that sends none: launches refuse the buffer). */
   uint64_t there = got == 16 ? rig_wire_read(&rd, 8) : 0;
-  if (bytes >= RMA_MIN && rig_link_expose(d->link, b->id, &b->rma, err) == RIG_EDGE_FAULT) {
+  if (bytes >= RIG_REMOTE_RMA_MIN && rig_link_expose(d->link, b->id, &b->rma, err) == RIG_EDGE_FAULT) {
     free(b);
     return RIG_EDGE_FAULT; /* lost; otherwise its bytes travel in chunks */
   }
@@ -267,55 +260,18 @@ static bool peer(void *h, void *other) {
          (b->facts.flags & RIG_EDGE_RUNS_ON_HOST);
 }
 
+/* A device of another machine than h's, whose buffers' bytes h's copies
+ * take in (edge.h's copies_from, ABI 1.8): the source machine's server
+ * puts them into h's (move.c), or, where it cannot, they pass through
+ * this host. Not a peer: neither device's work addresses the other's
+ * memory (MACH-18). */
+static bool copies_from(void *h, void *other) {
+  return !rig_link_same(((rdev *)h)->link, ((rdev *)other)->link);
+}
+
 /* ---- work ---- */
 
 static uint64_t id_of(const rig_edge_range *r) { return ((const rbuf *)r->alloc->handle)->id; }
-
-/* The exposure through which n bytes at offset of r's buffer move by
- * RMA, or NULL: a small move, or a buffer not exposed. */
-static const rig_link_rma *by_rma(const rig_edge_range *r) {
-  const rbuf *b = r->alloc->handle;
-  bool fits = r->offset <= b->rma.bytes && r->bytes <= b->rma.bytes - r->offset;
-  return b->rma.rkey && r->bytes >= RMA_MIN && fits ? &b->rma : NULL;
-}
-
-/* Host bytes to the remote range: by RMA, else chunk by chunk. */
-static int put(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, rig_edge_error *err) {
-  const uint8_t *p = (const uint8_t *)src->alloc->host + src->offset;
-  if (by_rma(dst))
-    return rig_link_rma_move(d->link, by_rma(dst), true, (void *)p, dst->offset, src->bytes,
-                             err);
-  for (uint64_t done = 0; done < src->bytes;) {
-    uint64_t n = src->bytes - done < RIG_WIRE_CHUNK ? src->bytes - done : RIG_WIRE_CHUNK;
-    rig_wire_msg m = {.type = RIG_WIRE_PUT, .buf = id_of(dst), .offset = dst->offset + done};
-    int r = rig_link_call(d->link, &m, p + done, n, NULL, 0, NULL, err);
-    if (r != RIG_EDGE_OK)
-      return r;
-    done += n;
-  }
-  return RIG_EDGE_OK;
-}
-
-/* The remote range to host bytes: by RMA, else chunk by chunk. */
-static int get(rdev *d, const rig_edge_range *src, const rig_edge_range *dst, rig_edge_error *err) {
-  uint8_t *p = (uint8_t *)dst->alloc->host + dst->offset;
-  if (by_rma(src))
-    return rig_link_rma_move(d->link, by_rma(src), false, p, src->offset, src->bytes, err);
-  for (uint64_t done = 0; done < src->bytes;) {
-    uint64_t n = src->bytes - done < RIG_WIRE_CHUNK ? src->bytes - done : RIG_WIRE_CHUNK;
-    size_t got = 0;
-    rig_wire_msg m = {.type = RIG_WIRE_GET, .buf = id_of(src), .offset = src->offset + done,
-                      .bytes = n};
-    int r = rig_link_call(d->link, &m, NULL, 0, p + done, n, &got, err);
-    if (r == RIG_EDGE_OK && got != n)
-      r = rig_edge_fail(err, RIG_EDGE_FAULT, "%s: a GET reply of %zu bytes, not %llu",
-                        rig_link_machine(d->link), got, (unsigned long long)n);
-    if (r != RIG_EDGE_OK)
-      return r;
-    done += n;
-  }
-  return RIG_EDGE_OK;
-}
 
 /* The request of a copy between two buffers of the other machine, which
  * runs there, and of a fill there. */
@@ -332,15 +288,22 @@ static rig_wire_msg fill_msg(const rig_edge_part *part) {
                         .pattern_bytes = part->u.fill.pattern_bytes};
 }
 
+/* Whether r is a buffer of another machine than d's (copies_from). */
+static bool elsewhere(const rdev *d, const rig_edge_range *r) {
+  return !r->alloc->host && !rig_link_same(((const rbuf *)r->alloc->handle)->link, d->link);
+}
+
 static int copy(rdev *d, const rig_edge_part *part, rig_edge_error *err) {
   const rig_edge_range *src = &part->u.copy.src, *dst = &part->u.copy.dst;
   bool src_here = src->alloc->host != NULL, dst_here = dst->alloc->host != NULL;
   if (src_here && dst_here)
     return rig_edge_run_on_host(part, err);
   if (src_here)
-    return put(d, src, dst, err);
+    return rig_remote_put(d->link, src, dst, err);
   if (dst_here)
-    return get(d, src, dst, err);
+    return rig_remote_get(d->link, src, dst, err);
+  if (elsewhere(d, src) || elsewhere(d, dst))
+    return rig_remote_copy_across(src, dst, err);
   rig_wire_msg m = copy_msg(part);
   return rig_link_call(d->link, &m, NULL, 0, NULL, 0, NULL, err);
 }
@@ -384,10 +347,12 @@ static int run_part(rdev *d, const rig_edge_part *p, rig_edge_error *err) {
 
 #define BATCH_BYTES (64u << 10)
 
-/* Whether p runs wholly on the other machine: no bytes of this one. */
-static bool there(const rig_edge_part *p) {
+/* Whether p runs wholly on d's machine: no bytes of this one or another. */
+static bool there(const rdev *d, const rig_edge_part *p) {
   switch (p->kind) {
-  case RIG_EDGE_PART_COPY: return !p->u.copy.src.alloc->host && !p->u.copy.dst.alloc->host;
+  case RIG_EDGE_PART_COPY:
+    return !p->u.copy.src.alloc->host && !p->u.copy.dst.alloc->host &&
+           !elsewhere(d, &p->u.copy.src) && !elsewhere(d, &p->u.copy.dst);
   case RIG_EDGE_PART_FILL: return !p->u.fill.dst.alloc->host;
   default: return p->kind == RIG_EDGE_PART_LAUNCH;
   }
@@ -447,7 +412,7 @@ static int submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   rdev *d = h;
   for (uint32_t i = 0; i < w->nparts;) {
     uint32_t j = i;
-    while (j < w->nparts && there(&w->parts[j]))
+    while (j < w->nparts && there(d, &w->parts[j]))
       j++;
     int r = j > i ? run_there(d, w->parts + i, j - i, err) : run_part(d, &w->parts[i], err);
     if (r != RIG_EDGE_OK)
@@ -484,6 +449,6 @@ static const rig_edge_driver table = {
     .submit = submit, .allocate = allocate, .release = release,
     .map = map, .unmap = unmap, .peer = peer, .check = check,
     .load = load, .resolve = resolve, .unload = unload,
-    .capability = capability,
+    .capability = capability, .copies_from = copies_from,
 };
 RIG_EDGE_DRIVER(table)

@@ -27,4 +27,13 @@ typedef struct rig_remote_machine {
   rig_remote_entry entries[64];
 } rig_remote_machine;
 
+/* rig_device_capability(d, RIG_REMOTE_BYTES), d any device of another
+ * machine: a uint64_t, the bytes this process's remote driver has moved
+ * between this host's memory and other machines' memory, by copies to and
+ * from them and by copies between two machines that passed through this
+ * host; a copy that one machine's server puts straight into another's
+ * (docs/remote.md, "Copies between two machines") adds nothing. It only
+ * grows, while the driver is loaded; read it as a snapshot. */
+#define RIG_REMOTE_BYTES "remote.bytes_here"
+
 #endif

@@ -10,7 +10,7 @@ static const char *const names[RIG_WIRE_TYPES] = {
     "?", "HELLO", "AUTH", "OPEN", "CLOSE", "ALLOC", "RELEASE", "PUT", "GET", "FILL", "COPY", "PING", "BAD",
     [RIG_WIRE_LOAD] = "LOAD", [RIG_WIRE_RESOLVE] = "RESOLVE", [RIG_WIRE_UNLOAD] = "UNLOAD",
     [RIG_WIRE_LAUNCH] = "LAUNCH", [RIG_WIRE_RUN] = "RUN", [RIG_WIRE_LIST] = "LIST",
-    [RIG_WIRE_EXPOSE] = "EXPOSE", [RIG_WIRE_BUSY] = "BUSY"};
+    [RIG_WIRE_EXPOSE] = "EXPOSE", [RIG_WIRE_PUSH] = "PUSH", [RIG_WIRE_BUSY] = "BUSY"};
 
 /* Whether this build knows the type: numbers between the ranges of
  * requests are unknown. */
@@ -99,6 +99,7 @@ static size_t fields(uint16_t type, rig_wire_msg *m, uint64_t v[5], slot out[MAX
     F(&m->buf, 8), F(&m->offset, 8), F(&m->bytes, 8), F(&v[0], 4), F(&v[1], 4);
     break;
   case RIG_WIRE_COPY:
+  case RIG_WIRE_PUSH:
     F(&m->buf, 8), F(&m->offset, 8), F(&m->dst, 8), F(&m->dst_offset, 8), F(&m->bytes, 8);
     break;
   case RIG_WIRE_LOAD:
@@ -140,6 +141,16 @@ static void narrow_out(const rig_wire_msg *m, uint64_t v[5]) {
   }
 }
 
+/* PUSH's data: u8 n, HOST:PORT in n bytes, then the packed rkey. */
+static const char *check_push(const rig_wire_msg *m) {
+  size_t n = m->data_n ? m->data[0] : 0;
+  if (n == 0 || n > RIG_WIRE_PEER_MAX || m->data_n < 1 + n + 1)
+    return "a peer address that is empty or too long, or no key";
+  if (memchr(m->data + 1, 0, n))
+    return "a peer address with a NUL";
+  return m->data_n - 1 - n <= RIG_WIRE_RKEY_MAX ? NULL : "a key over 4096 bytes";
+}
+
 /* The checks beyond the layout: sizes and names within bounds. */
 static const char *check(const rig_wire_msg *m) {
   switch (m->type) {
@@ -165,6 +176,7 @@ static const char *check(const rig_wire_msg *m) {
   case RIG_WIRE_RUN:
     return m->count > 0 && m->count <= m->data_n / RIG_WIRE_PART_HEADER
                ? NULL : "a count of parts its bytes cannot hold";
+  case RIG_WIRE_PUSH: return check_push(m);
   default: return m->data_n == 0 ? NULL : "bytes left over";
   }
 }

@@ -24,6 +24,8 @@
 #define RIG_WIRE_NONCE 32u
 #define RIG_WIRE_ARCH 64u
 #define RIG_WIRE_NAME_MAX 200u
+#define RIG_WIRE_PEER_MAX 63u    /* PUSH: the longest HOST:PORT */
+#define RIG_WIRE_RKEY_MAX 4096u  /* PUSH: the longest packed rkey */
 /* What the client MACs after the nonce: 32 bytes, the protocol's own. */
 #define RIG_WIRE_AUTH_LABEL "rig remote challenge, version 1."
 
@@ -52,6 +54,11 @@ enum rig_wire_type {
   RIG_WIRE_LIST = 30,   /* nothing: reply is the server's device list (serve_list.c) */
   /* The bench's range, 40-49: bulk bytes by RMA (link_rma.c, serve_expose.c): */
   RIG_WIRE_EXPOSE = 40, /* u64 buf: reply u64 address, u64 bytes, the packed rkey */
+  /* Copies between two machines, 50-59 (tools/serve_push.c; docs/remote.md,
+   * "Copies between two machines"): */
+  RIG_WIRE_PUSH = 50,   /* u64 buf, u64 offset, u64 dst (the exposed address there),
+                           u64 dst offset, u64 bytes; then u8 n, the other server's
+                           HOST:PORT in n bytes, and the rkey as its EXPOSE packed it */
   /* Liveness and work of another machine's devices, 60-69 (docs/remote.md,
    * "Liveness"): */
   RIG_WIRE_BUSY = 60,   /* replies only, empty: the server still works on a request, so

@@ -81,6 +81,38 @@ static void test_round_trip(void **state) {
   assert_non_null(strstr(why, "not a rig message"));
 }
 
+/* PUSH (50): the fixed fields round-trip; the peer address and key are
+ * checked: a body that names no address, one over 63 bytes, one with a
+ * NUL, or no key is refused with a reason. */
+static void test_push(void **state) {
+  (void)state;
+  uint8_t body[256];
+  char why[200];
+  rig_wire_msg in = {.type = RIG_WIRE_PUSH, .buf = 2, .offset = 3, .dst = 1ull << 44,
+                     .dst_offset = 5, .bytes = 6}, out;
+  size_t n = rig_wire_request_put(&in, body);
+  const char peer[] = "127.0.0.1:13370";
+  body[n] = sizeof peer - 1;
+  memcpy(body + n + 1, peer, sizeof peer - 1);
+  size_t key_at = n + 1 + sizeof peer - 1;
+  memset(body + key_at, 0xab, 20);
+  assert_true(rig_wire_request_get(RIG_WIRE_PUSH, body, key_at + 20, &out, why, sizeof why));
+  assert_int_equal(out.dst, 1ull << 44);
+  assert_int_equal(out.bytes, 6);
+  assert_int_equal(out.data[0], sizeof peer - 1);
+  assert_int_equal(out.data_n, 1 + sizeof peer - 1 + 20);
+  assert_false(rig_wire_request_get(RIG_WIRE_PUSH, body, key_at, &out, why, sizeof why));
+  assert_non_null(strstr(why, "PUSH"));
+  body[n] = 0;
+  assert_false(rig_wire_request_get(RIG_WIRE_PUSH, body, key_at + 20, &out, why, sizeof why));
+  body[n] = 64;
+  assert_false(rig_wire_request_get(RIG_WIRE_PUSH, body, n + 1 + 64 + 20, &out, why, sizeof why));
+  body[n] = sizeof peer - 1;
+  body[n + 3] = 0;
+  assert_false(rig_wire_request_get(RIG_WIRE_PUSH, body, key_at + 20, &out, why, sizeof why));
+  assert_non_null(strstr(why, "NUL"));
+}
+
 /* Random headers and bodies, and valid ones with bytes flipped: each is
  * refused with a reason or decoded into fields that lie in its body. */
 static void test_random_messages(void **state) {
@@ -118,6 +150,7 @@ int main(void) {
       cmocka_unit_test(test_sha256_vectors),
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_random_messages),
+      cmocka_unit_test(test_push),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

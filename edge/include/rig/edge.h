@@ -366,6 +366,20 @@ typedef struct rig_edge_driver {
    * and core never asks again. It may block (calibrating a clock) and
    * allocate (query pools). NULL: the device times no work. */
   int (*profile)(void *h, rig_edge_profile *ring, rig_edge_error *err);
+
+  /* ---- ABI 1.8: copies between two devices of one driver that reach
+   * neither the other's memory (core reads it only where size reaches
+   * it; docs/edge.md) ---- */
+  /* Whether h's work copies into h's memory from the memory of other, a
+   * handle of this same table that is not h's peer, by the driver's own
+   * means: the remote driver has the source machine put the bytes into
+   * the destination machine's memory, so that none passes through this
+   * host. Core then submits such a copy on h as one copy part whose
+   * source is other's allocation (its record as other's allocate made
+   * it), and stages none of it; the part's failure loses h, as any
+   * submit's. Waits for nothing; allocates nothing. NULL: never, and core
+   * copies through host memory. */
+  bool (*copies_from)(void *h, void *other);
 } rig_edge_driver;
 
 /* ---- profiles (ABI 1.6) ----------------------------------------------- */
