@@ -75,8 +75,12 @@ typedef void (*rig_bench_fn)(void *ctx, uint64_t iters);
 /* ns per iteration of rig and anchor over `rounds` (at most
  * RIG_BENCH_MAX_ROUNDS) alternated rounds, after one warm-up round of each
  * of iters / 10 + 1; shows progress on stderr and prints their row
- * (rig_bench_table_row): min and median of each, and the ratios. Returns
- * the ratio of the mins. */
+ * (rig_bench_table_row): min and median of each, and the ratios; with
+ * RIG_BENCH_COUNTS=1 in the environment, a line after it with each side's
+ * CPU time per iteration and context switches per round; with
+ * RIG_BENCH_SELF=1, the anchor in both columns, so that the ratios show
+ * the row's noise under the same conditions. Returns the ratio of the
+ * mins. */
 double rig_bench_compare(FILE *out, const char *name, rig_bench_fn rig, rig_bench_fn anchor,
                          void *ctx, uint64_t iters, int rounds);
 
@@ -93,6 +97,9 @@ typedef struct rig_bench_row {
 /* The columns' heading: operation, rig, anchor, ratio (each min / median).
  * bench/conditions.sh reads the rows: change its pattern with them. */
 void rig_bench_table_head(FILE *out);
+/* ns, into out (n bytes), in the unit that keeps it between 1 and 1000:
+ * "12.3 ns", "4.56 ms", as the rows print their times. */
+void rig_bench_duration(double ns, char *out, size_t n);
 void rig_bench_table_row(FILE *out, const rig_bench_row *r);
 /* A line of progress on stderr, printf-like: on a terminal one line that
  * each call overwrites and the next row clears, else a line each. */

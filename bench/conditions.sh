@@ -8,7 +8,10 @@
 #   loaded  beside stress-ng --cpu 1 (a busy shell loop where stress-ng is
 #           not installed; the table says which).
 # Each condition's full output, machine facts first, is kept in
-# $OUT (default: a new folder under /tmp) for the closing note.
+# $OUT (default: a new folder under /tmp) for the closing note, with each
+# row's counts (RIG_BENCH_COUNTS=1: CPU time and context switches of
+# each side), which tell a side that did more work from one that lost its
+# CPU to other programs.
 # P7 (rig-bench-p7) runs too where it was built and a Vulkan device opens.
 set -u
 build=${1:-build}
@@ -21,7 +24,8 @@ p7=$build/bench/rig-bench-p7
 [ -x "$rig" ] || { echo "conditions.sh: no $rig: build first" >&2; exit 2; }
 RIG_DRIVER_PATH=$build/drivers/memory:$build/drivers/io:$build/drivers/vulkan:$build/tests/driver
 RIG_KERNELS=$build/tests
-export RIG_DRIVER_PATH RIG_KERNELS
+RIG_BENCH_COUNTS=1
+export RIG_DRIVER_PATH RIG_KERNELS RIG_BENCH_COUNTS
 OUT=${OUT:-$(mktemp -d /tmp/rig-conditions.XXXXXX)}
 mkdir -p "$OUT"
 

@@ -80,8 +80,7 @@ static void progress_done(void) {
     fputs("\r\033[K", stderr);
 }
 
-/* ns in the unit that keeps it between 1 and 1000: "12.3 ns", "4.56 ms". */
-static void duration(double ns, char *out, size_t n) {
+void rig_bench_duration(double ns, char *out, size_t n) {
   static const char *const unit[] = {"ns", "us", "ms", "s"};
   int u = 0;
   while (ns >= 1000 && u < 3) {
@@ -100,10 +99,10 @@ void rig_bench_table_row(FILE *out, const rig_bench_row *r) {
   char a[32], am[32], b[32], bm[32], verdict[48];
   double ratio = r->anchor_ns > 0 ? r->rig_ns / r->anchor_ns : 0;
   double median = r->anchor_median > 0 ? r->rig_median / r->anchor_median : 0;
-  duration(r->rig_ns, a, sizeof a);
-  duration(r->rig_median, am, sizeof am);
-  duration(r->anchor_ns, b, sizeof b);
-  duration(r->anchor_median, bm, sizeof bm);
+  rig_bench_duration(r->rig_ns, a, sizeof a);
+  rig_bench_duration(r->rig_median, am, sizeof am);
+  rig_bench_duration(r->anchor_ns, b, sizeof b);
+  rig_bench_duration(r->anchor_median, bm, sizeof bm);
   if (ratio > 0.98 && ratio < 1.02)
     snprintf(verdict, sizeof verdict, "even");
   else if (ratio < 1)
