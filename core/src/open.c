@@ -210,6 +210,10 @@ static rig_status open_named(const char *name, const rig_edge_driver *t, const c
   pthread_mutex_lock(&registry);
   st = open_locked(name, t, args, driver, io, out, created);
   pthread_mutex_unlock(&registry);
+  /* After the registry, where a start's walk looks: a start before the
+   * open set the switch this reads, one after it walks past the device. */
+  if (st == RIG_OK && atomic_load(&rig__profiling))
+    rig__profile_arm(*out);
   return st;
 }
 
@@ -492,6 +496,20 @@ size_t rig__devices_retain(rig_device **list, size_t max) {
         list[n++] = rig_device_retain(e->dev);
   pthread_mutex_unlock(&registry);
   return n;
+}
+
+rig_device **rig__devices_all(size_t *n) {
+  size_t count = 0;
+  *n = 0;
+  pthread_mutex_lock(&registry);
+  for (unsigned b = 0; b < NAME_BUCKETS; b++)
+    for (name_entry *e = names[b]; e; e = e->next)
+      count += e->dev && !e->opening;
+  pthread_mutex_unlock(&registry);
+  rig_device **list = count ? malloc(count * sizeof *list) : NULL;
+  if (list) /* one opened since is left out; its open did what the caller does */
+    *n = rig__devices_retain(list, count);
+  return list;
 }
 
 /* Loses every open device with why (rig_runtime_fail). */
