@@ -62,6 +62,11 @@ struct rig_device {
     bool forked;                  /* inherited by a child of fork: its driver
                                      is never called again (fork.c) */
     struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
+    struct rig_device *next_left; /* slot.c's list of devices that left their
+                                     slot with a live driver handle (OPEN-24) */
+    bool left_live;               /* on that list; under the registry */
+    _Atomic bool handle_gone;     /* its driver handle is being or was
+                                     destroyed: no call reads its word */
   } life;
 
   struct {                        /* waits on other devices (waits.c, borrow.c) */
@@ -221,6 +226,10 @@ RIG__HIDDEN rig_status rig__device_make(const char *name, const rig_edge_driver 
                                         const rig_edge_facts *f, rig_device **out);
 /* Returns a device record to the pool once unreferenced. */
 RIG__HIDDEN void rig__device_free(rig_device *d);
+/* Destroys the handle of d, which left its slot, where nothing but the
+ * slot and the caller hold d: true; false where another holds it too
+ * (OPEN-24); device.c. */
+RIG__HIDDEN bool rig__handle_release(rig_device *d);
 
 /* Plugins: find and load librig-driver-NAME.so; the table on success. */
 RIG__HIDDEN rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,

@@ -512,6 +512,28 @@ rig_device **rig__devices_all(size_t *n) {
   return list;
 }
 
+/* OPEN-24: each device that left its slot and that only its slot holds
+ * gives up its driver handle (device.c's rig__handle_release); the record
+ * stays, naming the device to its points (PROP-4). Not inside a lock: the
+ * handle's last read and its destroy call the driver. */
+void rig__left_handles_release(void) {
+  if (!rig__left_waiting() || rig__inside_lock())
+    return;
+  for (;;) {
+    pthread_mutex_lock(&registry);
+    rig_device *d = rig__left_next();
+    pthread_mutex_unlock(&registry);
+    if (!d)
+      return;
+    if (!rig__handle_release(d)) { /* a lookup holds it: a later move */
+      pthread_mutex_lock(&registry);
+      rig__left_relink(d);
+      pthread_mutex_unlock(&registry);
+    }
+    rig_device_release(d);
+  }
+}
+
 /* Loses every open device with why (rig_runtime_fail). */
 void rig__registry_lose(const char *why) {
   pthread_mutex_lock(&registry);

@@ -496,8 +496,13 @@ static int td_stop(void *h, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* How many handles were destroyed: the tests of when core destroys one
+ * read it (test_points.c, OPEN-24). */
+RIG_EDGE_PLUGIN_EXPORT _Atomic int rig_test_destroys;
+
 static void td_destroy(void *h) {
   testdev *t = h;
+  atomic_fetch_add(&rig_test_destroys, 1);
   rig_edge_error err;
   td_stop(t, &err);
   pthread_mutex_destroy(&t->lock);

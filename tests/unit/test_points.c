@@ -1,6 +1,6 @@
 /* test_points.c: points and the process's device slots (core/src/slot.c).
  *
- * Rules: OPEN-7 OPEN-9 OPEN-10 OPEN-11 OPEN-16 OPEN-17 OPEN-18 OPEN-49
+ * Rules: OPEN-7 OPEN-9 OPEN-10 OPEN-11 OPEN-16 OPEN-17 OPEN-18 OPEN-24 OPEN-49
  *        PROP-4 PROP-5 TL-16 TL-17 RECLAIM-21, and Point.pp
  *        (rig_point_format).
  *
@@ -10,6 +10,7 @@
  * device it opens, so that the slot test at the end starts with only the
  * host's slot held, and ASan's leak check passes.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
 
 #include <rig/rig.h>
 
@@ -196,6 +201,60 @@ static void prop_4_point_device_until_slot_reused(void **state) {
   assert_ptr_equal(got, b);
   rig_device_release(got);
   close_release(b);
+}
+
+/* ---- OPEN-24: a left device's driver handle --------------------------------- */
+
+static int find_test_driver(struct dl_phdr_info *info, size_t size, void *out) {
+  (void)size;
+  if (!strstr(info->dlpi_name, "librig-driver-test.so"))
+    return 0;
+  snprintf(out, 512, "%s", info->dlpi_name);
+  return 1;
+}
+
+/* How many handles the loaded test driver has destroyed. */
+static int test_destroys(void) {
+  char path[512] = "";
+  dl_iterate_phdr(find_test_driver, path);
+  void *so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!so)
+    fail_msg("the test driver is not loaded (%s)", path);
+  _Atomic int *n = dlsym(so, "rig_test_destroys");
+  assert_non_null(n);
+  int v = atomic_load(n);
+  dlclose(so);
+  return v;
+}
+
+/* OPEN-24: a closed device that left its slot, and that nothing holds but
+ * its slot, gives up its driver handle at the next call that moves memory,
+ * not when a later device takes the slot; its record stays and still
+ * names it to its points (PROP-4), which answer as before. (Its handle
+ * lived until the slot's reuse.) */
+static void open_24_left_handle_goes_at_the_next_move(void **state) {
+  (void)state;
+  rig_device *d = open_new("test:open24", NULL);
+  rig_point p = fill_n(d, 2);
+  ok(rig_point_wait(p));
+  int before = test_destroys();
+  close_release(d);
+  ok(rig_device_free_cache(rig_device_host())); /* a move */
+  assert_int_equal(test_destroys(), before + 1);
+  assert_true(rig_point_reached(p));
+  ok(rig_point_wait(p));
+  rig_device *got = rig_point_device(p);
+  assert_ptr_equal(got, d);
+  uint64_t v = 0;
+  ok(rig_device_signaled(got, &v));                /* answered without the driver */
+  assert_true(v >= rig_point_value(p));
+  rig_device_release(got);
+  rig_device *e = open_new("test:open24-next", NULL);     /* takes d's slot */
+  assert_int_equal(slot_of(e), rig_point_slot(p));
+  assert_int_equal(test_destroys(), before + 1);   /* d's handle went once */
+  close_release(e);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(test_destroys(), before + 2);
 }
 
 /* ---- PROP-5: Point.reached and Point.wait after reuse ------------------- */
@@ -505,6 +564,7 @@ int main(void) {
       cmocka_unit_test(open_9_point_packing),
       cmocka_unit_test(tl_16_17_fresh_slot_starts_at_zero),
       cmocka_unit_test(prop_4_point_device_until_slot_reused),
+      cmocka_unit_test(open_24_left_handle_goes_at_the_next_move),
       cmocka_unit_test(prop_5_points_answer_after_slot_reuse),
       cmocka_unit_test(point_format_name_value),
       cmocka_unit_test(reached_wait_needs_no_hook),
