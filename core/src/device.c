@@ -152,8 +152,11 @@ RIG_API rig_device *rig_device_retain(rig_device *d) {
 RIG_API void rig_device_release(rig_device *d) {
   if (!d || d->is_host)
     return;
-  if (atomic_fetch_sub(&d->refs, 1) == 1)
+  uint32_t was = atomic_fetch_sub(&d->refs, 1);
+  if (was == 1)
     rig__device_free(d);
+  else if (was == 2 && atomic_load(&d->life.left_live))
+    rig__left_ready(); /* its slot alone holds it: its handle may go (OPEN-24) */
 }
 
 /* Destroys d's driver handle, once: at its record's last release, or

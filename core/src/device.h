@@ -64,7 +64,7 @@ struct rig_device {
     struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
     struct rig_device *next_left; /* slot.c's list of devices that left their
                                      slot with a live driver handle (OPEN-24) */
-    bool left_live;               /* on that list; under the registry */
+    _Atomic bool left_live;       /* on that list; written under the registry */
     _Atomic bool handle_gone;     /* its driver handle is being or was
                                      destroyed: no call reads its word */
   } life;

@@ -517,7 +517,7 @@ rig_device **rig__devices_all(size_t *n) {
  * stays, naming the device to its points (PROP-4). Not inside a lock: the
  * handle's last read and its destroy call the driver. */
 void rig__left_handles_release(void) {
-  if (!rig__left_waiting() || rig__inside_lock())
+  if (rig__inside_lock() || !rig__left_waiting())
     return;
   for (;;) {
     pthread_mutex_lock(&registry);

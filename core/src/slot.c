@@ -39,22 +39,29 @@ void rig__slot_take_first(rig_device *host) {
 }
 
 /* Devices that left their slots with their driver handle live, linked by
- * life.next_left, under the registry; nleft counts them, read without it
- * (OPEN-24). */
+ * life.next_left, under the registry (OPEN-24). left_ready: one of them
+ * may be held by its slot alone now; set by its linking and by the
+ * release that leaves only the slot's reference (device.c), so that a
+ * move pays one load, not the registry lock, while every one left is
+ * still held elsewhere (a closed device the program keeps). */
 static rig_device *left;
-static _Atomic unsigned nleft;
+static atomic_bool left_ready;
 
 static void left_unlink(rig_device *d) {
   for (rig_device **p = &left; *p; p = &(*p)->life.next_left)
     if (*p == d) {
       *p = d->life.next_left;
-      d->life.left_live = false;
-      atomic_fetch_sub(&nleft, 1);
+      atomic_store(&d->life.left_live, false);
       return;
     }
 }
 
-bool rig__left_waiting(void) { return atomic_load_explicit(&nleft, memory_order_relaxed) != 0; }
+bool rig__left_waiting(void) {
+  return atomic_load_explicit(&left_ready, memory_order_relaxed) &&
+         atomic_exchange(&left_ready, false);
+}
+
+void rig__left_ready(void) { atomic_store(&left_ready, true); }
 
 rig_device *rig__left_next(void) {
   for (rig_device *d = left; d; d = d->life.next_left)
@@ -69,12 +76,12 @@ rig_device *rig__left_next(void) {
 static void left_link(rig_device *d) {
   d->life.next_left = left;
   left = d;
-  d->life.left_live = true;
-  atomic_fetch_add(&nleft, 1);
+  atomic_store(&d->life.left_live, true);
+  atomic_store(&left_ready, true);
 }
 
 void rig__left_relink(rig_device *d) {
-  if (!d->life.left_live && atomic_load(&rig__slot_of(d->slot)->dev) == d)
+  if (!atomic_load(&d->life.left_live) && atomic_load(&rig__slot_of(d->slot)->dev) == d)
     left_link(d); /* not where a later device took the slot meanwhile */
 }
 
@@ -98,7 +105,7 @@ rig_status rig__slot_take(rig_device *d) {
   d->life.lost_at = d->start;
   r->taken = true;
   atomic_store(&r->dev, rig_device_retain(d));
-  if (old && old->life.left_live)
+  if (old && atomic_load(&old->life.left_live))
     left_unlink(old);
   if (old)
     rig_device_release(old); /* its points no longer name it (PROP-4) */
@@ -142,7 +149,7 @@ void rig__slot_leave(rig_device *d) {
     free_slots[nfree++] = d->slot;
   else
     r->retired = true;
-  if (d->h && !d->life.forked && !d->life.left_live)
+  if (d->h && !d->life.forked && !atomic_load(&d->life.left_live))
     left_link(d); /* its handle goes at a move (OPEN-24) */
 }
 

@@ -356,6 +356,21 @@ static rig_status sample_once(rig_submission *s, rig_buffer *const bufs[2]) {
   return st_ == RIG_OK ? rig_point_wait(p) : st_;
 }
 
+/* Stops the profile and takes it: the parts it recorded, those its rings
+ * dropped counted in; the devices it names into *devices (may be NULL). */
+static size_t profile_stop_take(uint32_t *devices) {
+  rig_profile_stop();
+  rig_profile *prof = NULL;
+  ok(rig_profile_take(&prof));
+  size_t n = 0;
+  rig_profile_records(prof, &n);
+  if (devices)
+    *devices = rig_profile_devices(prof);
+  n += rig_profile_dropped(prof);
+  rig_profile_free(prof);
+  return n;
+}
+
 /* One submit of a run already taken (r, on the sample driver) of a into
  * b, waited for. */
 static rig_status sample_run_once(rig_run *r, rig_buffer *const bufs[2]) {
@@ -404,14 +419,9 @@ static void profile_first_submit_allocates_nothing(void **st) {
     st_ = sample_run_once(r, lb);
   expect_none("the first profiled submits");
   ok(st_);
-  rig_profile_stop();
-  rig_profile *prof = NULL;
-  ok(rig_profile_take(&prof));
-  size_t n = 0;
-  rig_profile_records(prof, &n);
-  assert_int_equal(n, 6); /* a launch, a copy, and two parts on each sample device */
-  assert_int_equal(rig_profile_devices(prof), 3);
-  rig_profile_free(prof);
+  uint32_t devices = 0;
+  assert_int_equal(profile_stop_take(&devices), 6); /* a launch, a copy, two parts per sample */
+  assert_int_equal(devices, 3);
   for (int i = 0; i < 3; i++)
     rig_buffer_release(hb[i]);
   for (int i = 0; i < 2; i++) {
@@ -463,13 +473,7 @@ static void profile_recording_allocates_nothing(void **st) {
   }
   expect_none("profiled host launches, host copies and sample submits");
   ok(st_);
-  rig_profile_stop();
-  rig_profile *prof = NULL;
-  ok(rig_profile_take(&prof));
-  size_t n = 0;
-  rig_profile_records(prof, &n);
-  assert_int_equal(n + rig_profile_dropped(prof), 501 * 4); /* every part was recorded */
-  rig_profile_free(prof);
+  assert_int_equal(profile_stop_take(NULL), 501 * 4); /* every part was recorded */
   rig_buffer_release(x);
   rig_buffer_release(y);
   rig_buffer_release(z);

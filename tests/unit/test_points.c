@@ -230,8 +230,9 @@ static int test_destroys(void) {
 /* OPEN-24: a closed device that left its slot, and that nothing holds but
  * its slot, gives up its driver handle at the next call that moves memory,
  * not when a later device takes the slot; its record stays and still
- * names it to its points (PROP-4), which answer as before. (Its handle
- * lived until the slot's reuse.) */
+ * names it to its points (PROP-4), which answer as before; one the
+ * program still holds gives it up at the first move after its release.
+ * (Its handle lived until the slot's reuse.) */
 static void open_24_left_handle_goes_at_the_next_move(void **state) {
   (void)state;
   rig_device *d = open_new("test:open24", NULL);
@@ -252,7 +253,12 @@ static void open_24_left_handle_goes_at_the_next_move(void **state) {
   rig_device *e = open_new("test:open24-next", NULL);     /* takes d's slot */
   assert_int_equal(slot_of(e), rig_point_slot(p));
   assert_int_equal(test_destroys(), before + 1);   /* d's handle went once */
-  close_release(e);
+  /* Closed but still held by the program: its handle waits for the
+   * program's release, then goes at the next move. */
+  ok(rig_device_close(e));
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(test_destroys(), before + 1);
+  rig_device_release(e);
   ok(rig_device_free_cache(rig_device_host()));
   assert_int_equal(test_destroys(), before + 2);
 }
