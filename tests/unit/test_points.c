@@ -10,7 +10,6 @@
  * device it opens, so that the slot test at the end starts with only the
  * host's slot held, and ASan's leak check passes.
  */
-#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,8 +23,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 
 #include <rig/rig.h>
@@ -205,26 +202,12 @@ static void prop_4_point_device_until_slot_reused(void **state) {
 
 /* ---- OPEN-24: a left device's driver handle --------------------------------- */
 
-static int find_test_driver(struct dl_phdr_info *info, size_t size, void *out) {
-  (void)size;
-  if (!strstr(info->dlpi_name, "librig-driver-test.so"))
-    return 0;
-  snprintf(out, 512, "%s", info->dlpi_name);
-  return 1;
-}
-
-/* How many handles the loaded test driver has destroyed. */
-static int test_destroys(void) {
-  char path[512] = "";
-  dl_iterate_phdr(find_test_driver, path);
-  void *so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-  if (!so)
-    fail_msg("the test driver is not loaded (%s)", path);
-  _Atomic int *n = dlsym(so, "rig_test_destroys");
+/* The test driver's count of the handles core destroyed, from a device
+ * of it that is open (its capability "test.destroys"). */
+static _Atomic int *test_destroys_of(rig_device *d) {
+  _Atomic int *n = (_Atomic int *)rig_device_capability(d, "test.destroys");
   assert_non_null(n);
-  int v = atomic_load(n);
-  dlclose(so);
-  return v;
+  return n;
 }
 
 /* OPEN-24: a closed device that left its slot, and that nothing holds but
@@ -238,10 +221,11 @@ static void open_24_left_handle_goes_at_the_next_move(void **state) {
   rig_device *d = open_new("test:open24", NULL);
   rig_point p = fill_n(d, 2);
   ok(rig_point_wait(p));
-  int before = test_destroys();
+  _Atomic int *destroys = test_destroys_of(d);
+  int before = atomic_load(destroys);
   close_release(d);
   ok(rig_device_free_cache(rig_device_host())); /* a move */
-  assert_int_equal(test_destroys(), before + 1);
+  assert_int_equal(atomic_load(destroys), before + 1);
   assert_true(rig_point_reached(p));
   ok(rig_point_wait(p));
   rig_device *got = rig_point_device(p);
@@ -252,15 +236,15 @@ static void open_24_left_handle_goes_at_the_next_move(void **state) {
   rig_device_release(got);
   rig_device *e = open_new("test:open24-next", NULL);     /* takes d's slot */
   assert_int_equal(slot_of(e), rig_point_slot(p));
-  assert_int_equal(test_destroys(), before + 1);   /* d's handle went once */
+  assert_int_equal(atomic_load(destroys), before + 1);   /* d's handle went once */
   /* Closed but still held by the program: its handle waits for the
    * program's release, then goes at the next move. */
   ok(rig_device_close(e));
   ok(rig_device_free_cache(rig_device_host()));
-  assert_int_equal(test_destroys(), before + 1);
+  assert_int_equal(atomic_load(destroys), before + 1);
   rig_device_release(e);
   ok(rig_device_free_cache(rig_device_host()));
-  assert_int_equal(test_destroys(), before + 2);
+  assert_int_equal(atomic_load(destroys), before + 2);
 }
 
 /* ---- PROP-5: Point.reached and Point.wait after reuse ------------------- */
