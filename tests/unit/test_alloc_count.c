@@ -356,6 +356,19 @@ static rig_status sample_once(rig_submission *s, rig_buffer *const bufs[2]) {
   return st_ == RIG_OK ? rig_point_wait(p) : st_;
 }
 
+/* add loaded on the host (the caller's image) and *launch, one launch of
+ * it over refs, which the caller keeps while the part lives. */
+static rig_image *add_launch(rig_ref refs[3], rig_part *launch) {
+  rig_image *im = kernel_load("add");
+  rig_function *add = NULL;
+  ok(rig_image_resolve(im, "add", &add));
+  refs[0] = rig_ref_read(0, 0);
+  refs[1] = rig_ref_read(1, 8);
+  refs[2] = rig_ref_write(2, 16);
+  *launch = rig_part_launch(add, refs, 3, 32);
+  return im;
+}
+
 /* Stops the profile and takes it: the parts it recorded, those its rings
  * dropped counted in; the devices it names into *devices (may be NULL). */
 static size_t profile_stop_take(uint32_t *devices) {
@@ -386,11 +399,9 @@ static rig_status sample_run_once(rig_run *r, rig_buffer *const bufs[2]) {
  * submit lock: a malloc, a calloc and a strdup on the hot path.) */
 static void profile_first_submit_allocates_nothing(void **st) {
   (void)st;
-  rig_image *im = kernel_load("add");
-  rig_function *add = NULL;
-  ok(rig_image_resolve(im, "add", &add));
-  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
-  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_ref refs[3];
+  rig_part launch;
+  rig_image *im = add_launch(refs, &launch);
   rig_part parts[2] = {rig_part_fill(0, 7, 1), rig_part_copy(0, 1)};
   rig_device *host = rig_device_host(), *early = NULL, *late = NULL;
   ok(rig_device_open("sample:0", &early));
@@ -437,15 +448,13 @@ static void profile_first_submit_allocates_nothing(void **st) {
 }
 
 /* While a profile is taken, recording allocates nothing on the submit
- * path once each device has its ring (made at its first submit): host
+ * path (each device's ring was made where profiling was switched on): host
  * launches and copies timed by the clock, and the sample driver's parts
  * timed on its workers, all written into the rings. */
 static void profile_recording_allocates_nothing(void **st) {
-  rig_image *im = kernel_load("add");
-  rig_function *add = NULL;
-  ok(rig_image_resolve(im, "add", &add));
-  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
-  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_ref refs[3];
+  rig_part launch;
+  rig_image *im = add_launch(refs, &launch);
   rig_part parts[2] = {rig_part_fill(0, 7, 1), rig_part_copy(0, 1)};
   rig_device *host = rig_device_host(), *sample = NULL;
   ok(rig_device_open("sample:0", &sample));
