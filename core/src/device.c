@@ -110,6 +110,8 @@ uint64_t rig__signaled_raise(rig_device *d, uint64_t v) {
 static bool may_read(const rig_device *d) {
   if (rig__inside_lock() || d->life.forked)
     return false; /* a child of fork never calls the parent's driver (STOP-20) */
+  if (atomic_load(&d->life.handle_gone))
+    return false; /* its final value was read before its handle went (OPEN-24) */
   return !rig__is_lost(d) || !has(d, RIG_EDGE_OWN_WORD) ||
          __atomic_load_n(&d->life.stop_returned, __ATOMIC_ACQUIRE); /* STOP-6 */
 }
@@ -150,11 +152,16 @@ RIG_API rig_device *rig_device_retain(rig_device *d) {
 RIG_API void rig_device_release(rig_device *d) {
   if (!d || d->is_host)
     return;
-  if (atomic_fetch_sub(&d->refs, 1) == 1)
+  uint32_t was = atomic_fetch_sub(&d->refs, 1);
+  if (was == 1)
     rig__device_free(d);
+  else if (was == 2 && atomic_load(&d->life.left_live))
+    rig__left_ready(); /* its slot alone holds it: its handle may go (OPEN-24) */
 }
 
-void rig__device_free(rig_device *d) {
+/* Destroys d's driver handle, once: at its record's last release, or
+ * earlier for a device that left its slot (rig__handle_release). */
+static void handle_destroy(rig_device *d) {
   if (d->drv && d->drv->destroy && d->h && !d->life.forked) {
     sigset_t old;
     rig__signals_block(&old); /* a driver's finaliser takes no signal (ERR-18) */
@@ -162,9 +169,31 @@ void rig__device_free(rig_device *d) {
     rig__signals_restore(&old);
   }
   rig__profile_retire(d);
+  d->h = NULL;
+}
+
+/* OPEN-24: d left its slot, and the caller holds the reference it took
+ * beside the slot's. d's final value is read while its handle still
+ * reads it; then handle_gone, after which no call asks the driver for
+ * it; then, where no one else holds d, its handle goes. A lookup through
+ * a point takes its reference without a lock (slot.c's device_of): it
+ * shows in refs here, or, coming later, it reads handle_gone and calls
+ * no driver. Returns false where such a lookup holds d: its handle stays
+ * for a later move. */
+bool rig__handle_release(rig_device *d) {
+  if (d->h && !atomic_load(&d->life.handle_gone)) /* h: an open that failed has none */
+    (void)rig__read_signaled(d);
+  atomic_store(&d->life.handle_gone, true);
+  if (atomic_load(&d->refs) != 2)
+    return false;
+  handle_destroy(d);
+  return true;
+}
+
+void rig__device_free(rig_device *d) {
+  handle_destroy(d);
   free(d->name);
   d->name = NULL;
-  d->h = NULL;
   pthread_mutex_lock(&pool_lock);
   d->h = pool;
   pool = d;

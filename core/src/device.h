@@ -62,6 +62,11 @@ struct rig_device {
     bool forked;                  /* inherited by a child of fork: its driver
                                      is never called again (fork.c) */
     struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
+    struct rig_device *next_left; /* slot.c's list of devices that left their
+                                     slot with a live driver handle (OPEN-24) */
+    _Atomic bool left_live;       /* on that list; written under the registry */
+    _Atomic bool handle_gone;     /* its driver handle is being or was
+                                     destroyed: no call reads its word */
   } life;
 
   struct {                        /* waits on other devices (waits.c, borrow.c) */
@@ -94,7 +99,7 @@ struct rig_device {
 
   struct {                        /* profiles (profile.c) */
     struct rig__prof *node;       /* its ring, once handed to its driver */
-    bool asked;                   /* its first submit while profiling made it */
+    bool asked;                   /* its ring was made (or refused): under locks.submit */
   } profile;
 
   struct {                        /* values per key (local.c) */
@@ -104,16 +109,29 @@ struct rig_device {
 };
 
 RIG__HIDDEN rig_device *rig__host_device(void);
+/* Whether the host's record was made (host.c): a call that must not make
+ * it, as the RIG_PROFILE constructor's start, asks first. */
+RIG__HIDDEN bool rig__host_made(void);
+/* Every open device, each retained, in an array the caller frees after
+ * releasing each (open.c); NULL with *n 0 where none or without memory.
+ * Takes the registry lock. */
+RIG__HIDDEN rig_device **rig__devices_all(size_t *n);
 
 /* ---- profiles (profile.c) ---- */
 RIG__HIDDEN extern _Atomic bool rig__profiling; /* a profile is being taken */
-/* Hands d's driver its ring at d's first submit while profiling; the
- * submit lock held. */
+/* Hands d's driver its ring; the submit lock held. rig__profile_arm's,
+ * and a submit's where no arm came first (a start inside a callback). */
 RIG__HIDDEN void rig__profile_ready(rig_device *d);
+/* Hands d's driver its ring now where it has none: at rig_profile_start
+ * for each open device, at an open while a profile is being taken, and at
+ * the host's making, so that no submit allocates for the profile. Takes
+ * d's submit lock; allocates; the driver may block. */
+RIG__HIDDEN void rig__profile_arm(rig_device *d);
 /* d's driver handle is destroyed: its ring takes no more records. */
 RIG__HIDDEN void rig__profile_retire(rig_device *d);
-/* Whether d's submit must first hand its driver a ring: one relaxed load
- * while no profile is taken, so that a submit pays nothing for it. */
+/* Whether d's submit must first hand its driver a ring, which an arm
+ * missed (a start inside a callback, which may not lock): one relaxed
+ * load while no profile is taken, so that a submit pays nothing for it. */
 static inline bool rig__profile_due(const rig_device *d) {
   return __builtin_expect(atomic_load_explicit(&rig__profiling, memory_order_relaxed), 0) &&
          !d->profile.asked;
@@ -208,6 +226,10 @@ RIG__HIDDEN rig_status rig__device_make(const char *name, const rig_edge_driver 
                                         const rig_edge_facts *f, rig_device **out);
 /* Returns a device record to the pool once unreferenced. */
 RIG__HIDDEN void rig__device_free(rig_device *d);
+/* Destroys the handle of d, which left its slot, where nothing but the
+ * slot and the caller hold d: true; false where another holds it too
+ * (OPEN-24); device.c. */
+RIG__HIDDEN bool rig__handle_release(rig_device *d);
 
 /* Plugins: find and load librig-driver-NAME.so; the table on success. */
 RIG__HIDDEN rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,

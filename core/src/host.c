@@ -185,6 +185,7 @@ const rig_edge_driver *rig__host_driver(void) { return &host_driver; }
 
 static rig_device host;
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static atomic_bool host_ready; /* host_init has run */
 
 /* The host takes slot 1 before any other device (OPEN-16). */
 static void host_init(void) {
@@ -206,7 +207,12 @@ static void host_init(void) {
   rig__slot_take_first(&host);
   rig__fork_handlers();                                       /* STOP-18 */
   host_driver.bind_word(host.h, &host.tl.word, &err);
+  atomic_store(&host_ready, true);
+  if (atomic_load(&rig__profiling)) /* a start before the host was made */
+    rig__profile_arm(&host);
 }
+
+bool rig__host_made(void) { return atomic_load(&host_ready); }
 
 rig_device *rig__host_device(void) {
   pthread_once(&host_once, host_init);

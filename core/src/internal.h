@@ -154,6 +154,18 @@ typedef struct rig__slot {
 } rig__slot;
 RIG__HIDDEN rig_status rig__slot_take(rig_device *d);   /* under registry */
 RIG__HIDDEN void rig__slot_leave(rig_device *d);        /* under registry */
+/* Destroys the driver handles of devices that left their slots and that
+ * nothing but the slot holds any longer (OPEN-24); every call that moves
+ * memory makes it. Takes the registry lock where one is waiting. */
+RIG__HIDDEN void rig__left_handles_release(void);
+/* slot.c's list of them: whether one may be ready (lock-free; the answer
+ * true is given once), that one may be, and, under the registry, the next
+ * that only its slot holds, unlinked and retained, and one put back whose
+ * handle another still held. */
+RIG__HIDDEN bool rig__left_waiting(void);
+RIG__HIDDEN void rig__left_ready(void);
+RIG__HIDDEN rig_device *rig__left_next(void);
+RIG__HIDDEN void rig__left_relink(rig_device *d);
 RIG__HIDDEN rig__slot *rig__slot_of(uint32_t slot);
 RIG__HIDDEN void rig__slot_take_first(rig_device *host);
 /* Whether p is reached, reading the device's word; false for a point a

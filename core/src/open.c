@@ -210,6 +210,10 @@ static rig_status open_named(const char *name, const rig_edge_driver *t, const c
   pthread_mutex_lock(&registry);
   st = open_locked(name, t, args, driver, io, out, created);
   pthread_mutex_unlock(&registry);
+  /* After the registry, where a start's walk looks: a start before the
+   * open set the switch this reads, one after it walks past the device. */
+  if (st == RIG_OK && atomic_load(&rig__profiling))
+    rig__profile_arm(*out);
   return st;
 }
 
@@ -492,6 +496,42 @@ size_t rig__devices_retain(rig_device **list, size_t max) {
         list[n++] = rig_device_retain(e->dev);
   pthread_mutex_unlock(&registry);
   return n;
+}
+
+rig_device **rig__devices_all(size_t *n) {
+  size_t count = 0;
+  *n = 0;
+  pthread_mutex_lock(&registry);
+  for (unsigned b = 0; b < NAME_BUCKETS; b++)
+    for (name_entry *e = names[b]; e; e = e->next)
+      count += e->dev && !e->opening;
+  pthread_mutex_unlock(&registry);
+  rig_device **list = count ? malloc(count * sizeof *list) : NULL;
+  if (list) /* one opened since is left out; its open did what the caller does */
+    *n = rig__devices_retain(list, count);
+  return list;
+}
+
+/* OPEN-24: each device that left its slot and that only its slot holds
+ * gives up its driver handle (device.c's rig__handle_release); the record
+ * stays, naming the device to its points (PROP-4). Not inside a lock: the
+ * handle's last read and its destroy call the driver. */
+void rig__left_handles_release(void) {
+  if (rig__inside_lock() || !rig__left_waiting())
+    return;
+  for (;;) {
+    pthread_mutex_lock(&registry);
+    rig_device *d = rig__left_next();
+    pthread_mutex_unlock(&registry);
+    if (!d)
+      return;
+    if (!rig__handle_release(d)) { /* a lookup holds it: a later move */
+      pthread_mutex_lock(&registry);
+      rig__left_relink(d);
+      pthread_mutex_unlock(&registry);
+    }
+    rig_device_release(d);
+  }
 }
 
 /* Loses every open device with why (rig_runtime_fail). */

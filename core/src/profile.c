@@ -1,12 +1,16 @@
 /* profile.c: profiles (docs/profiling.md): the switch, each device's
  * ring, the labels parts are named by, and the take.
  *
- * Recording costs a submit no lock: the switch is one atomic, a device's
- * ring is made at its first submit while the switch is on (under that
- * device's submit lock, which the submit holds anyway) and handed to its
- * driver (edge ABI 1.6), which then writes records into it lock-free
- * (edge/src/profile_ring.h). Only rig_profile_take locks: it drains every
- * ring under the profiles' lock, the ring's one reader.
+ * Recording costs a submit no lock and no allocation: the switch is one
+ * atomic, and a device's ring is made where profiling is switched on:
+ * rig_profile_start makes one for each open device, an open while the
+ * switch is on for its device, the host's making for the host (each
+ * under that device's submit lock, as the edge ABI 1.6 asks), and hands
+ * it to the driver, which then writes records into it lock-free
+ * (edge/src/profile_ring.h). A submit makes one only where no arm came
+ * first: a start inside a callback, which may not lock. Only
+ * rig_profile_take locks among the readers: it drains every ring under
+ * the profiles' lock, the ring's one reader.
  *
  * A ring lives for one occupancy of a device record: made for the device
  * that submitted, retired when the record's driver handle is destroyed
@@ -80,6 +84,21 @@ static const char *name_of(const rig_edge_span *s) {
 
 /* ---- the switch and the rings ------------------------------------------- */
 
+/* Every open device's ring, made now: the host's where it was made (the
+ * RIG_PROFILE constructor starts before), and each device's of the
+ * registry. One opened meanwhile arms itself (open.c). */
+static void arm_open_devices(void) {
+  if (rig__host_made())
+    rig__profile_arm(rig__host_device());
+  size_t n = 0;
+  rig_device **list = rig__devices_all(&n);
+  for (size_t i = 0; i < n; i++) {
+    rig__profile_arm(list[i]);
+    rig_device_release(list[i]);
+  }
+  free(list);
+}
+
 RIG_API void rig_profile_start(size_t n) {
   size_t cells = 64;
   if (!n)
@@ -88,6 +107,8 @@ RIG_API void rig_profile_start(size_t n) {
     cells *= 2;
   atomic_store(&ring_records, cells);
   atomic_store(&rig__profiling, true);
+  if (!rig__inside_lock()) /* else each submit that finds no ring makes it */
+    arm_open_devices();
 }
 
 RIG_API void rig_profile_stop(void) { atomic_store(&rig__profiling, false); }
@@ -129,8 +150,8 @@ static bool times_work(const rig_device *d) {
   return t->size >= offsetof(rig_edge_driver, profile) + sizeof t->profile && t->profile;
 }
 
-/* d's first submit while profiling: its ring, handed to its driver. d's
- * submit lock held. A driver that times no work, or no memory for the
+/* d's ring, handed to its driver: at its arm, or at its first submit
+ * while profiling where none came first. d's submit lock held. A driver that times no work, or no memory for the
  * ring, leaves d untimed for this occupancy (the profile says nothing
  * of it, as of a memory device). */
 void rig__profile_ready(rig_device *d) {
@@ -151,6 +172,15 @@ void rig__profile_ready(rig_device *d) {
   do
     atomic_store_explicit(&p->next, head, memory_order_relaxed);
   while (!atomic_compare_exchange_weak(&rings, &head, p));
+}
+
+void rig__profile_arm(rig_device *d) {
+  rig__lock(&d->locks.submit);
+  /* A lost device's driver takes no new call; a child of fork never calls
+   * its parent's (STOP-20). */
+  if (!d->profile.asked && !rig__is_lost(d) && !d->life.forked)
+    rig__profile_ready(d);
+  rig__unlock(&d->locks.submit);
 }
 
 /* d's driver handle is gone (device.c): its ring takes no more records. */

@@ -183,11 +183,15 @@ static void move_locked(rig_device *d) {
   }
 }
 
+/* What every call that moves d's memory does last: a stopped d whose
+ * last memory came back leaves its slot, and devices that left theirs,
+ * d included, give up their driver handles (OPEN-24). */
 static void after_move(rig_device *d) {
   if (d->life.drained) {
     d->life.drained = false;
     rig__device_drained(d);
   }
+  rig__left_handles_release();
 }
 
 /* What every call that moves d's memory does first: releases collected

@@ -38,6 +38,53 @@ void rig__slot_take_first(rig_device *host) {
   atomic_store(&slots[host->slot].dev, host);
 }
 
+/* Devices that left their slots with their driver handle live, linked by
+ * life.next_left, under the registry (OPEN-24). left_ready: one of them
+ * may be held by its slot alone now; set by its linking and by the
+ * release that leaves only the slot's reference (device.c), so that a
+ * move pays one load, not the registry lock, while every one left is
+ * still held elsewhere (a closed device the program keeps). */
+static rig_device *left;
+static atomic_bool left_ready;
+
+static void left_unlink(rig_device *d) {
+  for (rig_device **p = &left; *p; p = &(*p)->life.next_left)
+    if (*p == d) {
+      *p = d->life.next_left;
+      atomic_store(&d->life.left_live, false);
+      return;
+    }
+}
+
+bool rig__left_waiting(void) {
+  return atomic_load_explicit(&left_ready, memory_order_relaxed) &&
+         atomic_exchange(&left_ready, false);
+}
+
+void rig__left_ready(void) { atomic_store(&left_ready, true); }
+
+rig_device *rig__left_next(void) {
+  for (rig_device *d = left; d; d = d->life.next_left)
+    if (atomic_load(&d->refs) == 1) { /* the slot's alone */
+      left_unlink(d);
+      return rig_device_retain(d);
+    }
+  return NULL;
+}
+
+/* Under the registry. */
+static void left_link(rig_device *d) {
+  d->life.next_left = left;
+  left = d;
+  atomic_store(&d->life.left_live, true);
+  atomic_store(&left_ready, true);
+}
+
+void rig__left_relink(rig_device *d) {
+  if (!atomic_load(&d->life.left_live) && atomic_load(&rig__slot_of(d->slot)->dev) == d)
+    left_link(d); /* not where a later device took the slot meanwhile */
+}
+
 rig_status rig__slot_take(rig_device *d) {
   (void)rig__host_device(); /* the host has slot 1 */
   uint32_t s;
@@ -58,6 +105,8 @@ rig_status rig__slot_take(rig_device *d) {
   d->life.lost_at = d->start;
   r->taken = true;
   atomic_store(&r->dev, rig_device_retain(d));
+  if (old && atomic_load(&old->life.left_live))
+    left_unlink(old);
   if (old)
     rig_device_release(old); /* its points no longer name it (PROP-4) */
   return RIG_OK;
@@ -100,6 +149,8 @@ void rig__slot_leave(rig_device *d) {
     free_slots[nfree++] = d->slot;
   else
     r->retired = true;
+  if (d->h && !d->life.forked && !atomic_load(&d->life.left_live))
+    left_link(d); /* its handle goes at a move (OPEN-24) */
 }
 
 /* Retains the device that was given value v of slot s, or NULL. Lock-free:

@@ -496,8 +496,13 @@ static int td_stop(void *h, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* How many handles were destroyed: capability "test.destroys", which the
+ * tests of when core destroys one read (test_points.c, OPEN-24). */
+static _Atomic int destroys;
+
 static void td_destroy(void *h) {
   testdev *t = h;
+  atomic_fetch_add(&destroys, 1);
   rig_edge_error err;
   td_stop(t, &err);
   pthread_mutex_destroy(&t->lock);
@@ -556,6 +561,8 @@ static int td_unmap(void *h, rig_edge_alloc *a, rig_edge_error *err) {
 static bool td_peer(void *h, void *other) { return true; }
 
 static const void *td_capability(void *h, const char *key) {
+  if (strcmp(key, "test.destroys") == 0)
+    return &destroys;
   return strcmp(key, "test.trace") == 0 ? &((testdev *)h)->trace_rec : NULL;
 }
 

@@ -1,6 +1,8 @@
 /* testdev.h: what the test device (testdev.c) shows its tests through its
  * capability "test.trace": the parts it ran, in the order they ran, with
- * the order core gave them (rig_edge_part.follows). */
+ * the order core gave them (rig_edge_part.follows); and through
+ * "test.destroys" (an _Atomic int, the driver's for the process): how many
+ * of its handles core has destroyed. */
 #ifndef RIG_TESTDEV_H
 #define RIG_TESTDEV_H
 

@@ -356,16 +356,105 @@ static rig_status sample_once(rig_submission *s, rig_buffer *const bufs[2]) {
   return st_ == RIG_OK ? rig_point_wait(p) : st_;
 }
 
-/* While a profile is taken, recording allocates nothing on the submit
- * path once each device has its ring (made at its first submit): host
- * launches and copies timed by the clock, and the sample driver's parts
- * timed on its workers, all written into the rings. */
-static void profile_recording_allocates_nothing(void **st) {
+/* add loaded on the host (the caller's image) and *launch, one launch of
+ * it over refs, which the caller keeps while the part lives. */
+static rig_image *add_launch(rig_ref refs[3], rig_part *launch) {
   rig_image *im = kernel_load("add");
   rig_function *add = NULL;
   ok(rig_image_resolve(im, "add", &add));
-  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
-  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  refs[0] = rig_ref_read(0, 0);
+  refs[1] = rig_ref_read(1, 8);
+  refs[2] = rig_ref_write(2, 16);
+  *launch = rig_part_launch(add, refs, 3, 32);
+  return im;
+}
+
+/* Stops the profile and takes it: the parts it recorded, those its rings
+ * dropped counted in; the devices it names into *devices (may be NULL). */
+static size_t profile_stop_take(uint32_t *devices) {
+  rig_profile_stop();
+  rig_profile *prof = NULL;
+  ok(rig_profile_take(&prof));
+  size_t n = 0;
+  rig_profile_records(prof, &n);
+  if (devices)
+    *devices = rig_profile_devices(prof);
+  n += rig_profile_dropped(prof);
+  rig_profile_free(prof);
+  return n;
+}
+
+/* One submit of a run already taken (r, on the sample driver) of a into
+ * b, waited for. */
+static rig_status sample_run_once(rig_run *r, rig_buffer *const bufs[2]) {
+  rig_point p = 0;
+  rig_status st_ = rig_run_submit(r, bufs, 2, NULL, 0, &p);
+  return st_ == RIG_OK ? rig_point_wait(p) : st_;
+}
+
+/* The first submit after rig_profile_start allocates nothing: the start
+ * made the ring of every open device (the host, sample:0) and an open
+ * while the profile is taken its device's (sample:1), each where
+ * profiling was switched on. (The first submit made them, under its
+ * submit lock: a malloc, a calloc and a strdup on the hot path.) */
+static void profile_first_submit_allocates_nothing(void **st) {
+  (void)st;
+  rig_ref refs[3];
+  rig_part launch;
+  rig_image *im = add_launch(refs, &launch);
+  rig_part parts[2] = {rig_part_fill(0, 7, 1), rig_part_copy(0, 1)};
+  rig_device *host = rig_device_host(), *early = NULL, *late = NULL;
+  ok(rig_device_open("sample:0", &early));
+  rig_submission *s = NULL, *t = NULL, *u = NULL;
+  ok(rig_submission_make(host, &launch, 1, &s));
+  ok(rig_submission_make(early, parts, 2, &t));
+  rig_buffer *const hb[3] = {create_ok(host, 4096), create_ok(host, 4096), create_ok(host, 4096)};
+  rig_buffer *const eb[2] = {create_ok(early, 4096), create_ok(early, 4096)};
+  rig_point p = 0;
+  ok(launch_once(s, hb)); /* warm, unprofiled: a run each, the workers */
+  ok(rig_buffer_submit_copy(hb[0], hb[1], &p));
+  ok(sample_once(t, eb));
+  assert_false(rig_profile_active());
+  rig_profile_start(0);
+  ok(rig_device_open("sample:1", &late));
+  rig_buffer *const lb[2] = {create_ok(late, 4096), create_ok(late, 4096)};
+  ok(rig_submission_make(late, parts, 2, &u));
+  rig_run *r = take_ok(u);
+  count_start();
+  rig_status st_ = launch_once(s, hb);
+  if (st_ == RIG_OK)
+    st_ = rig_buffer_submit_copy(hb[0], hb[1], &p);
+  if (st_ == RIG_OK)
+    st_ = sample_once(t, eb);
+  if (st_ == RIG_OK)
+    st_ = sample_run_once(r, lb);
+  expect_none("the first profiled submits");
+  ok(st_);
+  uint32_t devices = 0;
+  assert_int_equal(profile_stop_take(&devices), 6); /* a launch, a copy, two parts per sample */
+  assert_int_equal(devices, 3);
+  for (int i = 0; i < 3; i++)
+    rig_buffer_release(hb[i]);
+  for (int i = 0; i < 2; i++) {
+    rig_buffer_release(eb[i]);
+    rig_buffer_release(lb[i]);
+  }
+  rig_submission_release(s);
+  rig_submission_release(t);
+  rig_submission_release(u);
+  rig_image_release(im);
+  close_release(early);
+  close_release(late);
+}
+
+/* While a profile is taken, recording allocates nothing on the submit
+ * path (each device's ring was made where profiling was switched on): host
+ * launches and copies timed by the clock, and the sample driver's parts
+ * timed on its workers, all written into the rings. */
+static void profile_recording_allocates_nothing(void **st) {
+  rig_ref refs[3];
+  rig_part launch;
+  rig_image *im = add_launch(refs, &launch);
   rig_part parts[2] = {rig_part_fill(0, 7, 1), rig_part_copy(0, 1)};
   rig_device *host = rig_device_host(), *sample = NULL;
   ok(rig_device_open("sample:0", &sample));
@@ -393,13 +482,7 @@ static void profile_recording_allocates_nothing(void **st) {
   }
   expect_none("profiled host launches, host copies and sample submits");
   ok(st_);
-  rig_profile_stop();
-  rig_profile *prof = NULL;
-  ok(rig_profile_take(&prof));
-  size_t n = 0;
-  rig_profile_records(prof, &n);
-  assert_int_equal(n + rig_profile_dropped(prof), 501 * 4); /* every part was recorded */
-  rig_profile_free(prof);
+  assert_int_equal(profile_stop_take(NULL), 501 * 4); /* every part was recorded */
   rig_buffer_release(x);
   rig_buffer_release(y);
   rig_buffer_release(z);
@@ -420,6 +503,7 @@ int main(void) {
       cmocka_unit_test(submit_20_fast_path_allocates_nothing),
       cmocka_unit_test(submit_20_copy_memory_to_host_allocates_nothing),
       cmocka_unit_test(submit_20_host_launch_allocates_nothing),
+      cmocka_unit_test(profile_first_submit_allocates_nothing), /* before any ring */
       cmocka_unit_test(profile_recording_allocates_nothing),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

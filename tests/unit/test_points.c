@@ -1,6 +1,6 @@
 /* test_points.c: points and the process's device slots (core/src/slot.c).
  *
- * Rules: OPEN-7 OPEN-9 OPEN-10 OPEN-11 OPEN-16 OPEN-17 OPEN-18 OPEN-49
+ * Rules: OPEN-7 OPEN-9 OPEN-10 OPEN-11 OPEN-16 OPEN-17 OPEN-18 OPEN-24 OPEN-49
  *        PROP-4 PROP-5 TL-16 TL-17 RECLAIM-21, and Point.pp
  *        (rig_point_format).
  *
@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <stdatomic.h>
 
 #include <rig/rig.h>
 
@@ -196,6 +198,53 @@ static void prop_4_point_device_until_slot_reused(void **state) {
   assert_ptr_equal(got, b);
   rig_device_release(got);
   close_release(b);
+}
+
+/* ---- OPEN-24: a left device's driver handle --------------------------------- */
+
+/* The test driver's count of the handles core destroyed, from a device
+ * of it that is open (its capability "test.destroys"). */
+static _Atomic int *test_destroys_of(rig_device *d) {
+  _Atomic int *n = (_Atomic int *)rig_device_capability(d, "test.destroys");
+  assert_non_null(n);
+  return n;
+}
+
+/* OPEN-24: a closed device that left its slot, and that nothing holds but
+ * its slot, gives up its driver handle at the next call that moves memory,
+ * not when a later device takes the slot; its record stays and still
+ * names it to its points (PROP-4), which answer as before; one the
+ * program still holds gives it up at the first move after its release.
+ * (Its handle lived until the slot's reuse.) */
+static void open_24_left_handle_goes_at_the_next_move(void **state) {
+  (void)state;
+  rig_device *d = open_new("test:open24", NULL);
+  rig_point p = fill_n(d, 2);
+  ok(rig_point_wait(p));
+  _Atomic int *destroys = test_destroys_of(d);
+  int before = atomic_load(destroys);
+  close_release(d);
+  ok(rig_device_free_cache(rig_device_host())); /* a move */
+  assert_int_equal(atomic_load(destroys), before + 1);
+  assert_true(rig_point_reached(p));
+  ok(rig_point_wait(p));
+  rig_device *got = rig_point_device(p);
+  assert_ptr_equal(got, d);
+  uint64_t v = 0;
+  ok(rig_device_signaled(got, &v));                /* answered without the driver */
+  assert_true(v >= rig_point_value(p));
+  rig_device_release(got);
+  rig_device *e = open_new("test:open24-next", NULL);     /* takes d's slot */
+  assert_int_equal(slot_of(e), rig_point_slot(p));
+  assert_int_equal(atomic_load(destroys), before + 1);   /* d's handle went once */
+  /* Closed but still held by the program: its handle waits for the
+   * program's release, then goes at the next move. */
+  ok(rig_device_close(e));
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(atomic_load(destroys), before + 1);
+  rig_device_release(e);
+  ok(rig_device_free_cache(rig_device_host()));
+  assert_int_equal(atomic_load(destroys), before + 2);
 }
 
 /* ---- PROP-5: Point.reached and Point.wait after reuse ------------------- */
@@ -505,6 +554,7 @@ int main(void) {
       cmocka_unit_test(open_9_point_packing),
       cmocka_unit_test(tl_16_17_fresh_slot_starts_at_zero),
       cmocka_unit_test(prop_4_point_device_until_slot_reused),
+      cmocka_unit_test(open_24_left_handle_goes_at_the_next_move),
       cmocka_unit_test(prop_5_points_answer_after_slot_reuse),
       cmocka_unit_test(point_format_name_value),
       cmocka_unit_test(reached_wait_needs_no_hook),

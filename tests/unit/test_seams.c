@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../driver/testdev.h"
+#include "kernels.h"
 #include "io_util.h"
 #include "util.h"
 
@@ -517,6 +518,117 @@ static void free_cache_releases_holds_first(void **state) {
   close_release(m);
 }
 
+/* ---- profiles over io pages ---------------------------------------------- */
+
+/* A fill then a copy on d over a (slot 0) and b (slot 1), waited for:
+ * its point. */
+static rig_point fill_then_copy(rig_device *d, rig_buffer *a, rig_buffer *b) {
+  rig_part parts[2] = {rig_part_fill(0, 0x5c, 1), rig_part_copy(0, 1)};
+  rig_submission *s = NULL;
+  ok(rig_submission_make(d, parts, 2, &s));
+  rig_run *r = take_ok(s);
+  rig_buffer *bufs[2] = {a, b};
+  rig_point p = 0;
+  ok(rig_run_submit(r, bufs, 2, NULL, 0, &p));
+  ok(rig_point_wait(p));
+  rig_submission_release(s);
+  return p;
+}
+
+/* Asserts prof holds one record of point p's part part: kind, named
+ * name, on device dev. */
+static void expect_record(const rig_profile *prof, rig_point p, uint32_t part, rig_part_kind kind,
+                          const char *name, const char *dev) {
+  size_t n = 0, found = 0;
+  const rig_profile_record *r = rig_profile_records(prof, &n);
+  for (size_t i = 0; i < n; i++)
+    if (r[i].point == p && r[i].part == part) {
+      assert_string_equal(rig_profile_device(prof, r[i].device), dev);
+      assert_int_equal(r[i].kind, kind);
+      assert_string_equal(r[i].name, name);
+      assert_true(r[i].end_ns >= r[i].start_ns);
+      found++;
+    }
+  assert_int_equal(found, 1);
+}
+
+/* Submits a launch of copy_bytes on the host from src (slot 0) into dst
+ * (slot 1), n bytes, and waits for it: its status, its point in *p. */
+static rig_status host_copy_bytes(rig_buffer *src, rig_buffer *dst, size_t n, rig_point *p) {
+  rig_image *im = kernel_load("copy_bytes");
+  rig_function *f = resolve_ok(im, "copy_bytes");
+  rig_ref refs[2] = {rig_ref_read(0, offsetof(struct copy_bytes, src)),
+                     rig_ref_write(1, offsetof(struct copy_bytes, dst))};
+  rig_submission *s = launch_make_ok(rig_device_host(), f, refs, 2, sizeof(struct copy_bytes));
+  rig_run *r = take_ok(s);
+  grid_ok(r, 0, n / COPY_BYTES_THREADS + 1, COPY_BYTES_THREADS);
+  ok(rig_run_int64(r, 0, offsetof(struct copy_bytes, n), (int64_t)n));
+  rig_buffer *bufs[2] = {src, dst};
+  rig_status st = rig_run_submit(r, bufs, 2, NULL, 0, p);
+  if (st == RIG_OK)
+    ok(rig_point_wait(*p));
+  rig_submission_release(s);
+  rig_image_release(im);
+  return st;
+}
+
+/* A profile over work on a file's pages: the host's fill of a borrow of
+ * them and its launch that copies out of that borrow, and vulkan:0's
+ * fill and copy over its own borrow (where it opens), each give one
+ * record a part, on the device that ran it; the io device, which times
+ * no work, is named by none; a submission naming the io pages themselves
+ * is refused and records nothing; the file holds the bytes. */
+static void profile_over_io_pages(void **state) {
+  (void)state;
+  size_t n = 2 * 4096;
+  rig_device *io = open_file(4 * 4096), *host = rig_device_host(), *v = open_vulkan("vulkan:0");
+  rig_buffer *f, *on_host, *h = create_ok(host, n);
+  ok(rig_buffer_of_io(io, 4096, n, &f));
+  ok(rig_buffer_borrow(host, f, &on_host));
+  rig_profile *prof = NULL;
+  ok(rig_profile_take(&prof)); /* what earlier tests left */
+  rig_profile_free(prof);
+  rig_profile_start(0);
+  rig_point fp = 0, lp = 0, vp = 0, none = 0;
+  ok(rig_buffer_submit_fill(on_host, 0x5c, 1, &fp));
+  ok(host_copy_bytes(on_host, h, n, &lp));
+  rig_buffer *on_v = NULL, *vb = NULL;
+  if (v) {
+    ok(rig_buffer_borrow(v, f, &on_v));
+    vb = create_ok(v, n);
+    vp = fill_then_copy(v, on_v, vb);
+  }
+  /* The pages themselves, not borrowed: the host does not reach io memory. */
+  assert_int_equal(host_copy_bytes(f, h, n, &none), RIG_INVALID);
+  assert_non_null(strstr(rig_error_last()->message, rig_device_name(io)));
+  rig_profile_stop();
+  ok(rig_profile_take(&prof));
+  size_t records = 0;
+  rig_profile_records(prof, &records);
+  assert_int_equal(records, v ? 4 : 2);
+  for (uint32_t i = 0; i < rig_profile_devices(prof); i++)
+    assert_string_not_equal(rig_profile_device(prof, i), rig_device_name(io));
+  expect_record(prof, fp, 0, RIG_PART_FILL, "fill", "CPU");
+  expect_record(prof, lp, 0, RIG_PART_LAUNCH, "copy_bytes", "CPU");
+  if (v) {
+    expect_record(prof, vp, 0, RIG_PART_FILL, "fill", rig_device_name(v));
+    expect_record(prof, vp, 1, RIG_PART_COPY, "copy", rig_device_name(v));
+  }
+  rig_profile_free(prof);
+  expect_bytes(f, 0, n, 0x5c);
+  expect_bytes(h, 0, n, 0x5c);
+  if (v) {
+    expect_bytes(vb, 0, n, 0x5c);
+    rig_buffer_release(on_v);
+    rig_buffer_release(vb);
+    close_release(v);
+  }
+  rig_buffer_release(on_host);
+  rig_buffer_release(h);
+  rig_buffer_release(f);
+  close_release(io);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(io_pages_borrowed_on_the_host, io_setup, io_teardown),
@@ -534,6 +646,7 @@ int main(void) {
       cmocka_unit_test(submit_waits_on_points_not_given),
       cmocka_unit_test(consume_gives_the_allocations_length),
       cmocka_unit_test(free_cache_releases_holds_first),
+      cmocka_unit_test_setup_teardown(profile_over_io_pages, io_setup, io_teardown),
   };
   const char *only = getenv("RIG_TEST_ONLY"); /* one test, by name pattern */
   if (only && *only)

@@ -17,7 +17,7 @@ extern "C" {
  * timestamp queries, CUDA by events) writes a record per part it runs
  * into a ring of its own, with no lock and no allocation; a memory or io
  * device times no work. rig_profile_take collects the records. Every
- * rig_profile_* call but take is lock-free. Setting RIG_PROFILE=PATH
+ * rig_profile_* call but start and take is lock-free. Setting RIG_PROFILE=PATH
  * profiles a whole run and writes PATH, a Chrome trace, at exit. */
 typedef struct rig_profile rig_profile;
 
@@ -37,10 +37,14 @@ typedef struct rig_profile_record {
 #define RIG_PROFILE_RECORDS 16384u /* a device's ring holds this many by default */
 
 /* Starts taking a profile, or goes on with the one being taken. Each
- * device gets its ring of records (at least n, rounded up to a power of
- * two; 0: RIG_PROFILE_RECORDS) at its first submit from now on: that
- * submit allocates it, and its driver may block there to set up its
- * clock; later submits allocate nothing for the profile. Lock-free. */
+ * device that times work gets its ring of records (at least n, rounded up
+ * to a power of two; 0: RIG_PROFILE_RECORDS) here, and a device opened
+ * while the profile is taken at its open, so that no submit allocates for
+ * the profile: allocates, takes each open device's submit lock in turn
+ * (waiting for a submit under way), and a driver may block to set up its
+ * clock. Called inside a lock (a callback, a host kernel) it only sets
+ * the switch, and each device's next submit makes its ring. Returns
+ * nothing: a device without memory for its ring is not timed. */
 RIG_API void rig_profile_start(size_t n);
 /* Stops timing work; records already written wait for rig_profile_take.
  * Lock-free. */
