@@ -277,7 +277,7 @@ static void host_launch_over_the_pool(void **state) {
  * and the blocking submit where it answers busy, as the OCaml binding
  * does: every submit's work is done once, each value taken once, and the
  * busy answers leave nothing half done. */
-enum { SUBMITTERS = 4, ROUNDS = 500 };
+enum { SUBMITTERS = 4, ROUNDS = 500, BYTES = 16384 }; /* a launch long enough to meet others */
 
 typedef struct submitter {
   const host_fill *h;
@@ -292,14 +292,14 @@ static void *submit_rounds(void *arg) {
   const host_fill *h = w->h;
   for (int r = 0; r < ROUNDS; r++) {
     rig_run *run;
-    struct fill_bytes params = {NULL, 64, (uint32_t)(w->id * 16 + r % 16), 1};
+    struct fill_bytes params = {NULL, BYTES, (uint32_t)(w->id * 16 + r % 16), 1};
     rig_status st = rig_submission_take(h->s, &run);
     if (st == RIG_OK)
       st = rig_run_bytes(run, 0, 0, &params, sizeof params);
     if (st == RIG_OK)
       st = rig_run_groups(run, 0, 1, 1, 1);
     if (st == RIG_OK)
-      st = rig_run_threads(run, 0, 64, 1, 1);
+      st = rig_run_threads(run, 0, BYTES, 1, 1);
     if (st == RIG_OK && (st = rig_run_submit_try(run, &w->b, 1, NULL, 0, &w->points[r])) ==
                             RIG_BUSY) {
       w->busy++;
@@ -317,7 +317,7 @@ static void submitters_at_once(void **state) {
   pthread_t t[SUBMITTERS];
   uint64_t before = rig_device_submitted(rig_device_host());
   for (int i = 0; i < SUBMITTERS; i++) {
-    w[i] = (submitter){.h = &h, .b = create_ok(rig_device_host(), 64), .id = i};
+    w[i] = (submitter){.h = &h, .b = create_ok(rig_device_host(), BYTES), .id = i};
     assert_int_equal(pthread_create(&t[i], NULL, submit_rounds, &w[i]), 0);
   }
   uint64_t values[SUBMITTERS * ROUNDS], busy = 0;
@@ -325,7 +325,7 @@ static void submitters_at_once(void **state) {
     assert_int_equal(pthread_join(t[i], NULL), 0);
     assert_int_equal(w[i].failed, 0);
     busy += w[i].busy;
-    expect_bytes(w[i].b, 0, 64, (uint8_t)(i * 16 + (ROUNDS - 1) % 16));
+    expect_bytes(w[i].b, 0, BYTES, (uint8_t)(i * 16 + (ROUNDS - 1) % 16));
     for (int r = 0; r < ROUNDS; r++)
       values[i * ROUNDS + r] = rig_point_value(w[i].points[r]);
     rig_buffer_release(w[i].b);
