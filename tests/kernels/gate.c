@@ -2,7 +2,7 @@
  * it marks entered, then yields until open is set. On the host the submit
  * lock is held meanwhile, so a test can show what another submit does
  * while that lock is taken, with no clock (test_submit_try.c). The C
- * library's sched_yield comes through a stub (SYM-1). */
+ * library's sched_yield comes through a stub. */
 #include "../support/kernels.h" /* struct gate */
 int sched_yield(void);
 void gate(const struct gate *g, int64_t first, int64_t end) {

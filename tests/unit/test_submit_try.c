@@ -23,11 +23,6 @@
 #include "kernels.h"
 #include "util.h"
 
-static int stop_now(void *ctx) {
-  (void)ctx;
-  return 1;
-}
-
 static int setup(void **state) {
   (void)state;
   arm_deadline(60);
@@ -106,7 +101,7 @@ static void runs_what_submit_runs(void **state) {
 }
 
 /* A submit of the gate kernel, which its thread takes and submits itself
- * (a run is its taker's, SUBMIT-25): it holds the host's submit lock until
+ * (a run is its taker's): it holds the host's submit lock until
  * the test opens the gate. */
 typedef struct gated {
   rig_submission *s;
@@ -173,47 +168,44 @@ static rig_submission *fills(rig_device *d, uint32_t parts) {
   return s;
 }
 
-/* A driver that says its submit may block (RIG_EDGE_MAY_BLOCK): the try
- * never calls it; the blocking submit runs the same run. */
-static void busy_on_a_driver_that_may_block(void **state) {
-  (void)state;
-  rig_device *d = open_ok("test:try-block,block_ms=1");
-  rig_submission *s = fills(d, 1);
+/* A try on test device name of a submission of parts fills of one buffer
+ * answers busy for why; the blocking submit then runs the same run, whose
+ * last fill leaves want. */
+static void busy_then_submitted(const char *name, uint32_t parts, const char *why,
+                                uint8_t want) {
+  rig_device *d = open_ok(name);
+  rig_submission *s = fills(d, parts);
   rig_buffer *b = create_ok(d, 64);
   rig_run *run = take_ok(s);
-  expect_busy(d, run, &b, 1, NULL, 0, "its driver may block");
+  expect_busy(d, run, &b, 1, NULL, 0, why);
   rig_point p;
   ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
   ok(rig_point_wait(p));
-  expect_bytes(b, 0, 64, 7);
+  expect_bytes(b, 0, 64, want);
   rig_buffer_release(b);
   rig_submission_release(s);
   close_release(d);
 }
 
-/* Queues with no room for the work (two parts where one fits, SUBMIT-19):
- * the try grows nothing; the blocking submit grows them and runs it. */
+/* A driver that says its submit may block (RIG_EDGE_MAY_BLOCK): the try
+ * never calls it. */
+static void busy_on_a_driver_that_may_block(void **state) {
+  (void)state;
+  busy_then_submitted("test:try-block,block_ms=1", 1, "its driver may block", 7);
+}
+
+/* Queues with no room for the work (two parts where one fits): the try
+ * grows nothing; the blocking submit grows them. */
 static void busy_when_the_queues_have_no_room(void **state) {
   (void)state;
-  rig_device *d = open_ok("test:try-room,parts=1");
-  rig_submission *s = fills(d, 2);
-  rig_buffer *b = create_ok(d, 64);
-  rig_run *run = take_ok(s);
-  expect_busy(d, run, &b, 1, NULL, 0, "its queues have no room");
-  rig_point p;
-  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
-  ok(rig_point_wait(p));
-  expect_bytes(b, 0, 64, 9);
-  rig_buffer_release(b);
-  rig_submission_release(s);
-  close_release(d);
+  busy_then_submitted("test:try-room,parts=1", 2, "its queues have no room", 9);
 }
 
 /* A point of another device not reached, which a test device's queue
  * holds for good (hang_nth): the try waits for it neither on the host nor
  * on a memory device, with a taken run (the host's) or a free one (a
- * fill's, SUBMIT-15), which stays free for a take. Once that device is
- * lost, the same host run's blocking submit answers RIG_LOST (SUBMIT-31). */
+ * fill's), which stays free for a take. Once that device is
+ * lost, the same host run's blocking submit answers RIG_LOST. */
 static void busy_when_the_work_follows_a_pending_point(void **state) {
   (void)state;
   rig_device *held_on = open_ok("test:try-held,hang_ms=100,hang_nth=1");
