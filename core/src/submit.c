@@ -232,8 +232,9 @@ static void order_parts(rig_run *r, rig_buffer *const *bufs) {
  * lock held answers RIG_BUSY, having taken nothing. */
 static rig_status claim_free(rig_run *r, bool at_once) {
   rig_submission *s = r->s;
-  /* not counted, as in run_free */
-  if (at_once ? pthread_mutex_trylock(s->lock) != 0 : pthread_mutex_lock(s->lock) != 0)
+  if (!at_once)
+    pthread_mutex_lock(s->lock); /* not counted, as in run_free */
+  else if (pthread_mutex_trylock(s->lock) != 0)
     return rig__fail(RIG_BUSY, s->dev, 0, "rig_run_submit_try: another thread holds the run pool");
   rig_run *spare = r;
   bool free_run = atomic_compare_exchange_strong(&s->spare, &spare, NULL);

@@ -233,7 +233,10 @@ static bool follows_other(rig__waits *w, const rig_device *d) {
  * not wait: RIG_BUSY, having taken nothing, wherever that submit would
  * wait (a driver that may block, a host launch over the pool, a point to
  * follow, a profile to start, another submit's lock, no room); returns
- * with the submit lock held otherwise. */
+ * with the submit lock held otherwise. Only assign's stamps may then
+ * wait, for room among an allocation's stamps that more devices' pending
+ * points than it keeps hold in a race with their submits (stamps.c), as
+ * the blocking submit's do; the host stamps nothing (docs/decisions.md). */
 static rig_status lock_at_once(rig_device *d, rig_edge_work *work, const rig__use *uses,
                                size_t nuses, const rig_point *waits, size_t nwaits,
                                rig__waits *w) {

@@ -201,6 +201,31 @@ static void busy_when_the_queues_have_no_room(void **state) {
   busy_then_submitted("test:try-room,parts=1", 2, "its queues have no room", 9);
 }
 
+/* A profile starting: a device's first submit while profiling hands its
+ * driver a ring, which allocates and may block; the try leaves that to
+ * the blocking submit, after which it runs at once. */
+static void busy_while_a_profile_starts(void **state) {
+  (void)state;
+  rig_device *d = open_ok("memory:try-profile");
+  rig_submission *s = fills(d, 1);
+  rig_buffer *b = create_ok(d, 64);
+  rig_run *run = take_ok(s);
+  rig_point p;
+  rig_profile_start(0);
+  expect_busy(d, run, &b, 1, NULL, 0, "a profile starts");
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
+  run = take_ok(s);
+  ok(rig_run_submit_try(run, &b, 1, NULL, 0, &p));
+  rig_profile_stop();
+  rig_profile *taken;
+  ok(rig_profile_take(&taken));
+  rig_profile_free(taken);
+  expect_bytes(b, 0, 64, 7);
+  rig_buffer_release(b);
+  rig_submission_release(s);
+  close_release(d);
+}
+
 /* A point of another device not reached, which a test device's queue
  * holds for good (hang_nth): the try waits for it neither on the host nor
  * on a memory device, with a taken run (the host's) or a free one (a
@@ -337,6 +362,7 @@ int main(void) {
       cmocka_unit_test_setup(busy_while_another_submit_holds_the_lock, setup),
       cmocka_unit_test_setup(busy_on_a_driver_that_may_block, setup),
       cmocka_unit_test_setup(busy_when_the_queues_have_no_room, setup),
+      cmocka_unit_test_setup(busy_while_a_profile_starts, setup),
       cmocka_unit_test_setup(busy_when_the_work_follows_a_pending_point, setup),
       cmocka_unit_test_setup(host_launch_over_the_pool, setup),
       cmocka_unit_test_setup(submitters_at_once, setup),
