@@ -137,6 +137,9 @@ static inline bool rig__profile_due(const rig_device *d) {
          !d->profile.asked;
 }
 RIG__HIDDEN const rig_edge_driver *rig__host_driver(void);
+/* Whether the host's submit of w waits for the pool's workers: a launch
+ * part of more than one group on a host of more than one core (host.c). */
+RIG__HIDDEN bool rig__host_work_spreads(const rig_edge_work *w);
 /* Whether d's stop returned and it reported its last value (STOP-1); read
  * by any thread. */
 static inline bool rig__is_stopped(const rig_device *d) {

@@ -19,6 +19,7 @@ RIG_API const char *rig_status_name(rig_status s) {
   case RIG_UNAVAILABLE: return "RIG_UNAVAILABLE";
   case RIG_INTERRUPTED: return "RIG_INTERRUPTED";
   case RIG_IO: return "RIG_IO";
+  case RIG_BUSY: return "RIG_BUSY";
   }
   return "RIG_UNKNOWN";
 }

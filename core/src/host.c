@@ -84,10 +84,20 @@ static int host_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
 /* A launch on the submitting thread and the pool (LAUNCH-1, LAUNCH-3):
  * the threads of a group are numbered x fastest, then the groups
  * (LAUNCH-6); core checked the axes and the total (LAUNCH-13, 14). */
+static uint64_t launch_groups(const rig_edge_part *p) {
+  return p->u.launch.groups[0] * p->u.launch.groups[1] * p->u.launch.groups[2];
+}
+
 static void host_launch(const rig_edge_part *p) {
-  uint64_t groups = p->u.launch.groups[0] * p->u.launch.groups[1] * p->u.launch.groups[2];
   uint64_t per = p->u.launch.threads[0] * p->u.launch.threads[1] * p->u.launch.threads[2];
-  rig__pool_launch(p->u.launch.function, p->u.launch.params, groups, per);
+  rig__pool_launch(p->u.launch.function, p->u.launch.params, launch_groups(p), per);
+}
+
+bool rig__host_work_spreads(const rig_edge_work *w) {
+  for (uint32_t i = 0; i < w->nparts; i++)
+    if (w->parts[i].kind == RIG_EDGE_PART_LAUNCH && rig__pool_spreads(launch_groups(&w->parts[i])))
+      return true;
+  return false;
 }
 
 static int host_run_part(const rig_edge_part *p, rig_edge_error *err) {

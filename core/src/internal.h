@@ -76,6 +76,9 @@ RIG__HIDDEN rig_status rig__lost_error(const rig_device *d);
 /* Locks that count toward the thread's inside-a-lock check (DOM-13). */
 RIG__HIDDEN void rig__lock(pthread_mutex_t *m);
 RIG__HIDDEN void rig__unlock(pthread_mutex_t *m);
+/* rig__lock where m is free; false, with nothing held, where another
+ * thread holds it (rig_run_submit_try). */
+RIG__HIDDEN bool rig__trylock(pthread_mutex_t *m);
 RIG__HIDDEN bool rig__inside_lock(void);
 /* RIG_INVALID when called inside a lock (DOM-14); every may-lock call
  * starts with it. */
@@ -200,5 +203,9 @@ RIG__HIDDEN unsigned rig__perf_cores(void);
  * groups, on this thread and the pool; returns once all ran (LAUNCH-1..10). */
 RIG__HIDDEN void rig__pool_launch(void *fn, const void *params, uint64_t groups,
                                   uint64_t per_group);
+/* Whether a launch of that many groups spreads over the pool's workers,
+ * whom the submitting thread then waits for; else it runs on that thread
+ * alone. */
+RIG__HIDDEN bool rig__pool_spreads(uint64_t groups);
 
 #endif

@@ -20,6 +20,13 @@ void rig__lock(pthread_mutex_t *m) {
   held++;
 }
 
+bool rig__trylock(pthread_mutex_t *m) {
+  if (pthread_mutex_trylock(m) != 0)
+    return false;
+  held++;
+  return true;
+}
+
 void rig__unlock(pthread_mutex_t *m) {
   held--;
   pthread_mutex_unlock(m);

@@ -226,9 +226,11 @@ void rig__pool_fork(rig__fork_phase ph) {
   rig__fork_mutex(&pool_lock, ph);
 }
 
+bool rig__pool_spreads(uint64_t groups) { return groups > 1 && rig__perf_cores() > 1; }
+
 void rig__pool_launch(void *fn, const void *params, uint64_t groups, uint64_t per_group) {
   unsigned n = rig__perf_cores();
-  if (n <= 1 || groups <= 1) {
+  if (!rig__pool_spreads(groups)) {
     /* No worker could take a group: one call, and no job to publish, so
      * no atomic either (LAUNCH-1, LAUNCH-7). */
     ((kernel_fn)fn)(params, 0, (int64_t)(groups * per_group));

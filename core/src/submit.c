@@ -252,13 +252,17 @@ static void order_parts(rig_run *r, rig_buffer *const *bufs) {
     }
 }
 
-/* Takes r off the spare or the free list for this submit; false when it is
- * in neither. A free run left there would be handed out by a take while
- * this submit uses it, and put back a second time by run_free (SUBMIT-12,
- * SUBMIT-14). */
-static bool claim_free(rig_run *r) {
+/* Takes r off the spare or the free list for this submit: RIG_OK, or
+ * RIG_INVALID when it is in neither. A free run left there would be handed
+ * out by a take while this submit uses it, and put back a second time by
+ * run_free (SUBMIT-12, SUBMIT-14). A try (at_once) that finds the pool's
+ * lock held answers RIG_BUSY, having taken nothing. */
+static rig_status claim_free(rig_run *r, bool at_once) {
   rig_submission *s = r->s;
-  pthread_mutex_lock(s->lock); /* not counted, as in run_free */
+  if (!at_once)
+    pthread_mutex_lock(s->lock); /* not counted, as in run_free */
+  else if (pthread_mutex_trylock(s->lock) != 0)
+    return rig__fail(RIG_BUSY, s->dev, 0, "rig_run_submit_try: another thread holds the run pool");
   rig_run *spare = r;
   bool free_run = atomic_compare_exchange_strong(&s->spare, &spare, NULL);
   for (rig_run **p = &s->free_runs; !free_run && *p; p = &(*p)->next_free)
@@ -272,17 +276,21 @@ static bool claim_free(rig_run *r) {
     atomic_store_explicit(&r->state, RUN_SUBMITTING, memory_order_release);
   }
   pthread_mutex_unlock(s->lock);
-  return free_run;
+  if (!free_run)
+    return rig__fail(RIG_INVALID, s->dev, 0, "rig_run_submit: another submit of the run is under way");
+  return RIG_OK;
 }
 
 /* Takes r for this submit: the caller's own run, or a free one
- * (SUBMIT-14, SUBMIT-25, SUBMIT-26). */
-static rig_status claim_run(rig_run *r) {
+ * (SUBMIT-14, SUBMIT-25, SUBMIT-26); *was_free says which. */
+static rig_status claim_run(rig_run *r, bool at_once, bool *was_free) {
   int want = RUN_TAKEN;
+  *was_free = false;
   if (!atomic_compare_exchange_strong(&r->state, &want, RUN_SUBMITTING)) {
-    if (!claim_free(r))
-      return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_run_submit: another submit of the run is under way");
-  } else if (!pthread_equal(r->owner, pthread_self())) {
+    *was_free = true;
+    return claim_free(r, at_once);
+  }
+  if (!pthread_equal(r->owner, pthread_self())) {
     atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
     return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_run_submit: another thread took the run");
   }
@@ -290,7 +298,7 @@ static rig_status claim_run(rig_run *r) {
 }
 
 static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
-                             const rig_point *waits, size_t nwaits, rig_point *out) {
+                             const rig_point *waits, size_t nwaits, rig_point *out, bool at_once) {
   rig_submission *s = r->s;
   rig_device *d = s->dev;
   if (n != s->nslots || (n && !bufs) || (nwaits && !waits) || !out)
@@ -309,19 +317,38 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
   order_parts(r, bufs);
   rig_edge_work work = {.size = sizeof work, .nparts = s->nparts, .parts = r->parts,
                         .labels = s->labels};
+  if (at_once)
+    return rig__timeline_submit_try(d, &work, r->uses, nuses, waits, nwaits, out);
   return rig__timeline_submit(d, &work, r->uses, nuses, waits, nwaits, out);
 }
 
-RIG_API rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
-                              const rig_point *waits, size_t nwaits, rig_point *out) {
+/* rig_run_submit, and its try (at_once): a busy try gives r back as it
+ * found it, taken by the caller or free, for a later submit. */
+static inline __attribute__((always_inline)) rig_status submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+                         const rig_point *waits, size_t nwaits, rig_point *out, bool at_once) {
   if (!r)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_run_submit: run is NULL");
-  rig_status st = claim_run(r);
+  bool was_free;
+  rig_status st = claim_run(r, at_once, &was_free);
   if (st)
     return st;
   st = rig__may_lock("rig_run_submit");                     /* DOM-15: still frees r */
   if (st == RIG_OK)
-    st = submit_run(r, buffers, nbuffers, waits, nwaits, out);
+    st = submit_run(r, buffers, nbuffers, waits, nwaits, out, at_once);
+  if (st == RIG_BUSY && !was_free) {
+    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
+    return st;
+  }
   rig__run_free(r);                                          /* SUBMIT-12, 13 */
   return st;
+}
+
+RIG_API rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+                                  const rig_point *waits, size_t nwaits, rig_point *out) {
+  return submit(r, buffers, nbuffers, waits, nwaits, out, false);
+}
+
+RIG_API rig_status rig_run_submit_try(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
+                                      const rig_point *waits, size_t nwaits, rig_point *out) {
+  return submit(r, buffers, nbuffers, waits, nwaits, out, true);
 }

@@ -168,18 +168,10 @@ static void driver_took(rig_device *d, uint64_t v) {
   atomic_store_explicit(&d->tl.taken, v, memory_order_release);
 }
 
-static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use *uses,
-                              size_t nuses, const rig_point *waits, size_t nwaits,
-                              rig_point *out) {
-  rig__waits w;
-  rig_status st = check_work(d, work);
-  if (st != RIG_OK)
-    return st;
-  st = follow(&w, d, uses, nuses, waits, nwaits);
-  if (st == RIG_OK)
-    st = lock_for(d, work, &w);
-  if (st != RIG_OK)
-    return st;
+/* Assigns the next value to work, hands it to d's driver and stamps its
+ * uses; entered with the submit lock held, which it drops. */
+static rig_status assign(rig_device *d, rig_edge_work *work, const rig__use *uses, size_t nuses,
+                         rig__waits *w, rig_point *out) {
   if (rig__is_lost(d)) {
     rig__unlock(&d->locks.submit);
     return rig__lost_error(d);                         /* SUBMIT-29 */
@@ -208,8 +200,8 @@ static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use
   if (r == RIG_EDGE_OK)
     driver_took(d, v); /* first: a commit made here overlaps the stamps */
   rig_point p = rig_point_make(d->slot, v);
-  rig__waits_used(&w, d, v);
-  stamp(d, uses, nuses, &w, p);                        /* ORDER-18, ORDER-19 */
+  rig__waits_used(w, d, v);
+  stamp(d, uses, nuses, w, p);                         /* ORDER-18, ORDER-19 */
   if (r != RIG_EDGE_OK)
     rig__lose(d, err.message);                         /* SUBMIT-30, LOSS-2 */
   rig__unlock(&d->locks.submit);
@@ -217,6 +209,21 @@ static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use
     return rig__lost_error(d);
   *out = p;
   return RIG_OK;
+}
+
+static rig_status submit_held(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                              size_t nuses, const rig_point *waits, size_t nwaits,
+                              rig_point *out) {
+  rig__waits w;
+  rig_status st = check_work(d, work);
+  if (st != RIG_OK)
+    return st;
+  st = follow(&w, d, uses, nuses, waits, nwaits);
+  if (st == RIG_OK)
+    st = lock_for(d, work, &w);
+  if (st != RIG_OK)
+    return st;
+  return assign(d, work, uses, nuses, &w, out);
 }
 
 /* A submit enters its driver up to three times (check, room, submit), and
@@ -230,6 +237,72 @@ rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work, const rig__u
   rig__mask_hold();
   rig_status st = submit_held(d, work, uses, nuses, waits, nwaits, out);
   rig__mask_drop();
+  return st;
+}
+
+/* ---- the submit that never waits (rig_run_submit_try) ---------------------- */
+
+static rig_status busy(const rig_device *d, const char *why) {
+  return rig__fail(RIG_BUSY, d, 0, "rig_run_submit_try: the submit on %s would block: %s",
+                   d->name, why);
+}
+
+/* Whether the work follows a point not reached of another device: its own
+ * device's it follows in device order (ORDER-2), with no wait. The looks
+ * commit as a lock-free call's do, only trying the other device's lock. */
+static bool follows_other(rig__waits *w, const rig_device *d) {
+  for (uint32_t i = 0; i < w->n; i++)
+    if (rig_point_slot(w->points[i]) != d->slot)
+      return true;
+  return w->overflow;
+}
+
+/* What the blocking submit does before the value, for a caller that must
+ * not wait: RIG_BUSY, having taken nothing, wherever that submit would
+ * wait (a driver that may block, a host launch over the pool, a point to
+ * follow, a profile to start, another submit's lock, no room); returns
+ * with the submit lock held otherwise. Only assign's stamps may then
+ * wait, for room among an allocation's stamps that more devices' pending
+ * points than it keeps hold in a race with their submits (stamps.c), as
+ * the blocking submit's do; the host stamps nothing (docs/decisions.md). */
+static rig_status lock_at_once(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                               size_t nuses, const rig_point *waits, size_t nwaits,
+                               rig__waits *w) {
+  if (d->facts.flags & RIG_EDGE_MAY_BLOCK)
+    return busy(d, "its driver may block");
+  if (d->is_host && rig__host_work_spreads(work))
+    return busy(d, "a launch of several groups waits for the pool's workers");
+  rig_status st = check_work(d, work);
+  if (st == RIG_OK)
+    st = rig__waits_gather(w, d, uses, nuses, waits, nwaits);
+  if (st != RIG_OK)
+    return st;
+  if (follows_other(w, d))
+    return busy(d, "the work follows a point of another device not reached");
+  w->n = 0;
+  if (rig__profile_due(d))
+    return busy(d, "a profile starts");
+  if (!rig__trylock(&d->locks.submit))
+    return busy(d, "another submit holds its lock");
+  bool room = true;
+  if (d->drv->room && RIG__DRIVER_OF(d, d->drv->room(d->h, work, &room)) == RIG_EDGE_OK && !room) {
+    rig__unlock(&d->locks.submit);
+    return busy(d, "its queues have no room");
+  }
+  return RIG_OK;
+}
+
+rig_status rig__timeline_submit_try(rig_device *d, rig_edge_work *work, const rig__use *uses,
+                                    size_t nuses, const rig_point *waits, size_t nwaits,
+                                    rig_point *out) {
+  rig__waits w;
+  if (!d->own_code)
+    rig__mask_hold();
+  rig_status st = lock_at_once(d, work, uses, nuses, waits, nwaits, &w);
+  if (st == RIG_OK)
+    st = assign(d, work, uses, nuses, &w, out);
+  if (!d->own_code)
+    rig__mask_drop();
   return st;
 }
 

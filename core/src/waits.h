@@ -55,6 +55,14 @@ RIG__HIDDEN rig_status rig__timeline_submit(rig_device *d, rig_edge_work *work,
                                             const rig__use *uses, size_t nuses,
                                             const rig_point *waits, size_t nwaits,
                                             rig_point *out);
-
+/* rig__timeline_submit where it waits for nothing: RIG_BUSY, having
+ * assigned no value and changed nothing, where it would wait (the submit
+ * lock held by another thread, no room, a point of another device to
+ * follow, a driver that may block, a host launch over the pool's workers,
+ * a profile to start). */
+RIG__HIDDEN rig_status rig__timeline_submit_try(rig_device *d, rig_edge_work *work,
+                                                const rig__use *uses, size_t nuses,
+                                                const rig_point *waits, size_t nwaits,
+                                                rig_point *out);
 
 #endif

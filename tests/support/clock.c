@@ -34,3 +34,8 @@ int past_deadline(void *ctx) {
   (void)ctx;
   return now_s() > atomic_load(&deadline);
 }
+
+int stop_now(void *ctx) {
+  (void)ctx;
+  return 1;
+}

@@ -14,5 +14,9 @@ void arm_deadline(double secs);
 /* A wait hook (rig_runtime_set_wait_hook): nonzero, ending a blocking
  * call, once the deadline armed last passed; ctx is unused. */
 int past_deadline(void *ctx);
+/* A wait hook that ends every wait at once: a call that has to wait
+ * returns RIG_INTERRUPTED, one that need not wait never asks it; ctx is
+ * unused. */
+int stop_now(void *ctx);
 
 #endif

@@ -61,4 +61,9 @@ struct scalars {
   double d;
 };
 
+/* gate.c: sets *entered, then waits until *open is non-zero. */
+struct gate {
+  int64_t *entered, *open;
+};
+
 #endif

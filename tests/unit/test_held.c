@@ -18,13 +18,6 @@
 
 #include "util.h"
 
-/* A wait hook that ends every wait at once: a call that has to wait
- * returns RIG_INTERRUPTED, one that need not wait never asks it. */
-static int stop_now(void *ctx) {
-  (void)ctx;
-  return 1;
-}
-
 static int setup(void **state) {
   (void)state;
   arm_deadline(60);

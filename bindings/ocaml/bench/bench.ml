@@ -9,7 +9,10 @@
    - take + submit of an empty host launch, against the C calls, and the
      words of the submit alone.
    Run: dune exec bench/bench.exe (run-tests.sh's environment); ITERS=N
-   sets the iterations, ROUNDS=N the rounds of the cache's creates. *)
+   sets the iterations, ROUNDS=N the rounds of the cache's creates.
+   ONLY=submit or ONLY=c_submit runs that one loop once, ITERS times, and
+   prints nothing: for counting instructions per call under callgrind
+   (valgrind --tool=callgrind), which a loaded machine does not skew. *)
 
 external c_create : int -> int -> float = "bench_c_create"
 external c_create_batches : int -> int -> int -> float = "bench_c_create_batches"
@@ -61,6 +64,35 @@ type acc = { mutable w : float } (* a flat float: its updates allocate nothing *
 let row what (ml, words) c =
   Printf.printf "| %s | %.0f | %.0f | %.2f | %.1f |\n" what ml c (ml /. c) words
 
+(* The one-launch submission of the empty kernel on host, its block and
+   the function's pointer (an int, as Rig's stubs keep it). *)
+let empty_launch () =
+  let obj = In_channel_compat.read_file "kernel_empty.o" in
+  let image = Result.get_ok (Rig.Image.load Rig.host obj) in
+  let f = Option.get (Rig.Image.resolve image "empty") in
+  let s = Rig.Submission.(make Rig.host [| launch f ~params:0 |]) in
+  let fn_ptr : int = Obj.magic (Obj.field (Obj.repr f) 1) in
+  (s, Rig.Submission.block s 0, fn_ptr)
+
+(* iters takes and submits of s's launch, adding the submit's words to w. *)
+let submits s k w =
+  let open Rig.Submission in
+  for _ = 1 to iters do
+    let r = take s in
+    Run.groups r k 1 1 1;
+    Run.threads r k 1 1 1;
+    let w0 = Gc.minor_words () in
+    ignore (Sys.opaque_identity (Rig.submit r ~buffers:[||]));
+    w.w <- w.w +. (Gc.minor_words () -. w0)
+  done
+
+let () =
+  match Sys.getenv_opt "ONLY" with
+  | Some "submit" -> let s, k, _ = empty_launch () in submits s k { w = 0. }; exit 0
+  | Some "c_submit" -> let _, _, f = empty_launch () in ignore (c_submit iters f); exit 0
+  | Some other -> failwith ("ONLY=" ^ other ^ ": submit or c_submit")
+  | None -> ()
+
 let () =
   let cached = List.fold_left (fun (bt, bw) _ -> let t, w = ml_cached () in if t < bt then (t, w) else (bt, bw))
       (infinity, 0.) [ 1; 2; 3 ] in
@@ -76,25 +108,9 @@ let () =
   let per_minor = max 1 (3 * iters / max 1 minors) in
   let c_at_once = best 3 (fun () -> c_create iters bytes) in
   let c_batches = best 3 (fun () -> c_create_batches iters bytes per_minor) in
-  let obj = In_channel_compat.read_file "kernel_empty.o" in
-  let image = Result.get_ok (Rig.Image.load Rig.host obj) in
-  let f = Option.get (Rig.Image.resolve image "empty") in
-  let open Rig.Submission in
-  let s = make Rig.host [| launch f ~params:0 |] in
-  let k = block s 0 in
+  let s, k, fn_ptr = empty_launch () in
   let submit_words = { w = 0. } in
-  let submit =
-    time (fun () ->
-        for _ = 1 to iters do
-          let r = take s in
-          Run.groups r k 1 1 1;
-          Run.threads r k 1 1 1;
-          let w0 = Gc.minor_words () in
-          ignore (Sys.opaque_identity (Rig.submit r ~buffers:[||]));
-          submit_words.w <- submit_words.w +. (Gc.minor_words () -. w0)
-        done)
-  in
-  let fn_ptr : int = Obj.magic (Obj.field (Obj.repr f) 1) in
+  let submit = time (fun () -> submits s k submit_words) in
   let c_submit_ns = best 3 (fun () -> c_submit iters fn_ptr) in
   Printf.printf "OCaml %s: %d iterations, best of 3\n" Sys.ocaml_version iters;
   Printf.printf "| what | OCaml ns | C ns | ratio | OCaml heap words each |\n| --- | --- | --- | --- | --- |\n";

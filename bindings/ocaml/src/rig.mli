@@ -449,7 +449,11 @@ val submit : ?waits:Point.t array -> Submission.Run.t -> buffers:Buffer.t array 
     and returns its point. It frees [r], also when it raises. On host the
     work is done when it returns. Raises [Invalid_argument] for a submit
     that is not valid (a wrong count of buffers, a dead one, a write through
-    a [Read] buffer, ...). Blocks for room and for points waited on the host.
+    a [Read] buffer, ...). Blocks for room and for points waited on the host,
+    with the domain's lock released; where it would not wait (a host launch
+    of one group, a device with room whose work follows no point of another
+    device not reached) it keeps the lock, so the work a host or memory
+    device runs at submit holds up other domains' collections meanwhile.
     Allocates nothing on the OCaml heap. *)
 
 (** Claims: a claim records that something reads an allocation, so that a

@@ -8,7 +8,10 @@
  * the collector hook) runs inside RIG_ML_BLOCKING, which releases the
  * runtime lock (caml_release_runtime_system) around it: other threads and
  * domains run meanwhile, and a stop-the-world collection of OCaml 5 never
- * waits for a domain parked inside rig. Lock-free getters keep it.
+ * waits for a domain parked inside rig. Lock-free getters keep it, and so
+ * does a submit's first try, rig_run_submit_try, which waits for nothing
+ * and takes only locks that no thread holds across a wait or a hook
+ * (rig_ml_submission.c).
  *
  * Sys.Break. rig calls its wait hook at least every 200 ms while a call
  * blocks. The hook answers non-zero where the OCaml runtime has an action

@@ -2,8 +2,10 @@
  *
  * OCaml's parts and refs (rig.ml's Submission.part and ref) are turned
  * into rig_part and rig_ref arrays at make, which rig copies; a submit
- * reads its buffers into a C array before it releases the runtime lock,
- * and allocates nothing on the OCaml heap but for its result, an int. */
+ * reads its buffers into a C array, tries the submit that never waits
+ * with the runtime lock held, and releases that lock only where the try
+ * is busy (below). It allocates nothing on the OCaml heap: its result is
+ * an int. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,42 +235,78 @@ value rig_ml_run_shared(value r, value k, value bytes) {
   return Val_unit;
 }
 
-/* ---- submit --------------------------------------------------------------- */
+/* ---- submit ---------------------------------------------------------------
+ *
+ * A submit first tries rig_run_submit_try, keeping the runtime lock: where
+ * nothing would wait (a one-group host launch, a device with room and no
+ * point of another device to follow) it runs at once, and the binding adds
+ * only the call and the arrays below, the runtime lock never given up. Only
+ * where the try answers RIG_BUSY, having done nothing, does the stub give
+ * the lock up and make the submit that may wait. A host launch's code then
+ * runs holding the runtime lock, as a C function an OCaml program calls
+ * does: a launch of more than one group is run by the blocking path (the
+ * try is busy while its thread would wait for the pool's workers). */
 
 #define SUBMIT_STACK 64
 
-value rig_ml_submit(value waits, value sub, value r, value buffers) {
-  CAMLparam4(waits, sub, r, buffers); /* the buffers and the submission live across the call */
-  size_t nb = Wosize_val(buffers), nw = Wosize_val(waits);
-  rig_buffer *stack_b[SUBMIT_STACK];
-  rig_point stack_w[SUBMIT_STACK];
-  rig_buffer **b = nb <= SUBMIT_STACK ? stack_b : malloc(nb * sizeof *b);
-  rig_point *w = nw <= SUBMIT_STACK ? stack_w : malloc(nw * sizeof *w);
-  if (!b || !w) {
-    if (b != stack_b)
-      free(b);
-    if (w != stack_w)
-      free(w);
-    caml_raise_out_of_memory();
-  }
+/* The blocking submit of the run, with the runtime lock released: the
+ * buffers and the submission stay reachable across it, since their
+ * finalisers would release what rig is using. RIG_INTERRUPTED from a wait
+ * on the host: submit freed the run, so it is not made again; the pending
+ * action raises, or Failure does. */
+static rig_status submit_released(value waits, value sub, value buffers, rig_run *run,
+                                  rig_buffer *const *b, size_t nb, const rig_point *w, size_t nw,
+                                  rig_point *p) {
+  CAMLparam3(waits, sub, buffers);
+  caml_release_runtime_system();
+  rig_ml_state = 2;
+  rig_status st = rig_run_submit(run, b, nb, w, nw, p);
+  rig_ml_state = 0;
+  caml_acquire_runtime_system();
+  CAMLreturnT(rig_status, st);
+}
+
+/* The C arrays of buffers and waits, into b and w (room for nb and nw). */
+static inline __attribute__((always_inline)) void submit_arrays(value waits, value buffers, rig_buffer **b, size_t nb, rig_point *w,
+                          size_t nw) {
   for (size_t i = 0; i < nb; i++)
     b[i] = Rig_buffer_val(Field(buffers, i));
   for (size_t i = 0; i < nw; i++)
     w[i] = (rig_point)Long_val(Field(waits, i));
-  rig_run *run = RUN(r);
+}
+
+/* The try, then the blocking submit where it is busy: the point. Inline,
+ * as a call here costs as much as the rest of the stub. */
+static inline __attribute__((always_inline)) rig_status submit(value waits, value sub, value r, value buffers, rig_buffer **b,
+                         rig_point *w, rig_point *p) {
+  size_t nb = Wosize_val(buffers), nw = Wosize_val(waits);
+  submit_arrays(waits, buffers, b, nb, w, nw);
+  rig_status st = rig_run_submit_try(RUN(r), b, nb, w, nw, p);
+  if (st == RIG_BUSY)
+    st = submit_released(waits, sub, buffers, RUN(r), b, nb, w, nw, p);
+  return st;
+}
+
+/* Allocates nothing on the OCaml heap; a submit of more than SUBMIT_STACK
+ * buffers or waits mallocs its arrays. */
+value rig_ml_submit(value waits, value sub, value r, value buffers) {
+  size_t nb = Wosize_val(buffers), nw = Wosize_val(waits);
   rig_point p = 0;
   rig_status st;
-  /* RIG_INTERRUPTED from a wait on the host: submit freed the run, so it
-   * is not made again; the pending action raises, or Failure does. */
-  caml_release_runtime_system();
-  rig_ml_state = 2;
-  st = rig_run_submit(run, b, nb, w, nw, &p);
-  rig_ml_state = 0;
-  caml_acquire_runtime_system();
-  if (b != stack_b)
-    free(b);
-  if (w != stack_w)
-    free(w);
+  if (nb <= SUBMIT_STACK && nw <= SUBMIT_STACK) {
+    rig_buffer *b[SUBMIT_STACK];
+    rig_point w[SUBMIT_STACK];
+    st = submit(waits, sub, r, buffers, b, w, &p);
+  } else {
+    rig_buffer **b = malloc((nb ? nb : 1) * sizeof *b);
+    rig_point *w = malloc((nw ? nw : 1) * sizeof *w);
+    if (!b || !w) {
+      free(b), free(w);
+      caml_raise_out_of_memory();
+    }
+    st = submit(waits, sub, r, buffers, b, w, &p);
+    free(b), free(w);
+  }
   rig_ml_check(st);
-  CAMLreturn(Val_long((intnat)p));
+  return Val_long((intnat)p);
 }

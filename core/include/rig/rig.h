@@ -61,6 +61,8 @@ typedef enum rig_status {
   RIG_UNAVAILABLE = -4,   /* an open that cannot be made: Error why */
   RIG_INTERRUPTED = -5,   /* the wait or collector hook ended the call */
   RIG_IO = -6,            /* an io library's error (errno in the message); no loss */
+  RIG_BUSY = -7,          /* a call that must not wait would have: nothing done
+                             (rig_run_submit_try) */
 } rig_status;
 
 typedef struct rig_device rig_device;

@@ -216,6 +216,28 @@ RIG_API RIG_MUST_USE rig_status rig_submission_address(const rig_submission *s,
 RIG_API RIG_MUST_USE rig_status rig_run_submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
                               const rig_point *waits, size_t nwaits, rig_point *out);
 
+/* rig_run_submit where it would not wait; where it would, it returns
+ * RIG_BUSY at once and has done nothing: no value assigned, no point, r
+ * left as it was (taken by the caller, or free) for a later rig_run_submit
+ * or rig_run_submit_try, and the reason in rig_error_last(). It would wait,
+ * and answers RIG_BUSY, where another thread holds the device's submit lock
+ * or its run pool's lock, the device's queues have no room, the work must
+ * follow a point of another device not yet reached (an element of waits or
+ * a stamp of its memory), the device's driver may block (RIG_EDGE_MAY_BLOCK),
+ * a host launch has more than one group on a host of more than one core (its
+ * submitting thread would wait for the pool's workers), or a profile is
+ * starting on the device. Every other answer is rig_run_submit's, and frees
+ * r as it does. On the host and a memory device the work runs on the calling
+ * thread before it returns, as with rig_run_submit: a caller that holds a
+ * lock of its own meanwhile (a binding's runtime lock) holds it for that
+ * work. Allocates nothing. Never blocks; it takes only locks of rig's that
+ * it finds free or that no thread holds across a wait (as
+ * rig_submission_take does); may lock (RIG_INVALID inside a lock, freeing
+ * r, as rig_run_submit). */
+RIG_API RIG_MUST_USE rig_status rig_run_submit_try(rig_run *r, rig_buffer *const *buffers,
+                                                   size_t nbuffers, const rig_point *waits,
+                                                   size_t nwaits, rig_point *out);
+
 #ifdef __cplusplus
 }
 #endif
