@@ -121,7 +121,8 @@ int remote_ucx_peer_main(size_t bytes) {
   rig_ucx_idle_start(&p.idle, p.worker);
   /* An ask may be long in coming (the bandwidth rows run between): the
    * peer waits until the link ends, or its parent does (PDEATHSIG). */
-  while (peer_ask(&p, ask) && stream(p.worker, p.ep, true, answer, sizeof answer, &p.broken) == UCS_OK)
+  while (peer_ask(&p, ask) &&
+         stream(p.worker, p.ep, true, answer, sizeof answer, &p.broken) == UCS_OK)
     ;
   return 0;
 }

@@ -32,7 +32,6 @@ uint64_t rig_ucx_now_ms(void);
 void rig_ucx_sent(void *request, ucs_status_t status, void *user_data);
 void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *user_data);
 
-
 /* ---- how a serving loop waits for its next request ----
  *
  * `rig serve` and the bench's UCX peer (bench/remote_ucx.c) wait alike, so
@@ -41,7 +40,8 @@ void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *u
  * request, and the pieces of an RMA that only the target's progress lands
  * over tcp, mostly come within it), then sleeps on the worker's event fd.
  * A peer that spun for good instead would take a CPU from whatever runs
- * beside it (on a 2-CPU machine, a third of rig's round trips). */
+ * beside it: on 2 CPUs, the bench's rig rows then moved a third of the
+ * time (docs/remote.md, "The round trip, profiled"). */
 #define RIG_UCX_SPIN_NS 2000000u
 
 typedef struct rig_ucx_idle {
