@@ -18,9 +18,9 @@ static void on_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
   *(volatile bool *)arg = true;
 }
 
-/* One stream send or receive, waited for up to wait_ms. */
-static ucs_status_t stream_for(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size_t n,
-                               volatile bool *broken, uint64_t wait_ms) {
+/* One stream send or receive, waited for up to WAIT_MS. */
+static ucs_status_t stream(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size_t n,
+                           volatile bool *broken) {
   size_t got = 0;
   ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
                              .flags = send ? 0 : UCP_STREAM_RECV_FLAG_WAITALL};
@@ -30,12 +30,7 @@ static ucs_status_t stream_for(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, 
     prm.cb.recv_stream = rig_ucx_received;
   void *req = send ? ucp_stream_send_nbx(ep, p, n, &prm)
                    : ucp_stream_recv_nbx(ep, p, n, &got, &prm);
-  return rig_ucx_wait(w, req, rig_ucx_now_ms() + wait_ms, broken);
-}
-
-static ucs_status_t stream(ucp_worker_h w, ucp_ep_h ep, bool send, void *p, size_t n,
-                           volatile bool *broken) {
-  return stream_for(w, ep, send, p, n, broken, WAIT_MS);
+  return rig_ucx_wait(w, req, rig_ucx_now_ms() + WAIT_MS, broken);
 }
 
 /* ---- the peer process ---- */
@@ -46,6 +41,7 @@ typedef struct peer {
   ucp_conn_request_h conn;
   ucp_ep_h ep;
   volatile bool broken;
+  rig_ucx_idle idle;
 } peer;
 
 static void on_connect(ucp_conn_request_h req, void *arg) { ((peer *)arg)->conn = req; }
@@ -96,17 +92,36 @@ static bool peer_expose(peer *p, size_t bytes) {
          stream(p->worker, p->ep, true, rkey, rkey_n, &p->broken) == UCS_OK;
 }
 
+/* Receives the next ask, waiting for it as `rig serve` waits for a request
+ * (rig_ucx_idle: progressing for a while after the last one, then asleep
+ * on the worker's event fd), for as long as the link lasts. */
+static bool peer_ask(peer *p, uint8_t ask[REMOTE_UCX_ASK]) {
+  size_t got = 0;
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+                             .cb.recv_stream = rig_ucx_received,
+                             .flags = UCP_STREAM_RECV_FLAG_WAITALL};
+  void *req = ucp_stream_recv_nbx(p->ep, ask, REMOTE_UCX_ASK, &got, &prm);
+  if (req == NULL || UCS_PTR_IS_ERR(req))
+    return req == NULL;
+  while (ucp_request_check_status(req) == UCS_INPROGRESS && !p->broken)
+    rig_ucx_idle_pass(&p->idle, p->worker, ucp_worker_progress(p->worker) != 0, 100);
+  if (p->broken)
+    return false; /* UCX cancels no stream receive: the peer's exit ends it */
+  return rig_ucx_wait(p->worker, req, rig_ucx_now_ms(), &p->broken) == UCS_OK;
+}
+
 int remote_ucx_peer_main(size_t bytes) {
   peer p = {0};
   char why[200];
   uint8_t ask[REMOTE_UCX_ASK], answer[REMOTE_UCX_ANSWER] = {0};
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (!rig_ucx_start(&p.ctx, &p.worker, false, why, sizeof why) || !peer_accept(&p) ||
+  if (!rig_ucx_start(&p.ctx, &p.worker, true, why, sizeof why) || !peer_accept(&p) ||
       !peer_expose(&p, bytes))
     return 1;
+  rig_ucx_idle_start(&p.idle, p.worker);
   /* An ask may be long in coming (the bandwidth rows run between): the
    * peer waits until the link ends, or its parent does (PDEATHSIG). */
-  while (stream_for(p.worker, p.ep, false, ask, sizeof ask, &p.broken, UINT32_MAX) == UCS_OK &&
+  while (peer_ask(&p, ask) &&
          stream(p.worker, p.ep, true, answer, sizeof answer, &p.broken) == UCS_OK)
     ;
   return 0;

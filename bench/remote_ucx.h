@@ -31,7 +31,9 @@ typedef struct remote_ucx {
 
 /* Starts the peer, `exe bench --ucx-peer BYTES`, which exposes `bytes`
  * of its memory for RMA and echoes every REMOTE_UCX_ASK bytes with
- * REMOTE_UCX_ANSWER, busy-polling as a UCX ping-pong does; connects to
+ * REMOTE_UCX_ANSWER, waiting for each ask as `rig serve` waits for a
+ * request (rig_ucx_idle: busy-polling while asks come, asleep when they
+ * stop, so that it takes no CPU from rig's rows); connects to
  * it. Returns true, or false with why. */
 bool remote_ucx_start(remote_ucx *u, const char *exe, size_t bytes, char *why, size_t why_n);
 /* The peer's program (`rig bench --ucx-peer BYTES`): prints "port N" on

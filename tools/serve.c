@@ -11,7 +11,6 @@
  */
 #include "serve.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <arpa/inet.h>
 
 #include "serve_private.h"
@@ -232,30 +230,41 @@ static bool received(serve_client *c) {
   return st == UCS_OK;
 }
 
-/* Moves c on by what arrived. */
-static void step(server *s, serve_client *c) {
+/* Moves c on by what arrived: a header, then at once the receive of the
+ * body it names (mostly in already), the handling and reply, and the
+ * receive of the next header, so that a request costs the worker no pass
+ * of its own per piece. One request per call, so that a client that
+ * streams requests does not hold the others up. Returns whether any
+ * receive of c's ended. */
+static bool step(server *s, serve_client *c) {
   char why[200];
-  if (c->broken || c->phase == SERVE_CLOSING)
-    return;
-  if (!c->recv) {
-    post(s, c);
-    if (c->broken)
-      return;
-  }
-  if (!received(c))
-    return;
-  if (!c->recv_body) {
-    if (!rig_wire_header_get(c->head, &c->h, why, sizeof why)) {
-      c->h.seq = 0;
-      c->h.type = RIG_WIRE_BAD; /* the reply names no type of the garbage */
-      return refuse(s, c, RIG_EDGE_UNSUPPORTED, true, "bad message: %s", why);
+  for (bool moved = false;; moved = true) {
+    if (c->broken || c->phase == SERVE_CLOSING)
+      return moved;
+    if (!c->recv) {
+      post(s, c);
+      if (c->broken)
+        return moved;
     }
-    c->recv_body = c->h.length > 0;
-    if (c->recv_body)
-      return;
+    if (!received(c))
+      return moved;
+    if (!c->recv_body) {
+      if (!rig_wire_header_get(c->head, &c->h, why, sizeof why)) {
+        c->h.seq = 0;
+        c->h.type = RIG_WIRE_BAD; /* the reply names no type of the garbage */
+        refuse(s, c, RIG_EDGE_UNSUPPORTED, true, "bad message: %s", why);
+        return true;
+      }
+      c->recv_body = c->h.length > 0;
+      if (c->recv_body)
+        continue;
+    }
+    c->recv_body = false;
+    handle(s, c);
+    if (!c->broken && c->phase != SERVE_CLOSING)
+      post(s, c);
+    return true;
   }
-  c->recv_body = false;
-  handle(s, c);
 }
 
 /* Ends a client whose connection broke or closes: its receive, its
@@ -297,18 +306,21 @@ static void take_incoming(server *s) {
   }
 }
 
-/* Steps every client and drops those that ended. */
-static void step_all(server *s) {
+/* Steps every client and drops those that ended. Returns whether any
+ * client moved on. */
+static bool step_all(server *s) {
   take_incoming(s);
+  bool moved = false;
   for (serve_client **p = &s->clients; *p;) {
     serve_client *c = *p;
-    step(s, c);
+    moved |= step(s, c);
     if (c->broken || c->phase == SERVE_CLOSING) {
       *p = c->next;
       drop(s, c);
     } else
       p = &c->next;
   }
+  return moved;
 }
 
 static int usage(void) {
@@ -372,40 +384,18 @@ static bool mid_message(const server *s) {
   return false;
 }
 
-/* How long the loop keeps progressing after the last thing moved before
- * it sleeps: a client's next request, and the pieces of its RMA (which
- * only this side's progress lands, over tcp), mostly come within it, and
- * a sleep and wake-up per piece would halve the bandwidth and add tens of
- * microseconds to each round trip (docs/remote.md, "Bulk bytes"). */
-#define SPIN_NS 2000000u
-
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* Progresses the worker; sleeps on its event fd once nothing has moved
- * for SPIN_NS. */
+/* Progresses the worker and moves every client on by what arrived, one
+ * pass per progress, so that a request's reply leaves in the pass its
+ * last bytes came in; sleeps once nothing has moved for RIG_UCX_SPIN_NS
+ * (ucx.h: a sleep and wake-up per RMA piece would halve the bandwidth and
+ * add tens of microseconds to each round trip; docs/remote.md). */
 static void run(server *s) {
-  int fd = -1;
-  uint64_t moved = 0;
-  if (ucp_worker_get_efd(s->worker, &fd) != UCS_OK)
-    fd = -1;
+  rig_ucx_idle idle;
+  rig_ucx_idle_start(&idle, s->worker);
   while (!stopping) {
-    while (ucp_worker_progress(s->worker) != 0)
-      moved = 0;
-    step_all(s);
-    if (ucp_worker_progress(s->worker) != 0 || mid_message(s))
-      moved = 0;
-    if (moved == 0)
-      moved = now_ns();
-    if (now_ns() - moved < SPIN_NS)
-      continue;
-    if (fd >= 0 && ucp_worker_arm(s->worker) == UCS_OK) {
-      struct pollfd pf = {fd, POLLIN, 0};
-      (void)poll(&pf, 1, 100);
-    }
+    bool moved = ucp_worker_progress(s->worker) != 0;
+    moved |= step_all(s);
+    rig_ucx_idle_pass(&idle, s->worker, moved || mid_message(s), 100);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "ucx.h"
 
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -109,4 +110,30 @@ ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
   }
   ucp_request_free(req);
   return why != UCS_OK ? why : st;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void rig_ucx_idle_start(rig_ucx_idle *i, ucp_worker_h worker) {
+  i->since = 0;
+  if (ucp_worker_get_efd(worker, &i->fd) != UCS_OK)
+    i->fd = -1;
+}
+
+void rig_ucx_idle_pass(rig_ucx_idle *i, ucp_worker_h worker, bool moved, int sleep_ms) {
+  if (moved || i->since == 0) {
+    i->since = moved ? 0 : now_ns();
+    return;
+  }
+  if (now_ns() - i->since < RIG_UCX_SPIN_NS || i->fd < 0)
+    return;
+  /* BUSY: events came since the last progress; the loop progresses again. */
+  if (ucp_worker_arm(worker) == UCS_OK) {
+    struct pollfd pf = {i->fd, POLLIN, 0};
+    (void)poll(&pf, 1, sleep_ms);
+  }
 }

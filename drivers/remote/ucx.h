@@ -32,4 +32,29 @@ uint64_t rig_ucx_now_ms(void);
 void rig_ucx_sent(void *request, ucs_status_t status, void *user_data);
 void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *user_data);
 
+/* ---- how a serving loop waits for its next request ----
+ *
+ * `rig serve` and the bench's UCX peer (bench/remote_ucx.c) wait alike, so
+ * that the bench compares like with like: each keeps progressing its
+ * worker for RIG_UCX_SPIN_NS after anything last moved (a client's next
+ * request, and the pieces of an RMA that only the target's progress lands
+ * over tcp, mostly come within it), then sleeps on the worker's event fd.
+ * A peer that spun for good instead would take a CPU from whatever runs
+ * beside it: on 2 CPUs, the bench's rig rows then moved a third of the
+ * time (docs/remote.md, "The round trip, profiled"). */
+#define RIG_UCX_SPIN_NS 2000000u
+
+typedef struct rig_ucx_idle {
+  int fd;          /* the worker's event fd; -1: none, the loop only spins */
+  uint64_t since;  /* CLOCK_MONOTONIC ns when something last moved; 0: now */
+} rig_ucx_idle;
+
+/* Takes worker's event fd (a worker made with wakeup). */
+void rig_ucx_idle_start(rig_ucx_idle *i, ucp_worker_h worker);
+/* Ends one pass of a loop that progressed worker; moved says whether
+ * anything moved in it. Returns at once within RIG_UCX_SPIN_NS of the
+ * last move; after it, sleeps on the event fd until the worker has
+ * something to progress, or sleep_ms pass. Blocks that long at most. */
+void rig_ucx_idle_pass(rig_ucx_idle *i, ucp_worker_h worker, bool moved, int sleep_ms);
+
 #endif
