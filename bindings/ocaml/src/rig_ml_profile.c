@@ -15,7 +15,14 @@ RIG_ML_HANDLE_OPS(profile_ops, "rig.profile", profile_finalize);
 value rig_ml_profile_start(value records) {
   if (Long_val(records) < 0)
     caml_invalid_argument("Rig.Profile.start: a negative count of records");
-  rig_profile_start((size_t)Long_val(records));
+  size_t n = (size_t)Long_val(records);
+  /* The start makes each open device's ring under its submit lock, and a
+   * driver may set its clock up: it may block, so the runtime lock goes. */
+  caml_release_runtime_system();
+  rig_ml_state = 2;
+  rig_profile_start(n);
+  rig_ml_state = 0;
+  caml_acquire_runtime_system();
   return Val_unit;
 }
 value rig_ml_profile_stop(value unit) {
