@@ -60,8 +60,8 @@ static ucs_status_t recv_bytes(rig_link *l, void *p, size_t n, uint64_t deadline
                              .flags = UCP_STREAM_RECV_FLAG_WAITALL};
   if (n == 0)
     return UCS_OK;
-  return rig_ucx_wait(l->worker, ucp_stream_recv_nbx(l->ep, p, n, &got, &prm), deadline,
-                      &l->broken);
+  return rig_ucx_wait_resting(l->worker, ucp_stream_recv_nbx(l->ep, p, n, &got, &prm), deadline,
+                              &l->broken);
 }
 
 /* Sends the request's header, fields and data. */
@@ -178,7 +178,7 @@ static int connect_to(rig_link *l, const char *address, rig_edge_error *err) {
   char why[200];
   if (!rig_ucx_address(address, &sa, &len, why, sizeof why))
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: %s", l->machine, why);
-  if (!rig_ucx_start(&l->ctx, &l->worker, false, why, sizeof why))
+  if (!rig_ucx_start(&l->ctx, &l->worker, true, why, sizeof why))
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: %s", l->machine, why);
   ucp_ep_params_t p = {
       .field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |

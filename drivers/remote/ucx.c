@@ -83,17 +83,50 @@ bool rig_ucx_address(const char *text, struct sockaddr_storage *out, socklen_t *
   return true;
 }
 
-ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
-                          const volatile bool *broken) {
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Sleeps on worker's event fd, once nothing has moved for RIG_UCX_SPIN_NS,
+ * until it has something or deadline_ms (at most 100 ms, so that a broken
+ * flag set by another thread is seen). A wait for the reply to a long
+ * request (a PUSH of 256 MiB between two other machines) that spun for
+ * good took a CPU from the two servers moving the bytes: on 2 CPUs that
+ * halved their bandwidth. *fd is -2 until first asked; -1 where the worker
+ * has none (made without wakeup): then the wait only spins. */
+static void rest(ucp_worker_h worker, int *fd, uint64_t *since, uint64_t deadline_ms) {
+  uint64_t now = now_ns();
+  if (*since == 0 || now - *since < RIG_UCX_SPIN_NS) {
+    if (*since == 0)
+      *since = now;
+    return;
+  }
+  if (*fd == -2 && ucp_worker_get_efd(worker, fd) != UCS_OK)
+    *fd = -1;
+  uint64_t left = deadline_ms > now / 1000000u ? deadline_ms - now / 1000000u : 0;
+  if (*fd < 0 || left == 0 || ucp_worker_arm(worker) != UCS_OK)
+    return; /* BUSY: events came since the last progress */
+  struct pollfd pf = {*fd, POLLIN, 0};
+  (void)poll(&pf, 1, left < 100 ? (int)left : 100);
+}
+
+static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_ms,
+                             const volatile bool *broken, bool rests) {
   if (req == NULL)
     return UCS_OK;
   if (UCS_PTR_IS_ERR(req))
     return UCS_PTR_STATUS(req);
   ucs_status_t st;
   ucs_status_t why = UCS_OK;
+  int fd = -2;
+  uint64_t since = 0;
   while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-    if (ucp_worker_progress(worker) != 0)
+    if (ucp_worker_progress(worker) != 0) {
+      since = 0;
       continue;
+    }
     uint64_t now = rig_ucx_now_ms();
     if (why != UCS_OK && now >= deadline_ms + 1000)
       return why; /* a cancel that never ends: the request is left to UCX */
@@ -106,16 +139,21 @@ ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
     if (why != UCS_OK) {
       deadline_ms = now;
       ucp_request_cancel(worker, req); /* then progress until it ends */
-    }
+    } else if (rests)
+      rest(worker, &fd, &since, deadline_ms);
   }
   ucp_request_free(req);
   return why != UCS_OK ? why : st;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
+                          const volatile bool *broken) {
+  return wait_for(worker, req, deadline_ms, broken, false);
+}
+
+ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadline_ms,
+                                  const volatile bool *broken) {
+  return wait_for(worker, req, deadline_ms, broken, true);
 }
 
 void rig_ucx_idle_start(rig_ucx_idle *i, ucp_worker_h worker) {

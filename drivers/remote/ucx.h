@@ -23,9 +23,17 @@ bool rig_ucx_address(const char *text, struct sockaddr_storage *out, socklen_t *
  * deadline_ms (CLOCK_MONOTONIC) passes; a request still running is then
  * cancelled and waited for. Returns the request's status,
  * UCS_ERR_CONNECTION_RESET once *broken, UCS_ERR_TIMED_OUT at the deadline.
- * req may be NULL (done) or an error pointer. Frees req. */
+ * req may be NULL (done) or an error pointer. Frees req. Spins: a
+ * sender's own puts and their acknowledgements move only as it progresses. */
 ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
                           const volatile bool *broken);
+/* rig_ucx_wait for a reply that another process's work precedes: after
+ * RIG_UCX_SPIN_NS with nothing moved, sleeps on the worker's event fd
+ * where it was made with wakeup (100 ms at a time), so that a long wait
+ * (a PUSH of 256 MiB between two other machines) leaves the CPU to the
+ * processes moving the bytes. */
+ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadline_ms,
+                                  const volatile bool *broken);
 /* Now on CLOCK_MONOTONIC, in milliseconds. */
 uint64_t rig_ucx_now_ms(void);
 /* Completion callbacks that do nothing: rig_ucx_wait polls the request. */
