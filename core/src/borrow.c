@@ -14,7 +14,6 @@
 
 #include "alloc.h"
 
-#define PAGE 4096u
 
 struct rig__borrow {
   _Atomic uint32_t refs;        /* buffers over the mapping */
@@ -37,14 +36,14 @@ struct rig__borrow {
 static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
   const rig_device *m = b->alloc->dev;
   if (m->drv->io) { /* through Io.pages, where d reaches host (MACH-19, MACH-23) */
-    if (m->drv->io->pages && rig_device_reaches(d, rig_device_host()) && b->alloc->mem.address % PAGE == 0)
+    if (m->drv->io->pages && rig_device_reaches(d, rig_device_host()) && b->alloc->mem.address % RIG__PAGE == 0)
       return RIG_OK;
     return rig__fail(RIG_INVALID, d, 0,
                      "rig_buffer_borrow: %s maps no io memory of %s%s", d->name, m->name,
                      rig_device_reaches(d, rig_device_host()) ? " that starts off a page" : "");
   }
   const void *host = b->alloc->mem.host;
-  bool paged = host && (uintptr_t)host % PAGE == 0;
+  bool paged = host && (uintptr_t)host % RIG__PAGE == 0;
   if (host && rig_device_runs_on_host(d))
     return RIG_OK;                                            /* MACH-24 */
   bool host_memory = host && (m->is_host || rig_device_runs_on_host(m) || m->drv != d->drv);

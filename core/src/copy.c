@@ -85,7 +85,6 @@ rig_status rig__stage_step(rig_buffer *b, uint64_t off, uint64_t n, rig__staging
   return step(b, off, n, host, in, out);
 }
 
-#define PAGE 4096u
 
 /* The step straight over the caller's bytes p, with no staging and no
  * host copy: where g is synchronous (DOM-6), its submit has moved them
@@ -100,8 +99,8 @@ static bool direct_step(rig_buffer *b, uint64_t off, uint64_t n, void *p, bool i
   rig_device *g = b->alloc->dev;
   if (!(g->facts.flags & RIG_EDGE_SYNCHRONOUS) || !g->drv->map || n == 0)
     return false;
-  uintptr_t at = (uintptr_t)p, base = at / PAGE * PAGE;
-  uint64_t bytes = (at - base + n + PAGE - 1) / PAGE * PAGE;
+  uintptr_t at = (uintptr_t)p, base = at / RIG__PAGE * RIG__PAGE;
+  uint64_t bytes = (at - base + n + RIG__PAGE - 1) / RIG__PAGE * RIG__PAGE;
   rig_edge_alloc map = {0};
   rig_edge_error err = {0};
   if (RIG__DRIVER(g->drv->map(g->h, (void *)base, bytes, &map, &err)) != RIG_EDGE_OK)

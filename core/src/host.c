@@ -13,7 +13,6 @@
 
 #include "device.h"
 
-#define PAGE 4096u
 
 static volatile uint64_t *host_word;
 
@@ -52,7 +51,7 @@ static int host_bind_word(void *h, volatile uint64_t *word, rig_edge_error *err)
 /* PROP-30: 16 bytes below 128, 128 bytes up to 64 KiB, a page above, so
  * that large buffers map on devices that map only whole pages. */
 static size_t host_alignment(uint64_t n) {
-  return n < 128 ? 16 : n < 65536 ? 128 : PAGE;
+  return n < 128 ? 16 : n < 65536 ? 128 : RIG__PAGE;
 }
 
 static int host_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,

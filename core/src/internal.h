@@ -66,6 +66,10 @@
 
 #define RIG__HIDDEN __attribute__((visibility("hidden")))
 
+/* The page core rounds host memory to: staging, borrows of io pages, a
+ * copy's mapping of the caller's bytes, the host's alignment. */
+#define RIG__PAGE 4096u
+
 /* ---- errors (error.c) ---- */
 RIG__HIDDEN rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes,
                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));

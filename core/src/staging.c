@@ -16,7 +16,6 @@
 
 #include "alloc.h"
 
-#define PAGE 4096u
 #define HELD UINT64_MAX /* busy: a copy fills or drains it now */
 
 struct rig__staging {
@@ -62,8 +61,8 @@ void rig__staging_release(rig_device *g, bool all) {
  * (RECLAIM-60..63). */
 static rig__staging *make(rig_device *g, uint64_t n) {
   rig__staging *s = calloc(1, sizeof *s);
-  uint64_t bytes = (n + PAGE - 1) / PAGE * PAGE;
-  if (!s || posix_memalign(&s->host, PAGE, bytes ? bytes : PAGE) != 0) {
+  uint64_t bytes = (n + RIG__PAGE - 1) / RIG__PAGE * RIG__PAGE;
+  if (!s || posix_memalign(&s->host, RIG__PAGE, bytes ? bytes : RIG__PAGE) != 0) {
     free(s);
     rig__fail(RIG_OUT_OF_MEMORY, g, n, "%s: no host memory for %llu bytes of staging", g->name,
               (unsigned long long)n);

@@ -324,8 +324,9 @@ static rig_status submit_run(rig_run *r, rig_buffer *const *bufs, size_t n,
 
 /* rig_run_submit, and its try (at_once): a busy try gives r back as it
  * found it, taken by the caller or free, for a later submit. */
-static inline __attribute__((always_inline)) rig_status submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers,
-                         const rig_point *waits, size_t nwaits, rig_point *out, bool at_once) {
+static inline __attribute__((always_inline)) rig_status
+submit(rig_run *r, rig_buffer *const *buffers, size_t nbuffers, const rig_point *waits,
+       size_t nwaits, rig_point *out, bool at_once) {
   if (!r)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_run_submit: run is NULL");
   bool was_free;
