@@ -230,6 +230,43 @@ static void try_after_a_profile_start(void **state) {
   close_release(d);
 }
 
+/* A start inside a lock (here a local key's init, which runs under the
+ * locals lock) only switches profiling on: the device's next submit
+ * makes its ring, which allocates, so the try answers RIG_BUSY and
+ * leaves it to the blocking submit; the try after that runs at once. */
+static void *start_profile_inside(rig_device *d, void *ctx) {
+  (void)d;
+  rig_profile_start(0);
+  return ctx; /* a value, so that the get succeeds */
+}
+
+static void busy_while_a_profile_started_inside_a_lock_starts(void **state) {
+  (void)state;
+  rig_device *d = open_ok("memory:try-profile-inside");
+  rig_submission *s = fills(d, 1);
+  rig_buffer *b = create_ok(d, 64);
+  rig_run *run = take_ok(s);
+  rig_point p;
+  rig_local_key *k = NULL;
+  void *v = NULL;
+  static int value;
+  ok(rig_local_new_key(start_profile_inside, NULL, &value, &k));
+  ok(rig_local_get(k, d, &v));
+  assert_true(rig_profile_active());
+  expect_busy(d, run, &b, 1, NULL, 0, "a profile starts");
+  ok(rig_run_submit(run, &b, 1, NULL, 0, &p));
+  run = take_ok(s);
+  ok(rig_run_submit_try(run, &b, 1, NULL, 0, &p));
+  rig_profile_stop();
+  rig_profile *taken;
+  ok(rig_profile_take(&taken));
+  rig_profile_free(taken);
+  expect_bytes(b, 0, 64, 7);
+  rig_buffer_release(b);
+  rig_submission_release(s);
+  close_release(d);
+}
+
 /* A point of another device not reached, which a test device's queue
  * holds for good (hang_nth): the try waits for it neither on the host nor
  * on a memory device, with a taken run (the host's) or a free one (a
@@ -367,6 +404,7 @@ int main(void) {
       cmocka_unit_test_setup(busy_on_a_driver_that_may_block, setup),
       cmocka_unit_test_setup(busy_when_the_queues_have_no_room, setup),
       cmocka_unit_test_setup(try_after_a_profile_start, setup),
+      cmocka_unit_test_setup(busy_while_a_profile_started_inside_a_lock_starts, setup),
       cmocka_unit_test_setup(busy_when_the_work_follows_a_pending_point, setup),
       cmocka_unit_test_setup(host_launch_over_the_pool, setup),
       cmocka_unit_test_setup(submitters_at_once, setup),
