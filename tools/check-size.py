@@ -147,6 +147,30 @@ def main():
     return 1 if found else 0
 
 
+# A label that heads a group of declarations ("/* ---- io (io.c) ---- */",
+# "/* Claims (claim.c). */") may stand right above a function's comment.
+LABEL = re.compile(r"^/\* (-+ .* -+|[A-Z][\w ,'-]* \([\w./, ]+\)\.?) \*/$")
+
+
+def stacked_comments(text):
+    """(line, first words) of each comment that stands on nothing: a comment
+    of its own lines followed at once by another, as is left where a helper
+    was inserted between a comment and the function it describes."""
+    found = []
+    lines = text.split("\n")
+    start = None
+    for i, line in enumerate(lines):
+        if start is None and line.startswith("/*"):
+            start = i
+        if start is not None and line.rstrip().endswith("*/"):
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            one = lines[start].rstrip() if start == i else ""
+            if nxt.startswith("/*") and not LABEL.match(one):
+                found.append((start + 1, lines[start][3:50]))
+            start = None
+    return found
+
+
 def check(root):
     """The lines saying what is over, for the tree at root."""
     over = []
@@ -160,6 +184,9 @@ def check(root):
             if n > MAX_FUNCTION and not exempt(text, head):
                 over.append(f"{rel}:{first}: {name} is {n} lines (at most {MAX_FUNCTION}, "
                             f"or a comment above it saying why it is {EXEMPT})")
+        for line, words in stacked_comments(text):
+            over.append(f"{rel}:{line}: the comment \"{words}...\" stands on nothing: another "
+                        f"comment follows it at once (move it to what it describes)")
     return over
 
 

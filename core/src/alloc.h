@@ -78,16 +78,17 @@ static inline void rig__note_collection(void) {
   if (atomic_load_explicit(&rig__collecting, memory_order_relaxed))
     rig__count_collection();
 }
-/* Each thread's magazine (magazine.c; its fast path, magazine.h). Gives d's queued buffers back as collected memory: this thread's, or
- * every thread's (NULL d: every device's). */
+/* Each thread's magazine (magazine.c; its fast path, magazine.h). Gives
+ * d's queued buffers back as collected memory: this thread's, or every
+ * thread's (NULL d: every device's). */
 RIG__HIDDEN void rig__mags_drain_mine(const rig_device *d);
 RIG__HIDDEN void rig__mags_drain(const rig_device *d);
-/* Creates an allocation of n bytes on d (reclaim.c). */
 /* An allocation record over bytes [address, address+n) of io device d's
  * memory as it is (Buffer.of_io): charged nothing, never given to the
  * driver's release (reclaim.c). */
 RIG__HIDDEN rig_status rig__alloc_adopt(rig_device *d, uint64_t address, uint64_t n,
                                         rig__alloc **out);
+/* Creates an allocation of n bytes on d (reclaim.c). */
 RIG__HIDDEN rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind,
                                          rig__alloc **out);
 /* Drops one reference of an allocation: at the last it is collected. */

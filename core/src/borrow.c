@@ -59,8 +59,6 @@ static rig_status may_borrow(rig_device *d, const rig_buffer *b) {
 static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_alloc *mem,
                            struct rig__borrow *x);
 
-/* Maps b's allocation on d: one round of returning mappings and staging
- * when the driver has no room (RECLAIM-60). */
 /* An io allocation's pages: its memory as host memory, for the borrow's
  * life (Io.pages). */
 static rig_status pages_of(const rig_buffer *b, struct rig__borrow *x, rig_edge_alloc *as) {
@@ -103,6 +101,8 @@ static rig_status map_on(rig_device *d, const rig_buffer *b, struct rig__borrow 
   return st;
 }
 
+/* Maps b's allocation on d: one round of returning mappings and staging
+ * when the driver has no room (RECLAIM-60). */
 static rig_status map_host(rig_device *d, const rig_buffer *b, const rig_edge_alloc *mem,
                            struct rig__borrow *x) {
   if (rig_device_runs_on_host(d) || !mem->host || !d->drv->map) {

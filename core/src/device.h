@@ -166,11 +166,11 @@ RIG__HIDDEN void rig__machine_lost(rig_device *d, const char *why);
 RIG__HIDDEN rig_status rig__machine_close(rig_device *d);
 /* rig_device_open of "NAME@MACHINE": NAME on that machine's open host. */
 RIG__HIDDEN rig_status rig__open_at(const char *name, rig_device **out);
-/* The device's reached value, read from its word or driver where it may
- * be (TL-22, TL-23); else the last value read. */
 /* Raises the last value read of d to v, which d reached; returns the
  * last value read, v or higher. Lock-free. */
 RIG__HIDDEN uint64_t rig__signaled_raise(rig_device *d, uint64_t v);
+/* The device's reached value, read from its word or driver where it may
+ * be (TL-22, TL-23); else the last value read. */
 RIG__HIDDEN uint64_t rig__read_signaled(rig_device *d);
 /* Whether d has stopped: its stop returned and it reported the last value
  * its driver took (STOP-1, STOP-6, STOP-7); reads its word. */
@@ -237,7 +237,6 @@ RIG__HIDDEN bool rig__handle_release(rig_device *d);
 /* Plugins: find and load librig-driver-NAME.so; the table on success. */
 RIG__HIDDEN rig_status rig__plugin_load(const char *driver, struct rig__plugin **out_plugin,
                                         const rig_edge_driver **out_table);
-/* Checks a table's ABI; what names it (a file) goes in messages. */
 /* The folders plugins are looked for in, in order (loader.c): fn(folder,
  * per_driver, ctx) on each until it returns true; per_driver: driver NAME
  * is in folder/NAME/ (a build tree). Returns whether fn did. *skipped:
@@ -254,6 +253,7 @@ RIG__HIDDEN size_t rig__plugin_file(const char *folder, bool per_driver, const c
 RIG__HIDDEN rig_status rig__device_open_probe(const char *name, rig_device **out, bool *created);
 /* The file a loaded plugin came from (loader.c). */
 RIG__HIDDEN const char *rig__plugin_path(const struct rig__plugin *pl);
+/* Checks a table's ABI; what names it (a file) goes in messages. */
 RIG__HIDDEN rig_status rig__check_table(const rig_edge_driver *t, const char *what);
 
 /* ---- kept values (keep.c) ---- */

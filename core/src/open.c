@@ -108,8 +108,6 @@ static rig_status bind_word(rig_device *d) {
   return RIG_OK;
 }
 
-/* Opens name with table t (the driver's open() with args), registering it.
- * Called with the name marked opening by this thread. */
 /* An io library opens only through rig_device_open_io, and rig_device_open_io opens
  * nothing else (OPEN-37). */
 static rig_status check_io(const char *name, const rig_edge_driver *t, bool io) {
@@ -131,6 +129,8 @@ static rig_status io_budget(rig_device *d) {
   return RIG_OK;
 }
 
+/* Opens name with table t (the driver's open() with args), registering it.
+ * Called with the name marked opening by this thread. */
 static rig_status open_new(const char *name, const rig_edge_driver *t, const char *args,
                            bool io, rig_device **out) {
   void *h = NULL;

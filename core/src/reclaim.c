@@ -32,7 +32,6 @@ static rig_device *budget_of(rig_device *d, rig_kind kind) {
   return kind == RIG_KIND_PINNED ? rig__host_device() : d;
 }
 
-/* Gives a's memory back to its driver, keeping its record; mem_lock held. */
 /* The batch of regions the calling thread gives back now: move_locked and
  * trim_locked open and close it, so that signals stay blocked from the
  * first region on and come back every 64 (ERR-14, ERR-15). */
@@ -54,6 +53,7 @@ static void regions_end(rig__batch *b, bool opened) {
   batch = NULL;
 }
 
+/* Gives a's memory back to its driver, keeping its record; mem_lock held. */
 static void give_back_memory(rig_device *d, rig__alloc *a) {
   rig_edge_error err = {0};
   if (batch)

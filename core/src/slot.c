@@ -233,22 +233,41 @@ static void wait_slice(rig_device *d, uint64_t v) {
     rig__signaled_raise(d, v); /* the wait says v is reached: no read to learn it again */
 }
 
-rig_status rig__point_check(rig_point p, const char *fn) {
+/* The device of point p, retained in *out, or *out NULL where the point
+ * needs no wait: a value reached before its device's slot was reused. A
+ * point of a device dropped lost is RIG_LOST for a wait and reached for a
+ * check; a value the device was never given is RIG_INVALID. */
+static rig_status point_device(rig_point p, const char *fn, bool wait, rig_device **out) {
   uint32_t s = rig_point_slot(p);
   uint64_t v = rig_point_value(p);
   rig__slot *r = rig__slot_of(s);
+  *out = NULL;
   if (!r)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: point of no device", fn);
   rig_device *d = device_of(s, v);
-  if (!d)
-    return v > r->high && !dropped_of(r, v)
-               ? rig__fail(RIG_INVALID, NULL, 0, "%s: point of no device", fn)
-               : RIG_OK;
-  rig_status st = RIG_OK;
-  if (v > atomic_load(&d->tl.submitted))
-    st = rig__fail(RIG_INVALID, d, 0, "%s: %s has not been given value %llu", fn, d->name,
-                   (unsigned long long)v);
-  rig_device_release(d);
+  if (!d) {
+    const struct rig__dropped *x = dropped_of(r, v);
+    if (x && wait)
+      return rig__fail(RIG_LOST, NULL, 0, "%s lost: %s", x->name, x->why);
+    if (!x && v > r->high)
+      return rig__fail(RIG_INVALID, NULL, 0, "%s: point of no device", fn);
+    return RIG_OK;
+  }
+  if (v > atomic_load(&d->tl.submitted)) {
+    rig_status st = rig__fail(RIG_INVALID, d, 0, "%s: %s has not been given value %llu", fn,
+                              d->name, (unsigned long long)v);
+    rig_device_release(d);
+    return st;
+  }
+  *out = d;
+  return RIG_OK;
+}
+
+rig_status rig__point_check(rig_point p, const char *fn) {
+  rig_device *d;
+  rig_status st = point_device(p, fn, false, &d);
+  if (d)
+    rig_device_release(d);
   return st;
 }
 
@@ -261,41 +280,21 @@ static bool wait_reached(rig_device *d, uint64_t v, bool first) {
   return reached_on(d, v, false);
 }
 
+/* Before the first slice a wait reads only what d's record says is
+ * reached (wait_reached): the driver's wait returns at once where v is
+ * reached, so reading its counter first would be one more call into the
+ * driver. A wait the hook would end reads the driver's value all the same
+ * before it answers RIG_INTERRUPTED (DOM-10): a point reached but not yet
+ * read is done, not interrupted. */
 rig_status rig__point_wait(rig_point p) {
-  uint32_t s = rig_point_slot(p);
+  rig_device *d;
+  rig_status st = point_device(p, "rig_point_wait", true, &d);
+  if (!d)
+    return st;
   uint64_t v = rig_point_value(p);
-  rig__slot *r = rig__slot_of(s);
-  if (!r)
-    return rig__fail(RIG_INVALID, NULL, 0, "rig_point_wait: point of no device");
-  rig_device *d = device_of(s, v);
-  if (!d) {
-    const struct rig__dropped *x = dropped_of(r, v);
-    if (x)
-      return rig__fail(RIG_LOST, NULL, 0, "%s lost: %s", x->name, x->why);
-    if (v > r->high)
-      return rig__fail(RIG_INVALID, NULL, 0, "rig_point_wait: point of no device");
-    return RIG_OK;
-  }
-  rig_status st = RIG_OK;
-  if (v > atomic_load(&d->tl.submitted))
-    st = rig__fail(RIG_INVALID, d, 0, "rig_point_wait: %s has not been given value %llu",
-                   d->name, (unsigned long long)v);
-  if (st == RIG_OK)
-    rig__commit(d, v, true);                     /* TL-9 */
+  rig__commit(d, v, true);                     /* TL-9 */
   unsigned held = 0;
   bool opened = false;
-  /* Before the first slice only the value known reached is looked at: the
-   * driver's wait returns at once where v is reached, and a read of its
-   * counter first is one more call into it (bench P7: lavapipe's counter
-   * read takes the lock its queue thread, just woken by the commit, holds
-   * while it runs the work; on one core each such read cost two context
-   * switches). */
-  /* Before its first slice a wait that the hook would end reads the
-   * driver's value after all: the first look reads only the value known
-   * reached, so a point reached but not yet read would meet the hook
-   * first, and a hook that has something pending whenever asked (OCaml
-   * 5.3's with its systhreads' tick) made such a wait answer
-   * RIG_INTERRUPTED for good. */
   bool first = true, sliced = false;
   while (st == RIG_OK && !wait_reached(d, v, first)) {
     first = false;

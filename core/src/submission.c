@@ -121,7 +121,6 @@ static rig_status check_slots(rig_device *d, const rig_part *parts, size_t n, ui
   return RIG_OK;
 }
 
-/* No slot is named by an unordered use and an ordered one (VALID-9). */
 /* Whether a use of slot by any part is ordered. */
 static bool ordered_use(const rig_part *parts, size_t n, uint32_t slot, size_t *who) {
   uint32_t s;
@@ -135,6 +134,7 @@ static bool ordered_use(const rig_part *parts, size_t n, uint32_t slot, size_t *
   return false;
 }
 
+/* No slot is named by an unordered use and an ordered one (VALID-9). */
 static rig_status check_unordered(rig_device *d, const rig_part *parts, size_t n) {
   uint32_t slot;
   bool w, u;

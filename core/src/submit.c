@@ -213,8 +213,6 @@ static rig_status build_part(rig_run *r, uint32_t i, rig_buffer *const *bufs, si
   return RIG_OK;
 }
 
-/* Whether parts i and j may share memory where one writes (ORDER-3):
- * buffers sharing a word count as one memory (WORD-4). */
 /* The buffer of use k of p, slot or fixed, and whether it writes; NULL
  * for an entry ref. */
 static rig_buffer *buffer_of(const rig_part *p, uint32_t k, rig_buffer *const *bufs, bool *write) {
@@ -225,6 +223,8 @@ static rig_buffer *buffer_of(const rig_part *p, uint32_t k, rig_buffer *const *b
   return p->kind == RIG_PART_LAUNCH ? p->refs[k].fixed : NULL;
 }
 
+/* Whether parts i and j may share memory where one writes (ORDER-3):
+ * buffers sharing a word count as one memory (WORD-4). */
 static bool conflict(const rig_part *a, const rig_part *b, rig_buffer *const *bufs) {
   bool wa, wb;
   for (uint32_t x = 0; x < rig__part_nuses(a); x++)

@@ -30,8 +30,6 @@ static rig_status follow(rig__waits *w, rig_device *d, const rig__use *uses, siz
   return RIG_OK;
 }
 
-/* Adds p to the stamps of the memory the work used. A write replaces the
- * points the work followed: those it waited for (w), and those reached. */
 /* VALID-20: work the driver says it cannot run is refused before a value
  * is taken, so nothing runs and nothing is lost (edge.h's check, ABI 1.1). */
 static rig_status check_work(rig_device *d, const rig_edge_work *work) {
@@ -45,6 +43,8 @@ static rig_status check_work(rig_device *d, const rig_edge_work *work) {
   return rig__fail(RIG_INVALID, d, 0, "rig_run_submit: %s", err.message);
 }
 
+/* Adds p to the stamps of the memory the work used. A write replaces the
+ * points the work followed: those it waited for (w), and those reached. */
 static void stamp(rig_device *d, const rig__use *uses, size_t nuses, const rig__waits *w,
                   rig_point p) {
   if (d->is_host)
@@ -56,8 +56,6 @@ static void stamp(rig_device *d, const rig__use *uses, size_t nuses, const rig__
       rig__stamps_add(uses[i].alloc, p, uses[i].write, w->points, w->n);
 }
 
-/* Asks the driver for room, waiting one value at a time without the lock
- * (SUBMIT-4). Returns with the submit lock held. */
 /* The bytes work takes on a driver's queues, for its grow. */
 static uint64_t work_bytes(const rig_edge_work *work) {
   return (uint64_t)work->nparts * sizeof(rig_edge_part) +
