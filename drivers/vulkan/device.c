@@ -47,8 +47,12 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
   rvk_shared *v = user;
-  (void)types;
-  if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))
+  /* Only the validation layer's findings count: the loader reports, as
+   * general errors, each ICD of another architecture it cannot open (a
+   * multiarch machine with mesa-vulkan-drivers:arm64 lists freedreno's),
+   * which says nothing of rig's use of Vulkan. */
+  if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ||
+      !(types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT))
     return VK_FALSE;
   atomic_fetch_add(&v->validation.errors, 1);
   fprintf(stderr, "%s: validation error: %s\n", v->name,
