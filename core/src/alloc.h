@@ -123,7 +123,9 @@ RIG__HIDDEN rig_status rig__buffer_check(const rig_buffer *b, const char *fn);
  * exclusive; RIG_LOST if its memory's device or its own device is lost.
  * The usual answer, RIG_OK, takes a few loads and no call. */
 static inline rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
-  if (b && !rig__buffer_is_dead(b) && !atomic_load(&b->alloc->owner) &&
+  if (!b)
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer is NULL", fn);
+  if (!rig__buffer_is_dead(b) && !atomic_load(&b->alloc->owner) &&
       !rig__is_lost(b->alloc->dev) && !rig__is_lost(b->dev))
     return RIG_OK;
   return rig__buffer_check(b, fn);

@@ -54,8 +54,6 @@ rig_buffer *rig__buffer_new(rig__alloc *a, rig_device *on, uint64_t off, uint64_
 }
 
 rig_status rig__buffer_check(const rig_buffer *b, const char *fn) {
-  if (!b)
-    return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer is NULL", fn);
   if (rig__buffer_is_dead(b))
     return rig__fail(RIG_INVALID, b->dev, 0, "%s: the buffer is dead", fn); /* PRE-28 */
   uint64_t owner = atomic_load(&b->alloc->owner);

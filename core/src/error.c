@@ -24,8 +24,9 @@ RIG_API const char *rig_status_name(rig_status s) {
   return "RIG_UNKNOWN";
 }
 
-rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes, const char *fmt,
-                     ...) {
+/* Parenthesised, as rig__lost_error: the analyzer's build defines both
+ * as macros (internal.h). */
+rig_status(rig__fail)(rig_status s, const rig_device *d, uint64_t bytes, const char *fmt, ...) {
   va_list ap;
   last.status = s;
   last.device = d;
@@ -40,7 +41,7 @@ rig_status rig__fail(rig_status s, const rig_device *d, uint64_t bytes, const ch
   return s;
 }
 
-rig_status rig__lost_error(const rig_device *d) {
+rig_status(rig__lost_error)(const rig_device *d) {
   const char *why = atomic_load(&d->life.lost);
   return rig__fail(RIG_LOST, d, 0, "%s lost: %s", d->name, why ? why : "?");
 }
