@@ -170,13 +170,18 @@ static int record_launch(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p,
   if ((r = rvk_pipeline_for(v, p->u.launch.function, p->u.launch.threads, &pipe, err)) !=
       RIG_EDGE_OK)
     return r;
+  const rvk_func *f = p->u.launch.function;
   uint8_t push[RVK_PUSH_BYTES];
-  params_to_push(v, cb, p, rec, push);
+  if (!f->layout) /* buffer addresses: the block is the push constants */
+    params_to_push(v, cb, p, rec, push);
   if (pipe != rec->bound) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     rec->bound = pipe;
   }
-  vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, RVK_PUSH_BYTES, push);
+  if (f->layout)
+    rvk_push_bindings(v, cb, p);
+  else
+    vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, RVK_PUSH_BYTES, push);
   dispatch(cb, p->u.launch.groups, v->props.limits.maxComputeWorkGroupCount, dispatches);
   return RIG_EDGE_OK;
 }
