@@ -232,8 +232,8 @@ void rvk_func_layout_free(rvk_dev *v, rvk_func *f) {
 
 /* The memory of this open that holds device address a, with a's offset
  * in its VkBuffer and the bytes from there to its end; false for none. */
-static bool find_buffer(const rvk_dev *v, uint64_t a, VkBuffer *buf, uint64_t *offset,
-                        uint64_t *rest) {
+bool rvk_find_buffer(const rvk_dev *v, uint64_t a, VkBuffer *buf, uint64_t *offset,
+                     uint64_t *rest) {
   pthread_mutex_t *lock = (pthread_mutex_t *)&v->mlock;
   bool found = false;
   pthread_mutex_lock(lock);
@@ -286,7 +286,7 @@ static int check_ref(const rvk_dev *v, const rvk_func *f, const uint8_t *params,
   uint64_t a, offset, rest;
   VkBuffer buf;
   memcpy(&a, params + 8 * i, 8);
-  if (!find_buffer(v, a, &buf, &offset, &rest))
+  if (!rvk_find_buffer(v, a, &buf, &offset, &rest))
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: bytes %u..%u of the parameter "
                          "block hold no buffer of this device: binding %u's buffer is ref %u, "
                          "at byte %u", v->name, f->name, 8 * i, 8 * i + 7, f->bind_no[i], i,
@@ -341,7 +341,7 @@ void rvk_push_bindings(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p) {
     uint64_t a, offset = 0, rest = 0;
     VkBuffer buf = VK_NULL_HANDLE;
     memcpy(&a, params + 8 * i, 8);
-    (void)find_buffer(v, a, &buf, &offset, &rest);
+    (void)rvk_find_buffer(v, a, &buf, &offset, &rest);
     uint64_t most = v->props.limits.maxUniformBufferRange;
     bool uniform = f->bind_type[i] == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     info[i] = (VkDescriptorBufferInfo){buf, offset, uniform && rest > most ? most : rest};

@@ -82,11 +82,13 @@ static void record_fill(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p, 
     copy_bytes(cb, v->scratch.buf, s, m->buf, b, o + n - b);
 }
 
-/* Whether a part records anything: copies and fills of bytes, launches. */
+/* Whether a part records anything: copies and fills of bytes, words,
+ * launches. */
 bool rvk_part_runs(const rig_edge_part *p) {
-  return p->kind == RIG_EDGE_PART_COPY ? p->u.copy.dst.bytes > 0
-         : p->kind == RIG_EDGE_PART_FILL ? p->u.fill.dst.bytes > 0
-                                         : p->kind == RIG_EDGE_PART_LAUNCH;
+  return p->kind == RIG_EDGE_PART_COPY    ? p->u.copy.dst.bytes > 0
+         : p->kind == RIG_EDGE_PART_FILL  ? p->u.fill.dst.bytes > 0
+         : p->kind == RIG_EDGE_PART_WORDS ? p->u.words.count > 0
+                                          : p->kind == RIG_EDGE_PART_LAUNCH;
 }
 
 /* The parts of w that record anything. */
@@ -197,6 +199,12 @@ static int record_part(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p, r
   if (p->kind == RIG_EDGE_PART_FILL) {
     record_fill(v, cb, p, &rec->slot);
     return RIG_EDGE_OK;
+  }
+  if (p->kind == RIG_EDGE_PART_WORDS) {
+    int r = rvk_check_words(v, p, err); /* the buffers may have gone since the check */
+    if (r == RIG_EDGE_OK)
+      rvk_record_words(v, cb, p);
+    return r;
   }
   return record_launch(v, cb, p, rec, err);
 }

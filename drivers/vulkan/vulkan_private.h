@@ -310,6 +310,12 @@ void rvk_func_layout_free(rvk_dev *v, rvk_func *f);
 int rvk_check_bindings(const rvk_dev *v, const rig_edge_part *p, uint64_t dispatches,
                        rig_edge_error *err);
 void rvk_push_bindings(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p);
+bool rvk_find_buffer(const rvk_dev *v, uint64_t a, VkBuffer *buf, uint64_t *offset,
+                     uint64_t *rest);
+
+/* words.c: words parts, rig-vulkan.h's packets */
+int rvk_check_words(const rvk_dev *v, const rig_edge_part *p, rig_edge_error *err);
+void rvk_record_words(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p);
 
 /* record.c: a work's command buffer; with stamps, a timestamp before and
  * after each part that runs, into queries first, first + 1, ... of pool */
