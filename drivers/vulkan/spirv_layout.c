@@ -11,6 +11,8 @@
 
 #define HEADER_WORDS 5u
 #define MAX_DEPTH 16 /* nesting of types and constant expressions it follows */
+#define MAX_STEPS 4096 /* look-ups of one evaluation: a module of types that
+                          branch at every level takes no longer than this */
 
 static uint32_t op_of(uint32_t first) { return first & SpvOpCodeMask; }
 static uint32_t count_of(uint32_t first) { return first >> SpvWordCountShift; }
@@ -77,7 +79,8 @@ typedef struct eval_ctx {
   size_t n;
   const rvk_spirv_value *vals;
   uint32_t nvals;
-  uint32_t bad; /* the id it could not evaluate */
+  uint32_t bad;   /* the id it could not evaluate */
+  uint32_t steps; /* look-ups so far */
 } eval_ctx;
 
 static bool eval(eval_ctx *e, uint32_t id, uint64_t *out, int depth);
@@ -126,7 +129,7 @@ static bool fold(eval_ctx *e, const uint32_t *x, uint32_t c, uint64_t *out, int 
  * in vals or its default) or an operation on them. */
 static bool eval(eval_ctx *e, uint32_t id, uint64_t *out, int depth) {
   uint32_t c;
-  const uint32_t *x = depth < MAX_DEPTH ? def(e->w, e->n, id, &c) : NULL;
+  const uint32_t *x = depth < MAX_DEPTH && ++e->steps < MAX_STEPS ? def(e->w, e->n, id, &c) : NULL;
   bool ok = false;
   if (x && (op_of(x[0]) == SpvOpConstant || op_of(x[0]) == SpvOpSpecConstant) && c >= 4) {
     uint64_t v = x[3] | (c >= 5 ? (uint64_t)x[4] << 32 : 0);
@@ -142,7 +145,7 @@ static bool eval(eval_ctx *e, uint32_t id, uint64_t *out, int depth) {
  * its Offset and ArrayStride decorations) or packed (shared memory). */
 static bool type_bytes(eval_ctx *e, uint32_t id, bool expl, uint64_t *out, int depth) {
   uint32_t c;
-  const uint32_t *x = depth < MAX_DEPTH ? def(e->w, e->n, id, &c) : NULL;
+  const uint32_t *x = depth < MAX_DEPTH && ++e->steps < MAX_STEPS ? def(e->w, e->n, id, &c) : NULL;
   uint64_t len = 0, elem = 0, stride;
   if (!x)
     return false;
@@ -253,6 +256,9 @@ static int add_spec(const uint32_t *w, size_t n, const uint32_t *x, uint32_t c,
   uint32_t sid, tc;
   if (!decorated(w, n, x[2], UINT32_MAX, SpvDecorationSpecId, &sid))
     return 0; /* no SpecId: nothing can set it */
+  for (uint32_t k = 0; k < out->nspec; k++)
+    if (out->spec[k].spec_id == sid)
+      return 0; /* glslang's second constant of a SpecId (local_size_x_id's) */
   char q[72];
   if (out->nspec == RVK_SPIRV_MAX_SPECS)
     return FAIL("specialization constant %u%s: more than %u", sid,
@@ -274,7 +280,7 @@ static int add_push(const uint32_t *w, size_t n, const uint32_t *x, rvk_spirv_la
                     char *why, size_t whyn) {
   uint32_t pc;
   const uint32_t *p = def(w, n, x[1], &pc);
-  eval_ctx e = {w, n, NULL, 0, 0};
+  eval_ctx e = {w, n, NULL, 0, 0, 0};
   uint64_t bytes;
   char q[72];
   if (!p || pc < 4 || !type_bytes(&e, p[3], true, &bytes, 0) || bytes > UINT32_MAX)
@@ -334,7 +340,7 @@ int rvk_spirv_read_layout(const uint32_t *w, size_t n, rvk_spirv_layout *out, ch
 
 int rvk_spirv_shared(const uint32_t *w, size_t n, const rvk_spirv_value *vals, uint32_t nvals,
                      uint64_t *out, char *why, size_t whyn) {
-  eval_ctx e = {w, n, vals, nvals, 0};
+  eval_ctx e = {w, n, vals, nvals, 0, 0};
   uint64_t total = 0;
   for (size_t i = HEADER_WORDS; i < n; i = next(w, n, i)) {
     uint32_t c = count_of(w[i]), pc;
