@@ -342,9 +342,10 @@ void rvk_push_bindings(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p) {
     VkBuffer buf = VK_NULL_HANDLE;
     memcpy(&a, params + 8 * i, 8);
     (void)rvk_find_buffer(v, a, &buf, &offset, &rest);
-    uint64_t most = v->props.limits.maxUniformBufferRange;
     bool uniform = f->bind_type[i] == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-    info[i] = (VkDescriptorBufferInfo){buf, offset, uniform && rest > most ? most : rest};
+    uint64_t most = uniform ? v->props.limits.maxUniformBufferRange
+                            : v->props.limits.maxStorageBufferRange;
+    info[i] = (VkDescriptorBufferInfo){buf, offset, rest > most ? most : rest};
     wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                    .dstBinding = f->bind_no[i],
                                    .descriptorCount = 1,
