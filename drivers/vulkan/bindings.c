@@ -249,14 +249,17 @@ bool rvk_find_buffer(const rvk_dev *v, uint64_t a, VkBuffer *buf, uint64_t *offs
 }
 
 /* The group's shared bytes for threads t, where they depend on them or
- * on constants: evaluated once per shape (the last kept). */
+ * on constants: evaluated once per shape (the last kept, under its lock:
+ * core checks work before it takes the submit lock). */
 static int check_shared(const rvk_dev *v, rvk_func *f, const uint64_t t[3], rig_edge_error *err) {
   if (f->shared_fixed)
     return RIG_EDGE_OK;
   uint64_t bytes;
-  if (f->shared_last[0] == t[0] && f->shared_last[1] == t[1] && f->shared_last[2] == t[2]) {
-    bytes = f->shared_last[3];
-  } else {
+  pthread_mutex_lock(&f->shared_lock);
+  bool known = f->shared_last[0] == t[0] && f->shared_last[1] == t[1] && f->shared_last[2] == t[2];
+  bytes = f->shared_last[3];
+  pthread_mutex_unlock(&f->shared_lock);
+  if (!known) {
     rvk_spirv_value vals[RVK_MAX_SPECS + 3];
     uint32_t n = 0;
     char why[200];
@@ -267,8 +270,10 @@ static int check_shared(const rvk_dev *v, rvk_func *f, const uint64_t t[3], rig_
         vals[n++] = (rvk_spirv_value){f->spec[a], t[a]};
     if (rvk_spirv_shared(f->image->words, f->image->nwords, vals, n, &bytes, why, sizeof why))
       return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: %s", v->name, f->name, why);
+    pthread_mutex_lock(&f->shared_lock);
     memcpy(f->shared_last, t, 3 * sizeof *t);
     f->shared_last[3] = bytes;
+    pthread_mutex_unlock(&f->shared_lock);
   }
   if (bytes > v->props.limits.maxComputeSharedMemorySize)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: groups of %" PRIu64 "x%" PRIu64

@@ -104,6 +104,7 @@ int rvk_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *o
 }
 
 static void func_free(rvk_func *f) {
+  pthread_mutex_destroy(&f->shared_lock);
   free(f->pipes);
   free(f->name);
   free(f);
@@ -128,7 +129,11 @@ int rvk_resolve(void *h, void *image, const char *name, void **out_function,
   rvk_image *im = image;
   const char *options;
   rvk_func *f = calloc(1, sizeof *f);
+  if (f)
+    pthread_mutex_init(&f->shared_lock, NULL);
   if (!f || !(f->name = entry_name(im, name, &options))) {
+    if (f)
+      pthread_mutex_destroy(&f->shared_lock);
     free(f);
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", v->name);
   }

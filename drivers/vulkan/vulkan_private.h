@@ -122,6 +122,7 @@ typedef struct rvk_func {
   uint32_t push_bytes;        /* its push-constant block's end */
   bool num_groups;            /* reads gl_NumWorkGroups: one dispatch only */
   bool shared_fixed;          /* shared memory sized by constants alone */
+  pthread_mutex_t shared_lock; /* shared_last: checks of submits run concurrently */
   uint64_t shared_last[4];    /* the last shape checked (x, y, z) and its bytes */
   uint32_t nspec;             /* specialization constants resolve's name set */
   VkSpecializationMapEntry spec_map[RVK_MAX_SPECS];
