@@ -213,13 +213,14 @@ static const char *opaque_kind(const uint32_t *w, size_t n, uint32_t t) {
 static int add_binding(const uint32_t *w, size_t n, const uint32_t *x, rvk_spirv_layout *out,
                        char *why, size_t whyn) {
   uint32_t var = x[2], sc = x[3], set = 0, binding = 0, pc, tc;
+  const uint32_t *p = def(w, n, x[1], &pc);
+  const uint32_t *t = p && pc >= 4 ? def(w, n, p[3], &tc) : NULL;
   char q[72];
-  const char *name = quoted(name_of(w, n, var), q, sizeof q);
+  const char *named = name_of(w, n, var); /* a block without an instance: its type's name */
+  const char *name = quoted(*named || !t ? named : name_of(w, n, p[3]), q, sizeof q);
   if (!decorated(w, n, var, UINT32_MAX, SpvDecorationDescriptorSet, &set) ||
       !decorated(w, n, var, UINT32_MAX, SpvDecorationBinding, &binding))
     return FAIL("the resource%s has no set and binding", name);
-  const uint32_t *p = def(w, n, x[1], &pc);
-  const uint32_t *t = p && pc >= 4 ? def(w, n, p[3], &tc) : NULL;
   if (!t)
     return FAIL("the resource%s (binding %u) has a type rig does not read", name, binding);
   if (op_of(t[0]) == SpvOpTypeArray || op_of(t[0]) == SpvOpTypeRuntimeArray)

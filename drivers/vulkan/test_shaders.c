@@ -366,10 +366,11 @@ static void refused_at_resolve(void **st) {
       {"refused_image", "binding 0 of set 0 'img' is a storage image; rig binds storage and "
                         "uniform buffers only"},
       {"refused_sampler", "binding 1 of set 0 'tex' is a combined image sampler"},
-      {"refused_set1", "binding 0 of set 1: rig binds descriptor set 0 only"},
+      {"refused_set1", "binding 0 of set 1 'Out': rig binds descriptor set 0 only"},
       {"refused_array", "binding 0 of set 0 'bufs' is an array of descriptors"},
       {"refused_push", "its push-constant block is 256 bytes; the device takes at most"},
       {"refused_shared", "its shared memory is 131072 bytes; the device gives a group at most"},
+      {"refused_many", "binding 32 'B32': more than 32 bindings"},
   };
   for (size_t k = 0; k < sizeof forms / sizeof *forms; k++) {
     rig_image *im = load_public(d, forms[k].shader);
@@ -410,6 +411,17 @@ static void refused_at_submit(void **st) {
   said("a parameter block of 16 bytes; it takes 2 refs (bytes 0..15) and 4 bytes of push "
        "constants after them");
   rig_submission_release(s);
+  /* a view 4 bytes into its buffer: no descriptor starts there */
+  rig_buffer *view;
+  ok(rig_buffer_view(bufs[0], 4, 64, RIG_READ_WRITE, &view));
+  s = launch_make_ok(d, f, refs, 2, 20);
+  r = take_ok(s);
+  grid_ok(r, 0, 1, 64);
+  rig_buffer *viewed[2] = {view, bufs[1]};
+  assert_int_equal(run_wait(r, viewed, 2), RIG_INVALID);
+  said("binding 0's buffer starts 4 bytes into its memory; a descriptor starts on a multiple of");
+  rig_submission_release(s);
+  rig_buffer_release(view);
   rig_image_release(im);
   rig_buffer_release(bufs[0]);
   rig_buffer_release(bufs[1]);
