@@ -104,33 +104,61 @@ int rvk_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *o
 }
 
 static void func_free(rvk_func *f) {
+  pthread_mutex_destroy(&f->shared_lock);
   free(f->pipes);
   free(f->name);
   free(f);
+}
+
+/* The entry point a resolve names: the whole name where the module has
+ * an entry of that name, else the name before its first ':', whose rest
+ * is options (bindings.c: specialization constants). */
+static char *entry_name(const rvk_image *im, const char *name, const char **options) {
+  rvk_spirv_group g;
+  const char *colon = strchr(name, ':');
+  *options = NULL;
+  if (!colon || rvk_spirv_entry(im->words, im->nwords, name, &g) != 0)
+    return strdup(name);
+  *options = colon + 1;
+  return strndup(name, (size_t)(colon - name));
 }
 
 int rvk_resolve(void *h, void *image, const char *name, void **out_function,
                 rig_edge_error *err) {
   rvk_dev *v = h;
   rvk_image *im = image;
+  const char *options;
   rvk_func *f = calloc(1, sizeof *f);
-  if (!f || !(f->name = strdup(name))) {
+  if (f)
+    pthread_mutex_init(&f->shared_lock, NULL);
+  if (!f || !(f->name = entry_name(im, name, &options))) {
+    if (f)
+      pthread_mutex_destroy(&f->shared_lock);
     free(f);
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", v->name);
   }
   rvk_spirv_group g;
-  int found = rvk_spirv_entry(im->words, im->nwords, name, &g);
+  int found = rvk_spirv_entry(im->words, im->nwords, f->name, &g);
   if (found <= 0) {
+    int r = found == 0 ? RIG_EDGE_OK
+                       : rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: entry point %s: its "
+                                       "group size is neither a LocalSize nor constants",
+                                       v->name, f->name);
     func_free(f);
     *out_function = NULL; /* None */
-    return found == 0 ? RIG_EDGE_OK
-                      : rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: entry point %s: its group "
-                                      "size is neither a LocalSize nor constants", v->name, name);
+    return r;
   }
   memcpy(f->fixed, g.fixed, sizeof f->fixed);
   memcpy(f->spec, g.spec, sizeof f->spec);
+  f->image = im;
+  int r = rvk_func_layout(v, f, options, err);
+  if (r != RIG_EDGE_OK) {
+    rvk_func_layout_free(v, f);
+    func_free(f);
+    return r;
+  }
   pthread_mutex_lock(&v->ilock);
-  int r = rvk_make_code_objects(v, err);
+  r = rvk_make_code_objects(v, err);
   if (r == RIG_EDGE_OK) {
     f->image = im;
     f->next = im->funcs;
@@ -138,6 +166,7 @@ int rvk_resolve(void *h, void *image, const char *name, void **out_function,
   }
   pthread_mutex_unlock(&v->ilock);
   if (r != RIG_EDGE_OK) {
+    rvk_func_layout_free(v, f);
     func_free(f);
     return r;
   }
@@ -147,8 +176,10 @@ int rvk_resolve(void *h, void *image, const char *name, void **out_function,
 
 /* Destroys im's pipelines and module; the work that used them is done. */
 static void image_objects_free(rvk_dev *v, rvk_image *im) {
-  for (rvk_func *f = im->funcs; f; f = f->next)
+  for (rvk_func *f = im->funcs; f; f = f->next) {
     rvk_free_pipelines(v, f);
+    rvk_func_layout_free(v, f);
+  }
   if (im->module)
     vkDestroyShaderModule(v->dev, im->module, NULL);
   im->module = VK_NULL_HANDLE;

@@ -263,8 +263,10 @@ static int pick_family(rvk_dev *v, rig_edge_error *err) {
  * same questions of the same physical device, gets the same answers, and
  * takes it (shared.c's lock held). */
 static int make_or_take_vkdevice(rvk_dev *v, features *want, rig_edge_error *err) {
-  const char *exts[3];
+  const char *exts[4];
   uint32_t nexts = 0;
+  if (v->push_desc) /* descriptor-bound shaders' buffers (bindings.c) */
+    exts[nexts++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   if (v->import)
     exts[nexts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   if (v->pci)
@@ -300,12 +302,16 @@ static int get_entry_points(rvk_dev *v, rig_edge_error *err) {
   GET(GetBufferDeviceAddress, vkGetBufferDeviceAddress);
   if (v->import)
     GET(GetMemoryHostPointerProperties, vkGetMemoryHostPointerPropertiesEXT);
+  if (v->push_desc)
+    GET(CmdPushDescriptorSet, vkCmdPushDescriptorSetKHR);
 #undef GET
   if (!v->WaitSemaphores || !v->GetSemaphoreCounterValue || (v->bda && !v->GetBufferDeviceAddress))
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: the device lacks Vulkan 1.2 entry points",
                          v->name);
   if (!v->GetMemoryHostPointerProperties)
     v->import = false;
+  if (!v->CmdPushDescriptorSet)
+    v->push_desc = false;
   return RIG_EDGE_OK;
 }
 
@@ -356,6 +362,7 @@ int rvk_make_device(rvk_dev *v, rig_edge_error *err) {
   v->import = has_ext(v->phys, NULL, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   v->pci = has_ext(v->phys, NULL, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
   v->budget_ext = has_ext(v->phys, NULL, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  v->push_desc = has_ext(v->phys, NULL, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   int r = pick_family(v, err);
   if (r != RIG_EDGE_OK)
     return r;

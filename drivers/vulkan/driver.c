@@ -150,15 +150,16 @@ static const void *capability(void *h, const char *key) {
   return strcmp(key, RIG_VULKAN_VALIDATION) == 0 ? &v->sh->validation : NULL;
 }
 
-/* VALID-20: the launches of work it cannot run are refused before core
- * takes a value (edge.h's check). */
+/* VALID-20: the launches and words of work it cannot run are refused
+ * before core takes a value (edge.h's check). */
 static int check(void *h, const rig_edge_work *work, rig_edge_error *err) {
   const rvk_dev *v = h;
   for (uint32_t i = 0; i < work->nparts; i++) {
     uint64_t dispatches;
-    if (work->parts[i].kind != RIG_EDGE_PART_LAUNCH)
-      continue;
-    int r = rvk_check_launch(v, &work->parts[i], &dispatches, err);
+    int r = work->parts[i].kind == RIG_EDGE_PART_WORDS ? rvk_check_words(v, &work->parts[i], err)
+            : work->parts[i].kind == RIG_EDGE_PART_LAUNCH
+                ? rvk_check_launch(v, &work->parts[i], &dispatches, err)
+                : RIG_EDGE_OK;
     if (r != RIG_EDGE_OK)
       return r;
   }

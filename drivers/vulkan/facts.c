@@ -133,7 +133,7 @@ void rvk_make_facts(rvk_dev *v) {
   f->part_queue[RIG_EDGE_PART_COPY] = 0;
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
   f->part_queue[RIG_EDGE_PART_LAUNCH] = v->launches ? 0 : RIG_EDGE_NO_QUEUE;
-  f->part_queue[RIG_EDGE_PART_WORDS] = RIG_EDGE_NO_QUEUE;
+  f->part_queue[RIG_EDGE_PART_WORDS] = 0; /* rig-vulkan.h's packets (words.c) */
 }
 
 int rvk_facts(void *h, rig_edge_facts *out, rig_edge_error *err) {

@@ -211,7 +211,8 @@ int rvk_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
   link_mem(v, m);
   out->handle = m;
   out->host = host;
-  out->address = rvk_address_of(v, m);
+  out->address = m->address = rvk_address_of(v, m);
+  m->bytes = size;
   out->bytes = req.size; /* what the device took */
   return RIG_EDGE_OK;
 }
@@ -266,7 +267,8 @@ int rvk_map(void *h, void *host, uint64_t bytes, rig_edge_alloc *out, rig_edge_e
   link_mem(v, m);
   out->handle = m;
   out->host = host;
-  out->address = rvk_address_of(v, m);
+  out->address = m->address = rvk_address_of(v, m);
+  m->bytes = bytes;
   out->bytes = bytes;
   return RIG_EDGE_OK;
 }

@@ -4,6 +4,7 @@
  * of the shape), and the check that the device can run the launch at all
  * (VALID-20). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "vulkan_private.h"
 
@@ -104,7 +105,8 @@ int rvk_check_launch(const rvk_dev *v, const rig_edge_part *p, uint64_t *out_dis
                          (unsigned long long)g[1], (unsigned long long)g[2],
                          (unsigned long long)dispatches);
   *out_dispatches = dispatches;
-  return check_threads(v, f, p->u.launch.threads, err);
+  int r = check_threads(v, f, p->u.launch.threads, err);
+  return r == RIG_EDGE_OK ? rvk_check_bindings(v, p, dispatches, err) : r;
 }
 
 /* Room for one more pipeline in f's array. */
@@ -123,12 +125,17 @@ static int grow_pipes(rvk_dev *v, rvk_func *f, rig_edge_error *err) {
 /* A compute pipeline of f with its group's axes specialized to t. */
 static int make_pipeline(rvk_dev *v, rvk_func *f, const uint32_t t[3], VkPipeline *out,
                          rig_edge_error *err) {
-  VkSpecializationMapEntry map[3];
-  uint32_t nmap = 0;
+  /* the constants resolve set (8 bytes a slot), then the group's axes */
+  VkSpecializationMapEntry map[RVK_MAX_SPECS + 3];
+  uint64_t data[RVK_MAX_SPECS + 2];
+  uint32_t nmap = f->nspec;
+  memcpy(map, f->spec_map, f->nspec * sizeof *map);
+  memcpy(data, f->spec_data, f->nspec * sizeof *data);
+  memcpy(data + f->nspec, t, 3 * sizeof *t);
   for (uint32_t a = 0; a < 3; a++)
     if (f->spec[a] != UINT32_MAX)
-      map[nmap++] = (VkSpecializationMapEntry){f->spec[a], 4 * a, 4};
-  VkSpecializationInfo si = {nmap, map, 3 * sizeof *t, t};
+      map[nmap++] = (VkSpecializationMapEntry){f->spec[a], 8 * f->nspec + 4 * a, 4};
+  VkSpecializationInfo si = {nmap, map, 8 * f->nspec + 3 * sizeof *t, data};
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT,
@@ -137,7 +144,7 @@ static int make_pipeline(rvk_dev *v, rvk_func *f, const uint32_t t[3], VkPipelin
                 .module = f->image->module,
                 .pName = f->name,
                 .pSpecializationInfo = nmap ? &si : NULL},
-      .layout = v->layout};
+      .layout = f->layout ? f->layout : v->layout};
   VkResult vr = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, out);
   if (vr != VK_SUCCESS)
     return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: vkCreateComputePipelines (%s): %s (%d)",

@@ -82,11 +82,13 @@ static void record_fill(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p, 
     copy_bytes(cb, v->scratch.buf, s, m->buf, b, o + n - b);
 }
 
-/* Whether a part records anything: copies and fills of bytes, launches. */
+/* Whether a part records anything: copies and fills of bytes, words,
+ * launches. */
 bool rvk_part_runs(const rig_edge_part *p) {
-  return p->kind == RIG_EDGE_PART_COPY ? p->u.copy.dst.bytes > 0
-         : p->kind == RIG_EDGE_PART_FILL ? p->u.fill.dst.bytes > 0
-                                         : p->kind == RIG_EDGE_PART_LAUNCH;
+  return p->kind == RIG_EDGE_PART_COPY    ? p->u.copy.dst.bytes > 0
+         : p->kind == RIG_EDGE_PART_FILL  ? p->u.fill.dst.bytes > 0
+         : p->kind == RIG_EDGE_PART_WORDS ? p->u.words.count > 0
+                                          : p->kind == RIG_EDGE_PART_LAUNCH;
 }
 
 /* The parts of w that record anything. */
@@ -170,13 +172,18 @@ static int record_launch(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p,
   if ((r = rvk_pipeline_for(v, p->u.launch.function, p->u.launch.threads, &pipe, err)) !=
       RIG_EDGE_OK)
     return r;
+  const rvk_func *f = p->u.launch.function;
   uint8_t push[RVK_PUSH_BYTES];
-  params_to_push(v, cb, p, rec, push);
+  if (!f->layout) /* buffer addresses: the block is the push constants */
+    params_to_push(v, cb, p, rec, push);
   if (pipe != rec->bound) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     rec->bound = pipe;
   }
-  vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, RVK_PUSH_BYTES, push);
+  if (f->layout)
+    rvk_push_bindings(v, cb, p);
+  else
+    vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, RVK_PUSH_BYTES, push);
   dispatch(cb, p->u.launch.groups, v->props.limits.maxComputeWorkGroupCount, dispatches);
   return RIG_EDGE_OK;
 }
@@ -192,6 +199,12 @@ static int record_part(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p, r
   if (p->kind == RIG_EDGE_PART_FILL) {
     record_fill(v, cb, p, &rec->slot);
     return RIG_EDGE_OK;
+  }
+  if (p->kind == RIG_EDGE_PART_WORDS) {
+    int r = rvk_check_words(v, p, err); /* the buffers may have gone since the check */
+    if (r == RIG_EDGE_OK)
+      rvk_record_words(v, cb, p);
+    return r;
   }
   return record_launch(v, cb, p, rec, err);
 }

@@ -72,6 +72,9 @@ static bool make_key(rvk_dev *v, const rig_edge_work *w) {
     else if (p->kind == RIG_EDGE_PART_FILL)
       ok = ok && key_range(v, &p->u.fill.dst) &&
            key_add(v, &p->u.fill.pattern, 2 * sizeof p->u.fill.pattern);
+    else if (p->kind == RIG_EDGE_PART_WORDS) /* packets name their buffers by address */
+      ok = ok && key_add(v, &p->u.words.count, sizeof p->u.words.count) &&
+           key_add(v, p->u.words.words, 4ull * p->u.words.count);
     else /* a launch: the function, the grid, then the parameter block */
       ok = ok && key_add(v, &p->u.launch.function, sizeof p->u.launch.function) &&
            key_add(v, &p->u.launch.params_bytes, 2 * sizeof(uint32_t) + 6 * sizeof(uint64_t)) &&
@@ -154,7 +157,7 @@ static int parts_run(const rvk_dev *v, const rig_edge_work *w, bool *any, rig_ed
   for (uint32_t i = 0; i < w->nparts; i++) {
     const rig_edge_part *p = &w->parts[i];
     if (p->kind != RIG_EDGE_PART_COPY && p->kind != RIG_EDGE_PART_FILL &&
-        (p->kind != RIG_EDGE_PART_LAUNCH || !v->launches))
+        p->kind != RIG_EDGE_PART_WORDS && (p->kind != RIG_EDGE_PART_LAUNCH || !v->launches))
       return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: part kind %u is not run here",
                            v->name, p->kind);
     *any |= rvk_part_runs(p);

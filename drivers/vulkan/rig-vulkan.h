@@ -37,4 +37,23 @@ typedef struct rig_vulkan_device {
   uint64_t memory_bytes;    /* the device-local heaps' sizes */
 } rig_vulkan_device;
 
+/* A words part (rig_part_words) on a vulkan:N device: packets, each a
+ * header RIG_VULKAN_PACKET(op, n), n the packet's words with the header,
+ * then its operands. An address is what a ref of the buffer stores
+ * (rig_submission_address), low word first; it must fall in a buffer of
+ * the same device, and the packet's bytes within that buffer. The driver
+ * checks every packet before core takes a value: anything else makes the
+ * submit RIG_INVALID naming the packet. The packets of a part run in
+ * order, each after the one before; the part follows every earlier part
+ * of its submission and every later part follows it (one queue). */
+#define RIG_VULKAN_PACKET(op, n) (((uint32_t)(op) << 16) | (uint32_t)(n))
+enum rig_vulkan_op {
+  RIG_VULKAN_NOP = 0x5601,    /* n >= 1: does nothing; its other words are ignored */
+  RIG_VULKAN_FILL = 0x5602,   /* n = 6: address (2 words), bytes (2 words), a pattern
+                                 word: vkCmdFillBuffer; address and bytes multiples of 4 */
+  RIG_VULKAN_UPDATE = 0x5603, /* n = 3 + k, 1 <= k <= 16384: address (2 words), then k
+                                 words written there: vkCmdUpdateBuffer; address a
+                                 multiple of 4 */
+};
+
 #endif

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <spirv/unified1/spirv.h>
 
+#include "spirv_layout.h"
 #include "spirv_reader.h"
 
 #define NONE UINT32_MAX
@@ -258,6 +259,17 @@ static void read_all(const uint32_t *src, size_t n, const char *name) {
   assert_true(s <= RVK_SPIRV_NO_ENTRY_POINT);
   int found = rvk_spirv_entry(w, n, name, &g); /* even on words check refuses */
   assert_true(found >= -1 && found <= 1);
+  if (s == RVK_SPIRV_OK) { /* resolve reads layouts of modules load took */
+    static rvk_spirv_layout l;
+    char why[256];
+    uint64_t bytes;
+    rvk_spirv_value v = {0, 64};
+    int r = rvk_spirv_read_layout(w, n, &l, why, sizeof why);
+    assert_true(r == 0 || (r == -1 && why[0]));
+    assert_true(l.nbind <= RVK_SPIRV_MAX_BINDINGS && l.nspec <= RVK_SPIRV_MAX_SPECS);
+    r = rvk_spirv_shared(w, n, &v, 1, &bytes, why, sizeof why);
+    assert_true(r == 0 || r == -1);
+  }
   free(w);
 }
 
@@ -270,12 +282,19 @@ static uint32_t xorshift(uint32_t *x) {
 
 /* Every truncation of a module, and 4000 modules with one to three bits
  * flipped (a fixed seed: the same every run). */
+static void flips_of(const char *file, const char *name);
+
 static void truncations_and_bit_flips_never_crash(void **st) {
   (void)st;
+  flips_of("add", "add");
+  flips_of("public/matmul", "main"); /* bindings, push constants, spec-sized shared */
+  flips_of("public/reduce", "main");
+}
+
+static void flips_of(const char *file, const char *name) {
   size_t n;
   module m;
-  const char *name = "add";
-  uint32_t *w = kernel("add", &n);
+  uint32_t *w = kernel(file, &n);
   if (!w) { /* no glslang: a module of this file */
     compute_module(&m);
     INST(&m, SpvOpExecutionMode, 1, SpvExecutionModeLocalSize, 8, 8, 1);
@@ -301,6 +320,62 @@ static void truncations_and_bit_flips_never_crash(void **st) {
   free(w);
 }
 
+/* What resolve reads of the public-style shaders' layouts
+ * (tests/kernels/vulkan/public). */
+static void layouts_of_public_shaders(void **st) {
+  (void)st;
+  size_t n;
+  static rvk_spirv_layout l;
+  char why[256];
+  uint32_t *w = kernel("public/matmul", &n);
+  if (!w)
+    skip(); /* no glslang here */
+  assert_int_equal(rvk_spirv_read_layout(w, n, &l, why, sizeof why), 0);
+  assert_int_equal(l.nbind, 3);
+  for (uint32_t i = 0; i < 3; i++) {
+    assert_int_equal(l.bind[i].binding, i);
+    assert_int_equal(l.bind[i].kind, RVK_BIND_STORAGE);
+  }
+  assert_int_equal(l.push_bytes, 12); /* M, N, K */
+  assert_int_equal(l.nspec, 3);
+  assert_false(l.shared_fixed);       /* sized by all three constants */
+  assert_false(l.num_groups);
+  uint64_t bytes;
+  rvk_spirv_value v[3] = {{0, 16}, {1, 4}, {2, 32}}; /* (4*32 + 32*16) floats */
+  assert_int_equal(rvk_spirv_shared(w, n, v, 3, &bytes, why, sizeof why), 0);
+  assert_int_equal(bytes, 4 * (4 * 32 + 32 * 16));
+  free(w);
+  w = kernel("public/reduce", &n);
+  assert_non_null(w);
+  assert_int_equal(rvk_spirv_read_layout(w, n, &l, why, sizeof why), 0);
+  assert_true(l.num_groups);
+  rvk_spirv_value t = {0, 128}; /* gl_WorkGroupSize.x = 128: sdata[128] */
+  assert_int_equal(rvk_spirv_shared(w, n, &t, 1, &bytes, why, sizeof why), 0);
+  assert_int_equal(bytes, 512);
+  free(w);
+  w = kernel("public/saxpy", &n);
+  assert_non_null(w);
+  assert_int_equal(rvk_spirv_read_layout(w, n, &l, why, sizeof why), 0);
+  assert_int_equal(l.nbind, 3);
+  assert_int_equal(l.bind[0].kind, RVK_BIND_UNIFORM);
+  assert_int_equal(l.push_bytes, 4);
+  free(w);
+  w = kernel("public/scale", &n); /* binding 0 declared twice (aliased) */
+  assert_non_null(w);
+  assert_int_equal(rvk_spirv_read_layout(w, n, &l, why, sizeof why), 0);
+  assert_int_equal(l.nbind, 2);
+  assert_int_equal(l.nspec, 1);
+  assert_int_equal(l.spec[0].kind, 'b');
+  assert_true(l.shared_fixed);
+  assert_int_equal(l.shared_bytes, 0);
+  free(w);
+  w = kernel("public/refused_sampler", &n);
+  assert_non_null(w);
+  assert_int_equal(rvk_spirv_read_layout(w, n, &l, why, sizeof why), -1);
+  assert_non_null(strstr(why, "binding 1 of set 0 'tex' is a combined image sampler"));
+  free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_kernel_specializes_each_axis),
@@ -311,6 +386,7 @@ int main(void) {
       cmocka_unit_test(entries_without_a_readable_group),
       cmocka_unit_test(corrupt_modules_have_a_status),
       cmocka_unit_test(a_refused_capability_names_its_feature),
+      cmocka_unit_test(layouts_of_public_shaders),
       cmocka_unit_test(truncations_and_bit_flips_never_crash),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

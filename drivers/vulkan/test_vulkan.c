@@ -30,20 +30,13 @@
 
 #include "check.h"
 #include "rig-vulkan.h"
+#include "test_vk.h"
 
 /* Groups of 64 threads of spin.comp: about 0.5 s on lavapipe with two
  * cores, so that a submit returns well before the launch ends. */
 #ifndef SPIN_GROUPS
 #define SPIN_GROUPS 256u
 #endif
-
-static void close_dev(rig_device *d) {
-  const rig_vulkan_validation *v = rig_device_capability(d, RIG_VULKAN_VALIDATION);
-  assert_non_null(v);
-  assert_int_equal(atomic_load(&v->errors), 0); /* the layer found nothing */
-  ok(rig_device_close(d));
-  rig_device_release(d);
-}
 
 /* ---- facts and opening ----------------------------------------------------- */
 
@@ -67,7 +60,7 @@ static void facts(void **st) {
   const char *want = getenv("RIG_VULKAN_VALIDATE");
   if (want && strcmp(want, "0") != 0 && !v->active)
     print_message("validation asked for, but the layer is not installed\n");
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 static void open_refusals(void **st) {
@@ -109,7 +102,7 @@ static void arguments_are_strict(void **st) {
   }
   rig_device *d = NULL; /* and good ones still open */
   ok(rig_device_open("vulkan:0,k=1,host=0,share=1,fault_nth=0", &d));
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- fills and copies ---------------------------------------------------------- */
@@ -142,7 +135,7 @@ static void fills_on(const char *options) {
         rig_buffer_release(v);
       }
   rig_buffer_release(b);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 static void fills_every_alignment(void **st) { fills_on(""); }
@@ -186,7 +179,7 @@ static void parts_in_order(void **st) {
   rig_buffer_release(v2);
   rig_buffer_release(a);
   rig_buffer_release(b);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* Copies of unaligned ranges between device buffers (vkCmdCopyBuffer),
@@ -220,7 +213,7 @@ static void copies_unaligned(void **st) {
   rig_buffer_release(b);
   free(in);
   free(out);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- memory kinds and borrows ----------------------------------------------------- */
@@ -251,7 +244,7 @@ static void kinds(void **st) {
   rig_buffer_release(pinned);
   ok(rig_device_free_cache(d));
   assert_true(rig_device_allocated(d) < before);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* Host memory borrowed through VK_EXT_external_memory_host: the device's
@@ -259,7 +252,7 @@ static void kinds(void **st) {
 static void borrows(void **st) {
   rig_device *d = open_under_test(",host=0"), *m;
   if (!rig_device_reaches(d, rig_device_host())) {
-    close_dev(d);
+    vk_close_dev(d);
     skip(); /* no VK_EXT_external_memory_host */
   }
   ok(rig_device_open_memory("vk-borrow", &m));
@@ -297,7 +290,7 @@ static void borrows(void **st) {
   }
   ok(rig_device_close(m));
   rig_device_release(m);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- the timeline ---------------------------------------------------------------- */
@@ -336,7 +329,7 @@ static void commits_every_k(void **st) {
   for (int i = 0; i < 12; i++)
     rig_buffer_release(each[i]);
   rig_buffer_release(b);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 struct worker {
@@ -377,7 +370,7 @@ static void threads(void **st) {
     if (w[i].failed)
       fail_msg("thread %d: %s", i, w[i].failed);
   }
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- loss and the stop ----------------------------------------------------------- */
@@ -411,7 +404,7 @@ static void loss(void **st) {
   ok(rig_buffer_get(a, 0, &byte, 1));
   assert_int_equal(byte, 9);
   rig_buffer_release(a);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* A device closed with work held and memory out: close waits for the work,
@@ -441,7 +434,7 @@ static void empty_buffers(void **st) {
   ok(rig_buffer_fill(b, 1, 1));
   rig_buffer_release(b);
   rig_buffer_release(c);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- launches ---------------------------------------------------------------------- */
@@ -472,14 +465,6 @@ static rig_submission *launch_of(rig_device *d, const char *kernel, const rig_re
   rig_submission *s = launch_make_ok(d, resolve_ok(im, kernel), refs, nrefs, params);
   rig_image_release(im);
   return s;
-}
-
-/* A device buffer of n bytes holding src. */
-static rig_buffer *buffer_of(rig_device *d, const void *src, size_t n) {
-  rig_buffer *b;
-  ok(rig_buffer_create(d, n, &b));
-  ok(rig_buffer_put(b, 0, src, n));
-  return b;
 }
 
 /* fill.comp's parameters in block k: word i of its buffer becomes
@@ -556,8 +541,8 @@ static void add_example_on(const char *options) {
   for (int64_t n = 1000; n <= 4096; n += 3096) {
     float *xs = malloc(n * 4), *ys = malloc(n * 4), *zs = malloc(n * 4);
     add_example_inputs(xs, ys, zs, n);
-    rig_buffer *x = buffer_of(d, xs, n * 4), *y = buffer_of(d, ys, n * 4),
-               *z = buffer_of(d, zs, n * 4);
+    rig_buffer *x = vk_buffer_of(d, xs, n * 4), *y = vk_buffer_of(d, ys, n * 4),
+               *z = vk_buffer_of(d, zs, n * 4);
     rig_point p = add_example_run(s, x, y, z, n);
     ok(rig_buffer_get(z, 0, zs, n * 4));                     /* follows the launch */
     assert_true(rig_point_reached(p));
@@ -570,7 +555,7 @@ static void add_example_on(const char *options) {
     free(zs);
   }
   rig_submission_release(s);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 static void obj_3_6_the_add_example(void **st) { add_example_on(""); }
@@ -611,7 +596,7 @@ static void run_1_4_load_and_resolve(void **st) {
   im = load_kernel(d, "fill");
   resolve_ok(im, "fill");
   rig_image_release(im);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* RUN-8, RECLAIM-17: the code counts in the budget while the image lives,
@@ -642,7 +627,7 @@ static void run_8_code_goes_when_its_work_is_done(void **st) {
   rig_buffer_release(b);
   ok(rig_device_free_cache(d));
   assert_int_equal(rig_device_allocated(d), before);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ORDER-3 with launches: in one submission a launch follows a fill of its
@@ -703,7 +688,7 @@ static void order_3_launches_among_copies_and_fills(void **st) {
   rig_buffer_release(a);
   rig_buffer_release(b);
   rig_buffer_release(c);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* LAUNCH-6..8: grids of one, two and three axes, groups of any shape (the
@@ -742,7 +727,7 @@ static void launch_6_8_each_thread_once(void **st) {
     rig_buffer_release(b);
   }
   rig_submission_release(s);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* A parameter block over the 128 bytes of push constants: the driver puts
@@ -782,7 +767,7 @@ static void launch_params_over_push_constants(void **st) {
       rig_buffer_release(out[2 * r + k]);
     }
   rig_submission_release(s);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* LAUNCH-13, LAUNCH-14 on this device: core refuses a grid with an axis of
@@ -810,7 +795,7 @@ static void launch_13_14_refused_before_the_driver(void **st) {
     assert_int_equal(got[i], 0);                             /* never ran */
   rig_buffer_release(b);
   rig_submission_release(s);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* VALID-20: what the driver cannot run, a group shape other than a fixed
@@ -881,7 +866,7 @@ static void launch_runs_asynchronously(void **st) {
   expect_spin(b, threads, 12345, rounds, "a thread wrote the wrong word");
   rig_buffer_release(b);
   rig_submission_release(s);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- recorded command buffers kept for work that comes again --------------------- */
@@ -947,7 +932,7 @@ static void subs_1_runs_again_replay_only_the_same_work(void **st) {
   rig_buffer_release(x);
   rig_buffer_release(y);
   rig_submission_release(s);
-  close_dev(d);
+  vk_close_dev(d);
 }
 
 /* ---- waits on other Vulkan devices ------------------------------------------------- */
@@ -1025,8 +1010,8 @@ static void waits_on_another_open(const char *a_opts, const char *b_opts, bool q
   rig_buffer *all[] = {y, x, on_b, on_a, h};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     rig_buffer_release(all[i]);
-  close_dev(b);
-  close_dev(a);
+  vk_close_dev(b);
+  vk_close_dev(a);
 }
 
 /* SUBMIT-2, ORDER-8, ORDER-10, TL-9, OPEN-20..23: two opens of vulkan:0
@@ -1115,7 +1100,7 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   ok(rig_buffer_get(on_e, 0, &byte, 1));
   assert_int_equal(byte, 4);
   rig_buffer_release(on_e);
-  close_dev(e);
+  vk_close_dev(e);
   rig_buffer_release(on_a);
   rig_buffer_release(on_b);
   rig_buffer_release(on_c);
@@ -1123,7 +1108,7 @@ static void loss_14_a_lost_vkdevice_loses_every_open_on_it(void **st) {
   ok(rig_device_close(b));
   rig_device_release(a);
   rig_device_release(b);
-  close_dev(c);
+  vk_close_dev(c);
 }
 
 /* SUBMIT-8, SUBMIT-11: the work takes its block from the run at submit, and
@@ -1158,22 +1143,7 @@ static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
   rig_buffer_release(spun);
   rig_buffer_release(x);
   rig_buffer_release(y);
-  close_dev(d);
-}
-
-static int setup(void **st) {
-  device_under_test_from("RIG_VK_DEVICE", "vulkan:0");
-  const char *base = device_under_test("");
-  rig_device *d = NULL;
-  if (rig_device_open(base, &d) != RIG_OK) {
-    rig_status s = rig_error_last()->status;
-    printf("%s %s does not open here: %s\n", s == RIG_UNAVAILABLE ? "skip:" : "error:", base,
-           rig_error_last()->message);
-    exit(s == RIG_UNAVAILABLE ? 77 : 1);
-  }
-  ok(rig_device_close(d));
-  rig_device_release(d);
-  return 0;
+  vk_close_dev(d);
 }
 
 int main(void) {
@@ -1212,5 +1182,5 @@ int main(void) {
   const char *only = getenv("RIG_TEST_FILTER"); /* one test's name, or a pattern */
   if (only && *only)
     cmocka_set_test_filter(only);
-  return cmocka_run_group_tests(tests, setup, NULL);
+  return cmocka_run_group_tests(tests, vk_test_setup, NULL);
 }

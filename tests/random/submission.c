@@ -4,6 +4,21 @@
 #include <string.h>
 
 #include "model.h"
+#if __has_include("rig-vulkan.h")
+#include "rig-vulkan.h"
+#endif
+
+/* The word of a words part: the test device's queue takes any word and
+ * does nothing with it; Vulkan's takes rig-vulkan.h's packets, of which
+ * NOP does nothing. */
+static uint32_t inert_word(rig_device *d, size_t op) {
+#ifdef RIG_VULKAN_H
+  if (rig_device_capability(d, RIG_VULKAN_DEVICE))
+    return RIG_VULKAN_PACKET(RIG_VULKAN_NOP, 1);
+#endif
+  (void)d;
+  return 0xd0000000u | (uint32_t)op;
+}
 
 /* A prepared submission on the device of a buffer drawn: up to three
  * parts (copies, fills, words) over views of the thread's buffers on that
@@ -121,7 +136,7 @@ static void submit_runs(worker *w, prepared *x, rig_submission *sub, const uint3
 
 void op_submission(worker *w, const uint32_t *r) {
   handle *h0 = pick(w, r[0]), *on[MAX_H];
-  prepared x = {.d = h0->dev, .valid = true, .word = 0xd0000000u | (uint32_t)w->op};
+  prepared x = {.d = h0->dev, .valid = true, .word = inert_word(h0->dev, w->op)};
   unsigned non = 0;
   for (unsigned i = 0; i < w->nh; i++)
     if (w->h[i].dev == x.d && !w->h[i].a->dead)

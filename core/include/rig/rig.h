@@ -683,7 +683,17 @@ RIG_API RIG_MUST_USE rig_status rig_image_load(rig_device *d, const void *bytes,
 /* Finds the function name of im (Image.resolve; HOST-3: on host, a named
  * symbol of an executable section). *out is NULL where im has none (None);
  * the function lives as long as im. RIG_INVALID for a function the device
- * cannot run (ERR-26: d keeps serving). May lock. */
+ * cannot run (ERR-26: d keeps serving). May lock.
+ * On a Vulkan device name is a GLSL/SPIR-V entry point ("main"), optionally
+ * followed by ':' and the shader's specialization constants,
+ * "main:1=64,2=0.5,3=default": every constant the shader declares is set
+ * there, is a group axis (local_size_x_id ..., set by rig_run_threads), or
+ * is kept at its default because the name says "ID=default"; any other is
+ * RIG_INVALID naming it. A shader that binds buffers (layout(set = 0,
+ * binding = N) buffer or uniform) takes them from its launch's refs: the
+ * ref stored at byte 8i of the parameter block is the i-th binding in
+ * binding order; the shader's push-constant block is the block's bytes
+ * after the refs (drivers/vulkan/README.md, "Shaders with bindings"). */
 RIG_API RIG_MUST_USE rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out);
 /* Adds a reference to im and returns im. Lock-free. */
 RIG_API rig_image *rig_image_retain(rig_image *im);
