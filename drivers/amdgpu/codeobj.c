@@ -31,13 +31,15 @@ typedef struct reading {
   size_t m;
 } reading;
 
-static int bad(reading *r, const char *fmt, ...) {
+int co_fail(char *why, size_t m, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(r->why, r->m, fmt, ap);
+  vsnprintf(why, m, fmt, ap);
   va_end(ap);
   return -1;
 }
+
+#define bad(r, ...) co_fail((r)->why, (r)->m, __VA_ARGS__)
 
 /* e_flags' low byte names the target (LLVM's EF_AMDGPU_MACH_AMDGCN_*). */
 static const struct { uint32_t mach; const char *gfx; } machs[] = {

@@ -65,6 +65,8 @@ void codeobj_relocate(codeobj *c, uint64_t base);
 /* The kernel named name, or NULL. */
 const co_kernel *codeobj_kernel(const codeobj *c, const char *name);
 void codeobj_free(codeobj *c);
+/* Writes the message into why[0..m) and returns -1: the readers' failure. */
+int co_fail(char *why, size_t m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The gfx name of an e_flags machine number, or NULL. */
 const char *codeobj_mach_name(uint32_t mach);
 

@@ -7,7 +7,6 @@
  * both say (.kernarg_segment_size, .private_segment_fixed_size). Keys it
  * does not use are skipped whole.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +14,7 @@
 #include "codeobj.h"
 #include "msgpack.h"
 
-static int bad(char *why, size_t m, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, m, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-#define BAD(...) bad(why, m, __VA_ARGS__)
+#define BAD(...) co_fail(why, m, __VA_ARGS__)
 
 static bool number(mp_reader *r, uint64_t max, uint64_t *out) {
   mp_item it;

@@ -19,31 +19,8 @@
 #include <string.h>
 
 #include "codeobj.h"
+#include "test_check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-      printf(__VA_ARGS__);                                                                \
-      printf("\n");                                                                       \
-      failures++;                                                                         \
-    }                                                                                     \
-  } while (0)
-
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc(size > 0 ? (size_t)size : 1);
-  *n = b && size > 0 ? fread(b, 1, (size_t)size, f) : 0;
-  fclose(f);
-  return b;
-}
 
 static int dump(const char *path) {
   size_t n;
