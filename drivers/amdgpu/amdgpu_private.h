@@ -6,6 +6,12 @@
  *   gfx.c       the gfx name of a family and revision; a DRM device's description
  *   node.c      render nodes: the list (drmGetDevices2), the AMD ones, opening one
  *   entry.c     the driver table: arguments, open, facts, stop, destroy, devices
+ *   memory.c    buffer objects in VRAM and GTT, userptr borrows, GPU addresses
+ *   queue.c     the rings, submit (one IB per value), signaled, wait, stop
+ *   encode.c    a value's parts into PM4 (pm4.c, dispatch.c)
+ *   loss.c      the context's reset state: a lost open and the kernel's word
+ *   module.c    code objects (codeobj.c) placed in GPU memory, kernels
+ *   profile.c   timestamps of each part by RELEASE_MEM, in the GPU clock
  *
  * The driver includes <rig/edge.h> and libdrm's headers (xf86drm.h,
  * amdgpu.h, amdgpu_drm.h) for their types only: every call goes through the
@@ -26,7 +32,10 @@
 
 #include <rig/edge.h>
 
+#include "codeobj.h"
+#include "dispatch.h"
 #include "gfx.h"
+#include "pm4.h"
 
 #define AMD_VENDOR 0x1002u
 #define ALIGNMENT 4096u        /* a GPU page: every buffer object starts on one */
@@ -67,7 +76,8 @@
   X(AMD, amdgpu_create_bo_from_user_mem)                                                      \
   X(AMD, amdgpu_va_range_alloc)                                                               \
   X(AMD, amdgpu_va_range_free)                                                                \
-  X(AMD, amdgpu_bo_va_op)
+  X(AMD, amdgpu_bo_va_op)                                                                     \
+  X(AMD, amdgpu_query_info)
 
 typedef struct drm_fns {
 #define AMDGPU_MEMBER(lib, sym) __typeof__(&sym) sym;
@@ -86,13 +96,16 @@ int library_load(rig_edge_error *err);
  * across a fork. */
 void library_lock(bool lock);
 /* In the child of a fork (the open lock held): every open the parent had is
- * the parent's, and none of its files is touched again. */
+ * lost ("forked"), and none of its files is touched again. */
 void library_forked(void);
 /* Whether this process is a child of fork of one that had an amdgpu device
  * open: its opens were the parent's. Lock-free. */
 bool library_in_child(void);
-/* Counts opens that hold a render node (the fork hook's question). */
-void library_hold(int delta);
+struct amddev;
+/* Lists and unlists an open that holds a render node (the fork hook's). The
+ * open lock held. */
+void library_hold(struct amddev *d);
+void library_drop(struct amddev *d);
 
 /* ---- node.c ------------------------------------------------------------------ */
 
@@ -132,7 +145,34 @@ void node_close(node_info *info);
 
 /* ---- the open: one rig device ----------------------------------------------------- */
 
+#define IB_DWORDS (64u * 1024u)     /* the IB ring: 256 KiB */
+#define ARGS_BYTES (1u << 20)       /* the ring of dispatch packets and arguments */
+#define STAMPS 4096u                /* timestamp pairs in flight (profiles) */
+#define CHUNKS 16u                  /* each ring's reuse is tracked per sixteenth */
+#define RING_BYTES (IB_DWORDS * 4u + ARGS_BYTES + 4096u + STAMPS * 16u)
+
+/* A buffer object with its GPU address: an allocation, a borrow, a ring,
+ * an image. */
+typedef struct amem {
+  amdgpu_bo_handle bo;
+  amdgpu_va_handle range;
+  uint64_t va, bytes;
+  void *host;                /* its CPU mapping, the borrowed range, or NULL */
+  uint32_t kms;              /* its handle in the submit's BO list */
+  bool cpu_mapped;           /* host is amdgpu_bo_cpu_map's */
+} amem;
+
+/* A ring whose space is reused once the GPU passed the value that last
+ * used each sixteenth of it. */
+typedef struct ring {
+  uint32_t size, head;       /* in the ring's unit (dwords, bytes) */
+  uint64_t used[CHUNKS];     /* the last value that wrote into each chunk */
+} amdring;
+
+typedef struct amdprof amdprof; /* profile.c */
+
 typedef struct amddev {
+  struct amddev *next;       /* the opens holding a node (library.c) */
   char name[48];
   node_info node;
   amd_node where;
@@ -140,7 +180,89 @@ typedef struct amddev {
   uint32_t syncobj;          /* the timeline: one point per value */
   uint32_t hang_ms;
   bool stopped;
+  pm4_target target;
   rig_edge_facts facts;
+  pthread_mutex_t mlock;     /* the BO list */
+  struct drm_amdgpu_bo_list_entry *list;
+  uint32_t nlist, caplist;
+  amem *rings;               /* IB ring, argument ring, word, stamps: one GTT object */
+  amdring ib, args;
+  volatile uint64_t *word;   /* the timeline word RELEASE_MEM writes */
+  uint64_t word_va, zeros_va, stamps_va;
+  uint64_t taken;            /* the last value submitted (atomic) */
+  int lost;                  /* a loss seen (atomic); lost_why set before */
+  char lost_why[200];
+  amdprof *prof;
 } amddev;
+
+/* ---- memory.c ---- */
+
+/* A buffer object of bytes in domain (AMDGPU_GEM_DOMAIN_*) with flags,
+ * mapped at a GPU address, listed for submits, CPU-mapped where host. */
+int mem_make(amddev *d, uint64_t bytes, uint32_t domain, uint64_t flags, bool host, amem **out,
+             rig_edge_error *err);
+void mem_free(amddev *d, amem *m);
+int memory_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *out,
+                    rig_edge_error *err);
+int memory_release(void *h, rig_edge_alloc *a, rig_edge_error *err);
+int memory_map(void *h, void *host, uint64_t bytes, rig_edge_alloc *out, rig_edge_error *err);
+
+/* ---- queue.c ---- */
+
+int queue_make(amddev *d, rig_edge_error *err);
+/* Waits (bounded by the hang bound) for what was submitted. */
+void queue_end(amddev *d);
+void queue_free(amddev *d);
+int queue_signaled(void *h, uint64_t *out, rig_edge_error *err);
+int queue_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err);
+int queue_submit(void *h, const rig_edge_work *work, rig_edge_error *err);
+int queue_check(void *h, const rig_edge_work *work, rig_edge_error *err);
+/* Blocks until value is reached, the device lost, or the hang bound. */
+int queue_reach(amddev *d, uint64_t value, rig_edge_error *err);
+
+/* ---- encode.c ---- */
+
+/* The IB dwords and argument bytes w takes, at most. */
+void encode_size(const amddev *d, const rig_edge_work *w, uint32_t *dwords, uint32_t *bytes);
+/* Writes w's parts into b (arguments into the argument ring from *args_at). */
+int encode_work(amddev *d, const rig_edge_work *w, pm4_buf *b, uint32_t *args_at,
+                rig_edge_error *err);
+/* RIG_EDGE_UNSUPPORTED for a part the queue cannot run: a fill not of
+ * whole dwords, a launch of a kernel and shape the dispatch refuses. */
+int encode_check(const amddev *d, const rig_edge_part *p, rig_edge_error *err);
+
+/* ---- loss.c ---- */
+
+/* Asks the kernel for the context's reset state; a reset loses the open
+ * with the kernel's word (guilty or innocent, VRAM lost). Returns whether
+ * it is lost. */
+bool loss_query(amddev *d);
+/* Loses the open with why (a hang, a failed submit). */
+void loss_mark(amddev *d, const char *why);
+/* RIG_EDGE_FAULT with the reason where the open is lost, else OK. */
+int loss_check(const amddev *d, rig_edge_error *err);
+
+/* ---- module.c ---- */
+
+int module_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *out_code_bytes,
+                rig_edge_error *err);
+int module_resolve(void *h, void *image, const char *name, void **out_function,
+                   rig_edge_error *err);
+int module_unload(void *h, void *image, rig_edge_error *err);
+
+/* A resolved kernel: its record and its image's GPU address. */
+typedef struct amdfn {
+  const co_kernel *k;
+  uint64_t base;
+} amdfn;
+
+/* ---- profile.c ---- */
+
+int profile_hand(void *h, rig_edge_profile *ring, rig_edge_error *err);
+/* Whether part i of w is timed; *slot its timestamp pair's index. */
+bool profile_begin(amddev *d, const rig_edge_work *w, uint32_t i, uint32_t *slot);
+/* Writes the records of timed parts whose value d reached. Trylock. */
+void profile_harvest(amddev *d, uint64_t reached);
+void profile_free(amddev *d);
 
 #endif

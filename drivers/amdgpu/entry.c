@@ -15,7 +15,9 @@
  * never a failure to load the plugin.
  *
  * Per open: a file of the render node, libdrm_amdgpu's device on it, one
- * context (its own loss domain) and one timeline syncobj.
+ * context (its own loss domain), one timeline syncobj and one GTT buffer
+ * object of about 1.4 MiB (the IB ring, the argument ring, the timeline
+ * word, the timestamps). k (commit): 1, every submit goes to the kernel.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +58,8 @@ static void make_facts(amddev *d) {
   f->budget = d->node.vram;                               /* RECLAIM-66 */
   f->hang_ms = d->hang_ms;
   f->commit_k = 1;
-  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_OWN_WORD | RIG_EDGE_MAPS_HOST;
+  /* MAY_BLOCK: a submit waits for the rings' space the GPU has not passed. */
+  f->flags = RIG_EDGE_COMPUTES | RIG_EDGE_OWN_WORD | RIG_EDGE_MAPS_HOST | RIG_EDGE_MAY_BLOCK;
   f->queues = 1;
   f->part_queue[RIG_EDGE_PART_COPY] = 0;
   f->part_queue[RIG_EDGE_PART_FILL] = 0;
@@ -73,9 +76,13 @@ static int amd_facts(void *h, rig_edge_facts *out, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* PROP-6: the queue ends once its work is done (bounded by the hang bound:
+ * past it the open is lost). Memory, code and the word stay until destroy. */
 static int amd_stop(void *h, rig_edge_error *err) {
   amddev *d = h;
   (void)err;
+  if (!d->stopped)
+    queue_end(d);
   d->stopped = true;
   return RIG_EDGE_OK;
 }
@@ -85,15 +92,23 @@ static int amd_stop(void *h, rig_edge_error *err) {
 static void amd_destroy(void *h) {
   amddev *d = h;
   if (d->node.dev && !library_in_child()) {
+    queue_end(d);
+    queue_free(d);
+    free(d->list);
     if (d->syncobj)
       drm.amdgpu_cs_destroy_syncobj(d->node.dev, d->syncobj);
     if (d->ctx)
       drm.amdgpu_cs_ctx_free(d->ctx);
     node_close(&d->node);
+  } else {
+    free(d->list);
+  }
+  if (d->node.dev) {
     library_lock(true);
-    library_hold(-1);
+    library_drop(d);
     library_lock(false);
   }
+  pthread_mutex_destroy(&d->mlock);
   free(d);
 }
 
@@ -111,7 +126,7 @@ static int make_queue(amddev *d, rig_edge_error *err) {
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: amdgpu_cs_create_syncobj2: %s",
                          d->name, strerror(-r));
   }
-  return RIG_EDGE_OK;
+  return queue_make(d, err);
 }
 
 /* Under the open lock: the library, the node of index, its open. */
@@ -130,7 +145,7 @@ static int open_node(amddev *d, uint32_t index, rig_edge_error *err) {
     r = node_open(&d->where, &d->node, err);
   }
   if (r == RIG_EDGE_OK)
-    library_hold(1);
+    library_hold(d);
   return r;
 }
 
@@ -139,6 +154,7 @@ static int amd_open(const char *args, void **out, rig_edge_error *err) {
   if (!d)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "amdgpu: out of memory");
   d->node.fd = -1;
+  pthread_mutex_init(&d->mlock, NULL);
   uint32_t index = 0;
   int r = parse(d, args, &index, err);
   if (r == RIG_EDGE_OK) {
@@ -192,8 +208,20 @@ static const rig_edge_driver amdgpu_driver = {
     .facts = amd_facts,
     .stop = amd_stop,
     .destroy = amd_destroy,
+    .signaled = queue_signaled,
+    .wait = queue_wait,
+    .submit = queue_submit,
+    .allocate = memory_allocate,
+    .release = memory_release,
+    .map = memory_map,
+    .unmap = memory_release,
+    .load = module_load,
+    .resolve = module_resolve,
+    .unload = module_unload,
+    .check = queue_check,
     .fork = amd_fork,
     .devices = amd_devices,
+    .profile = profile_hand,
 };
 
 RIG_EDGE_DRIVER(amdgpu_driver)

@@ -24,7 +24,7 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool tried;           /* these three: under the open lock */
 static int load_result;
 static char load_why[RIG_EDGE_MESSAGE_BYTES];
-static int holders;          /* opens holding a render node (open lock) */
+static amddev *holders;      /* opens holding a render node (open lock) */
 static pid_t forked_from;    /* a child of fork: the parent that had opens */
 
 enum { DRM, AMD };
@@ -48,11 +48,27 @@ void library_lock(bool lock) {
     pthread_mutex_unlock(&open_lock);
 }
 
-void library_hold(int delta) { holders += delta; }
+void library_hold(amddev *d) {
+  d->next = holders;
+  holders = d;
+}
 
+void library_drop(amddev *d) {
+  for (amddev **p = &holders; *p; p = &(*p)->next)
+    if (*p == d) {
+      *p = d->next;
+      break;
+    }
+}
+
+/* The parent's opens are lost in the child: their files, contexts and
+ * buffer objects are the parent's, and nothing of them is called again. */
 void library_forked(void) {
-  if (holders > 0 && !forked_from)
-    __atomic_store_n(&forked_from, getppid(), __ATOMIC_RELAXED);
+  if (!holders || forked_from)
+    return;
+  __atomic_store_n(&forked_from, getppid(), __ATOMIC_RELAXED);
+  for (amddev *d = holders; d; d = d->next)
+    loss_mark(d, "forked: its render node, context and memory are the parent process's");
 }
 
 bool library_in_child(void) { return __atomic_load_n(&forked_from, __ATOMIC_RELAXED) != 0; }

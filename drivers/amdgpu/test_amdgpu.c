@@ -8,16 +8,32 @@
  * naming /dev/null); and rig_device_list lists amdgpu as not opening, with
  * the same reason.
  *
- * `test-amdgpu` (on "amdgpu:0" or RIG_AMDGPU_DEVICE): the facts of a GPU;
- * 77 with the reason where it does not open.
+ * `test-amdgpu` (on "amdgpu:0" or RIG_AMDGPU_DEVICE; 77 with the reason
+ * where it does not open): its facts; fills of each pattern and copies
+ * both ways (DMA_DATA), a fill not of whole words refused by name; the
+ * seed's add example from add-ARCH.co ($RIG_AMDGPU_KERNELS, else
+ * drivers/amdgpu/kernels); an image of another target and one whose kernel
+ * uses scratch refused by name; a kernel that runs for far longer than
+ * hang_ms=500, lost by the hang bound (HANG-6); and a child of fork, which
+ * opens no amdgpu device while its parent holds one (test_fork.c).
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rig/rig.h>
 
-static int fail(const char *what, const char *detail) {
+#include "check.h"
+
+/* ---- without a GPU ----------------------------------------------------------------- */
+
+static int refuse(const char *what, const char *detail) {
   printf("FAIL: %s: %s\n", what, detail);
   return 1;
 }
@@ -27,16 +43,16 @@ static int listed(const char *want) {
   rig_device_entry e[64];
   size_t n = 0;
   if (rig_device_list(e, 64, &n) != RIG_OK)
-    return fail("rig_device_list", rig_error_last()->message);
+    return refuse("rig_device_list", rig_error_last()->message);
   for (size_t i = 0; i < n && i < 64; i++) {
     if (strcmp(e[i].driver, "amdgpu") != 0)
       continue;
     printf("listed %s: opens %d: %s\n", e[i].name, e[i].opens, e[i].why);
     if (e[i].opens)
       return 77;
-    return strstr(e[i].why, want) ? 0 : fail("list's why", e[i].why);
+    return strstr(e[i].why, want) ? 0 : refuse("list's why", e[i].why);
   }
-  return fail("rig_device_list", "no entry of the amdgpu driver (is the plugin on the path?)");
+  return refuse("rig_device_list", "no entry of the amdgpu driver (is the plugin on the path?)");
 }
 
 static int paths(const char *want) {
@@ -47,52 +63,204 @@ static int paths(const char *want) {
     rig_status s = rig_device_open(bad[i], &d);
     printf("%s: %s: %s\n", bad[i], rig_status_name(s), rig_error_last()->message);
     if (s != RIG_INVALID)
-      return fail(bad[i], "not RIG_INVALID");
+      return refuse(bad[i], "not RIG_INVALID");
   }
   rig_device *d = NULL;
   rig_status s = rig_device_open("amdgpu:0", &d);
   printf("amdgpu:0: %s: %s\n", rig_status_name(s), rig_error_last()->message);
   if (s == RIG_OK) {
-    rig_device_close(d);
-    rig_device_release(d);
+    close_release(d);
     printf("skip: amdgpu:0 opened: this machine has an AMD GPU\n");
     return 77;
   }
   if (s != RIG_UNAVAILABLE || !strstr(rig_error_last()->message, want))
-    return fail("amdgpu:0", "not RIG_UNAVAILABLE with the reason wanted");
+    return refuse("amdgpu:0", "not RIG_UNAVAILABLE with the reason wanted");
   /* A second open says the same: the first one's result is kept. */
   s = rig_device_open("amdgpu:0", &d);
   if (s != RIG_UNAVAILABLE || !strstr(rig_error_last()->message, want))
-    return fail("amdgpu:0 again", rig_error_last()->message);
+    return refuse("amdgpu:0 again", rig_error_last()->message);
   return listed(want);
 }
 
-static int facts(const char *name) {
-  rig_device *d = NULL;
-  if (rig_device_open(name, &d) != RIG_OK) {
-    printf("skip: %s does not open here: %s\n", name, rig_error_last()->message);
-    return 77;
+/* ---- on a GPU ------------------------------------------------------------------------ */
+
+/* The bytes of NAME-TARGET.co, or NULL where none is committed. */
+static void *code_object(const char *name, const char *target, size_t *n) {
+  const char *dir = getenv("RIG_AMDGPU_KERNELS");
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s-%s.co", dir && *dir ? dir : "drivers/amdgpu/kernels", name,
+           target);
+  FILE *f = fopen(path, "rb");
+  void *b = malloc(1 << 20);
+  *n = f && b ? fread(b, 1, 1 << 20, f) : 0;
+  if (f)
+    fclose(f);
+  if (!*n) {
+    free(b);
+    return NULL;
   }
-  int bad = 0;
+  return b;
+}
+
+/* Kernel fn of NAME-ARCH.co loaded onto d, asserting it loads; NULL (and
+ * a note) where no object for d's arch is committed. */
+static rig_function *load_kernel(rig_device *d, const char *name, const char *fn,
+                                 rig_image **im) {
+  size_t n;
+  void *bytes = code_object(name, rig_device_arch(d), &n);
+  if (!bytes) {
+    print_message("no %s-%s.co committed: skipped\n", name, rig_device_arch(d));
+    return NULL;
+  }
+  ok(rig_image_load(d, bytes, n, im));
+  free(bytes);
+  return resolve_ok(*im, fn);
+}
+
+static void facts(void **st) {
+  (void)st;
+  rig_device *d = open_under_test("");
   const char *arch = rig_device_arch(d);
-  printf("%s: arch %s bus %s budget %llu\n", name, arch, rig_device_bus(d) ? rig_device_bus(d) : "",
-         (unsigned long long)rig_device_budget(d));
-  if (strncmp(arch, "gfx", 3) != 0)
-    bad |= fail("arch", arch);
-  if (rig_device_type_of(d) != RIG_DEVICE_TYPE_GPU)
-    bad |= fail("type", "not gpu");
-  if (rig_device_budget(d) == 0)
-    bad |= fail("budget", "0");
-  if (!rig_device_computes(d) || rig_device_runs_on_host(d))
-    bad |= fail("flags", "computes / runs on host");
-  rig_device_close(d);
-  rig_device_release(d);
-  return bad;
+  print_message("%s: arch %s bus %s budget %llu\n", rig_device_name(d), arch,
+                rig_device_bus(d) ? rig_device_bus(d) : "", (unsigned long long)rig_device_budget(d));
+  assert_memory_equal(arch, "gfx", 3);
+  assert_int_equal(rig_device_type_of(d), RIG_DEVICE_TYPE_GPU);
+  assert_true(rig_device_budget(d) > 0);
+  assert_true(rig_device_computes(d));
+  assert_false(rig_device_runs_on_host(d));
+  assert_int_equal(rig_device_alignment(d), 4096);
+  close_release(d);
+}
+
+static void fills_and_copies(void **st) {
+  (void)st;
+  rig_device *d = open_under_test("");
+  enum { N = 3u << 20 }; /* past GFX9's DMA_DATA limit: two packets */
+  rig_buffer *a = create_ok(d, N), *b = create_ok(d, N);
+  ok(rig_buffer_fill(a, 0xab, 1));
+  expect_bytes(a, 0, N, 0xab);
+  ok(rig_buffer_fill(a, 0x5a5a, 2));
+  expect_bytes(a, 0, N, 0x5a);
+  ok(rig_buffer_fill(a, 0x11111111u, 4));
+  ok(rig_buffer_copy(a, b));
+  expect_bytes(b, 0, N, 0x11);
+  uint8_t *host = malloc(N);
+  for (uint32_t i = 0; i < N; i++)
+    host[i] = (uint8_t)(i * 7);
+  ok(rig_buffer_put(a, 0, host, N));
+  ok(rig_buffer_copy(a, b));
+  memset(host, 0, N);
+  ok(rig_buffer_get(b, 0, host, N));
+  for (uint32_t i = 0; i < N; i += 4093)
+    assert_int_equal(host[i], (uint8_t)(i * 7));
+  free(host);
+  rig_buffer *odd = create_ok(d, 6);
+  assert_int_equal(rig_buffer_fill(odd, 1, 2), RIG_INVALID); /* not whole words */
+  assert_non_null(strstr(rig_error_last()->message, "whole 4-byte words"));
+  assert_null(rig_device_lost(d));
+  rig_buffer_release(odd);
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+  close_release(d);
+}
+
+static void the_add_example(void **st) {
+  (void)st;
+  rig_device *d = open_under_test("");
+  rig_image *im;
+  rig_function *add = load_kernel(d, "add", "add", &im);
+  if (!add) {
+    close_release(d);
+    return;
+  }
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_part launch = rig_part_launch(add, refs, 3, 32);
+  rig_submission *s;
+  ok(rig_submission_make(d, &launch, 1, &s));
+  rig_image_release(im);
+  enum { N = 5000 };
+  static float xs[N], ys[N], zs[N];
+  add_example_inputs(xs, ys, zs, N);
+  rig_buffer *x = create_ok(d, sizeof xs), *y = create_ok(d, sizeof ys), *z = create_ok(d, sizeof zs);
+  ok(rig_buffer_put(x, 0, xs, sizeof xs));
+  ok(rig_buffer_put(y, 0, ys, sizeof ys));
+  rig_point p = add_example_run(s, x, y, z, N);
+  ok(rig_point_wait(p));
+  ok(rig_buffer_get(z, 0, zs, sizeof zs));
+  add_example_expect(zs, N, rig_device_name(d));
+  rig_buffer_release(x);
+  rig_buffer_release(y);
+  rig_buffer_release(z);
+  rig_submission_release(s);
+  close_release(d);
+}
+
+/* Images the driver refuses, by name: another target, scratch. */
+static void refused_images(void **st) {
+  (void)st;
+  rig_device *d = open_under_test("");
+  const char *arch = rig_device_arch(d), *other = strcmp(arch, "gfx900") ? "gfx900" : "gfx1030";
+  size_t n;
+  rig_image *im;
+  void *bytes = code_object("add", other, &n);
+  assert_non_null(bytes);
+  assert_int_equal(rig_image_load(d, bytes, n, &im), RIG_UNAVAILABLE);
+  print_message("%s\n", rig_error_last()->message);
+  assert_non_null(strstr(rig_error_last()->message, "not for this device's"));
+  free(bytes);
+  if ((bytes = code_object("scratch", arch, &n)) != NULL) {
+    assert_int_equal(rig_image_load(d, bytes, n, &im), RIG_UNAVAILABLE);
+    assert_non_null(strstr(rig_error_last()->message, "kernel sum_private uses"));
+    free(bytes);
+  }
+  assert_null(rig_device_lost(d));
+  close_release(d);
+}
+
+/* HANG-6: spin for 4 billion rounds a thread, far past hang_ms=500. */
+static void hang_6_a_kernel_past_the_bound(void **st) {
+  (void)st;
+  rig_device *d = open_under_test(",hang_ms=500");
+  rig_image *im;
+  rig_function *f = load_kernel(d, "spin", "spin", &im);
+  if (!f) {
+    close_release(d);
+    return;
+  }
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_submission *s = launch_make_ok(d, f, &ref, 1, 16);
+  rig_image_release(im);
+  rig_buffer *out = create_ok(d, 4096);
+  rig_run *run = take_ok(s);
+  grid_ok(run, 0, 16, 64);
+  ok(rig_run_int32(run, 0, 8, -1));
+  ok(rig_run_int32(run, 0, 12, 1));
+  rig_point p;
+  ok(rig_run_submit(run, &out, 1, NULL, 0, &p));
+  assert_int_not_equal(rig_point_wait(p), RIG_OK);
+  print_message("lost: %s\n", rig_device_lost(d));
+  assert_non_null(rig_device_lost(d));
+  rig_buffer_release(out);
+  rig_submission_release(s);
+  close_release(d);
 }
 
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "paths") == 0)
     return paths(argv[2]);
-  const char *name = getenv("RIG_AMDGPU_DEVICE");
-  return facts(name && *name ? name : "amdgpu:0");
+  device_under_test_from("RIG_AMDGPU_DEVICE", "amdgpu:0");
+  rig_device *d = NULL;
+  if (rig_device_open(device_under_test(""), &d) != RIG_OK) {
+    printf("skip: %s does not open here: %s\n", device_under_test(""), rig_error_last()->message);
+    return 77;
+  }
+  close_release(d);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(facts),
+      cmocka_unit_test(fills_and_copies),
+      cmocka_unit_test(the_add_example),
+      cmocka_unit_test(refused_images),
+      cmocka_unit_test(hang_6_a_kernel_past_the_bound),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }
