@@ -12,6 +12,7 @@
  *   loss.c      the context's reset state: a lost open and the kernel's word
  *   module.c    code objects (codeobj.c) placed in GPU memory, kernels
  *   profile.c   timestamps of each part by RELEASE_MEM, in the GPU clock
+ *   waits.c     waits on another amdgpu open's syncobj, in the queue
  *
  * The driver includes <rig/edge.h> and libdrm's headers (xf86drm.h,
  * amdgpu.h, amdgpu_drm.h) for their types only: every call goes through the
@@ -77,7 +78,9 @@
   X(AMD, amdgpu_va_range_alloc)                                                               \
   X(AMD, amdgpu_va_range_free)                                                                \
   X(AMD, amdgpu_bo_va_op)                                                                     \
-  X(AMD, amdgpu_query_info)
+  X(AMD, amdgpu_query_info)                                                                   \
+  X(AMD, amdgpu_cs_export_syncobj)                                                            \
+  X(AMD, amdgpu_cs_import_syncobj)
 
 typedef struct drm_fns {
 #define AMDGPU_MEMBER(lib, sym) __typeof__(&sym) sym;
@@ -149,6 +152,7 @@ void node_close(node_info *info);
 #define ARGS_BYTES (1u << 20)       /* the ring of dispatch packets and arguments */
 #define STAMPS 4096u                /* timestamp pairs in flight (profiles) */
 #define CHUNKS 16u                  /* each ring's reuse is tracked per sixteenth */
+#define WAITS_MAX 32u               /* peer waits one submit's chunk holds; more wait on the host */
 #define RING_BYTES (IB_DWORDS * 4u + ARGS_BYTES + 4096u + STAMPS * 16u)
 
 /* A buffer object with its GPU address: an allocation, a borrow, a ring,
@@ -255,6 +259,15 @@ typedef struct amdfn {
   const co_kernel *k;
   uint64_t base;
 } amdfn;
+
+/* ---- waits.c ---- */
+
+int waits_map_peer(void *h, void *peer, void **out, rig_edge_error *err);
+void waits_unmap(void *h, void *mapping);
+/* w's waits as a SYNCOBJ_TIMELINE_WAIT chunk's entries (at most
+ * WAITS_MAX; the rest waited for here, blocking). */
+int waits_chunk(amddev *d, const rig_edge_work *w, struct drm_amdgpu_cs_chunk_syncobj *out,
+                uint32_t *n, rig_edge_error *err);
 
 /* ---- profile.c ---- */
 

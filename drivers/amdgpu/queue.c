@@ -7,7 +7,8 @@
  * RELEASE_MEM of the value into the timeline word (GTT, mapped), which
  * signaled() reads with no system call.
  *
- * The rings (IB, arguments) are reused per sixteenth once the value that
+ * Waits on other amdgpu opens are the submit's SYNCOBJ_TIMELINE_WAIT
+ * chunk (waits.c). The rings (IB, arguments) are reused per sixteenth once the value that
  * last wrote there is reached: a submit may wait for it (MAY_BLOCK). The
  * waits are on the syncobj, in slices, bounded by the hang bound.
  */
@@ -122,22 +123,29 @@ static int reserve(amddev *d, amdring *r, uint32_t n, uint64_t value, uint32_t *
   return RIG_EDGE_OK;
 }
 
-static int submit_ib(amddev *d, uint64_t va, uint32_t dwords, uint64_t value,
+static int submit_ib(amddev *d, const rig_edge_work *w, uint64_t va, uint32_t dwords,
                      rig_edge_error *err) {
   struct drm_amdgpu_cs_chunk_ib ib = {.ip_type = AMDGPU_HW_IP_COMPUTE, .va_start = va,
                                       .ib_bytes = dwords * 4u};
-  struct drm_amdgpu_cs_chunk_syncobj sig = {.handle = d->syncobj, .point = value};
+  struct drm_amdgpu_cs_chunk_syncobj sig = {.handle = d->syncobj, .point = w->value};
+  struct drm_amdgpu_cs_chunk_syncobj waits[WAITS_MAX];
   struct drm_amdgpu_bo_list_in list = {.bo_info_size = sizeof(struct drm_amdgpu_bo_list_entry)};
-  struct drm_amdgpu_cs_chunk chunks[3] = {
+  uint32_t nwaits = 0;
+  int r = waits_chunk(d, w, waits, &nwaits, err);
+  if (r != RIG_EDGE_OK)
+    return r;
+  struct drm_amdgpu_cs_chunk chunks[4] = {
       {AMDGPU_CHUNK_ID_IB, sizeof ib / 4, (uintptr_t)&ib},
       {AMDGPU_CHUNK_ID_BO_HANDLES, sizeof list / 4, (uintptr_t)&list},
       {AMDGPU_CHUNK_ID_SYNCOBJ_TIMELINE_SIGNAL, sizeof sig / 4, (uintptr_t)&sig},
+      {AMDGPU_CHUNK_ID_SYNCOBJ_TIMELINE_WAIT, nwaits * (uint32_t)sizeof waits[0] / 4,
+       (uintptr_t)waits},
   };
   uint64_t seq = 0;
   pthread_mutex_lock(&d->mlock); /* the list, as it stands */
   list.bo_number = d->nlist;
   list.bo_info_ptr = (uintptr_t)d->list;
-  int r = drm.amdgpu_cs_submit_raw2(d->node.dev, d->ctx, 0, 3, chunks, &seq);
+  r = drm.amdgpu_cs_submit_raw2(d->node.dev, d->ctx, 0, nwaits ? 4 : 3, chunks, &seq);
   pthread_mutex_unlock(&d->mlock);
   if (r == 0)
     return RIG_EDGE_OK;
@@ -165,7 +173,7 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   pm4_buf b = {.dw = (uint32_t *)d->rings->host + ib_at, .cap = dw};
   r = encode_work(d, w, &b, &args_at, err);
   if (r == RIG_EDGE_OK)
-    r = submit_ib(d, d->rings->va + 4ull * ib_at, b.n, w->value, err);
+    r = submit_ib(d, w, d->rings->va + 4ull * ib_at, b.n, err);
   if (r == RIG_EDGE_OK)
     __atomic_store_n(&d->taken, w->value, __ATOMIC_RELEASE);
   return r;

@@ -14,7 +14,8 @@
  * seed's add example from add-ARCH.co ($RIG_AMDGPU_KERNELS, else
  * drivers/amdgpu/kernels); an image of another target and one whose kernel
  * uses scratch refused by name; a kernel that runs for far longer than
- * hang_ms=500, lost by the hang bound (HANG-6); and a child of fork, which
+ * hang_ms=500, lost by the hang bound (HANG-6); work of a second open of the
+ * GPU after the first's (SUBMIT-2, a wait in the queue); and a child of fork, which
  * opens no amdgpu device while its parent holds one (test_fork.c).
  */
 #include <setjmp.h>
@@ -245,6 +246,44 @@ static void hang_6_a_kernel_past_the_bound(void **st) {
   close_release(d);
 }
 
+/* SUBMIT-2: two opens of one GPU (two names: two contexts); b's launch
+ * waits for a's long spin: b's queue waits on a's syncobj (waits.c), so
+ * once b's point is reached, a's is too. */
+static void submit_2_a_peer_wait_in_the_queue(void **st) {
+  (void)st;
+  rig_device *a = open_under_test(""), *b = open_under_test(",hang_ms=9999");
+  rig_image *ia, *ib;
+  rig_function *fa = load_kernel(a, "spin", "spin", &ia), *fb = load_kernel(b, "spin", "spin", &ib);
+  if (!fa || !fb) {
+    close_release(b);
+    close_release(a);
+    return;
+  }
+  rig_ref ref = rig_ref_write(0, 0);
+  rig_submission *sa = launch_make_ok(a, fa, &ref, 1, 16), *sb = launch_make_ok(b, fb, &ref, 1, 16);
+  rig_image_release(ia);
+  rig_image_release(ib);
+  rig_buffer *oa = create_ok(a, 64 * 64 * 4), *ob = create_ok(b, 4 * 64);
+  rig_run *ra = take_ok(sa), *rb = take_ok(sb);
+  grid_ok(ra, 0, 64, 64);
+  ok(rig_run_int32(ra, 0, 8, 1 << 22));
+  ok(rig_run_int32(ra, 0, 12, 3));
+  grid_ok(rb, 0, 1, 64);
+  ok(rig_run_int32(rb, 0, 8, 1));
+  ok(rig_run_int32(rb, 0, 12, 3));
+  rig_point p, q;
+  ok(rig_run_submit(ra, &oa, 1, NULL, 0, &p));
+  ok(rig_run_submit(rb, &ob, 1, &p, 1, &q));
+  ok(rig_point_wait(q));
+  assert_true(rig_point_reached(p));
+  rig_buffer_release(oa);
+  rig_buffer_release(ob);
+  rig_submission_release(sa);
+  rig_submission_release(sb);
+  close_release(b);
+  close_release(a);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "paths") == 0)
     return paths(argv[2]);
@@ -260,6 +299,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(fills_and_copies),
       cmocka_unit_test(the_add_example),
       cmocka_unit_test(refused_images),
+      cmocka_unit_test(submit_2_a_peer_wait_in_the_queue),
       cmocka_unit_test(hang_6_a_kernel_past_the_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
