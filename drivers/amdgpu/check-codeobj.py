@@ -25,7 +25,8 @@ except ImportError:
 
 
 def tool(name):
-    for v in ("-16", "-15", "-14", ""):
+    versions = [os.environ["RIG_LLVM_SUFFIX"]] if "RIG_LLVM_SUFFIX" in os.environ else []
+    for v in versions + ["-16", "-15", "-14", ""]:
         path = shutil.which(name + v)
         if path:
             return path
@@ -47,7 +48,11 @@ def llvm_view(readobj, readelf, path):
         f = line.split()
         if len(f) == 8 and f[3] in ("FUNC", "OBJECT"):
             syms[f[7]] = int(f[1], 16)
-    view = {"target": mach.group(1).lower() if mach else "?", "kernels": {}}
+    # An LLVM older than the target names no machine in the header (14 and
+    # gfx11): its reading of the metadata's amdhsa.target stands in.
+    target = mach.group(1).lower() if mach else \
+        doc.get("amdhsa.target", "?").split("--")[-1].split(":")[0]
+    view = {"target": target, "kernels": {}}
     for k in doc["amdhsa.kernels"]:
         view["kernels"][k[".name"]] = {
             "kd": syms[k[".symbol"]], "entry": syms[k[".name"]],
