@@ -196,10 +196,13 @@ int queue_check(void *h, const rig_edge_work *w, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* A lost open waits no more: its jobs end by the kernel's reset or
+ * timeout, and the kernel keeps their buffer objects until then, so what
+ * destroy frees is safe to free at once. */
 void queue_end(amddev *d) {
   rig_edge_error ignored;
   uint64_t taken = __atomic_load_n(&d->taken, __ATOMIC_ACQUIRE);
-  if (d->rings && taken && !library_in_child())
+  if (d->rings && taken && !library_in_child() && !__atomic_load_n(&d->lost, __ATOMIC_ACQUIRE))
     queue_reach(d, taken, &ignored);
 }
 
