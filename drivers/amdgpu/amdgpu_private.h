@@ -184,6 +184,7 @@ typedef struct amddev {
   uint32_t syncobj;          /* the timeline: one point per value */
   uint32_t hang_ms;
   bool stopped;
+  bool walk;                 /* $RIG_AMDGPU_WALK: each IB framing-walked before its submit */
   pm4_target target;
   rig_edge_facts facts;
   pthread_mutex_t mlock;     /* the BO list */

@@ -12,8 +12,10 @@
  * last wrote there is reached: a submit may wait for it (MAY_BLOCK). The
  * waits are on the syncobj, in slices, bounded by the hang bound.
  */
+#define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,6 +24,8 @@
 static uint64_t reached(const amddev *d) { return __atomic_load_n(d->word, __ATOMIC_ACQUIRE); }
 
 int queue_make(amddev *d, rig_edge_error *err) {
+  const char *walk = secure_getenv("RIG_AMDGPU_WALK");
+  d->walk = walk && strcmp(walk, "1") == 0;
   if (pm4_target_of(d->node.arch, &d->target) != 0)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: %s has no PM4 layout here", d->name,
                          d->node.arch);
@@ -172,6 +176,12 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
     return r;
   pm4_buf b = {.dw = (uint32_t *)d->rings->host + ib_at, .cap = dw};
   r = encode_work(d, w, &b, &args_at, err);
+  if (r == RIG_EDGE_OK && d->walk) {
+    char why[160];
+    if (pm4_walk(b.dw, b.n, &d->target, why, sizeof why) != 0)
+      r = rig_edge_fail(err, RIG_EDGE_FAULT, "%s: value %llu's IB fails the framing walk: %s",
+                        d->name, (unsigned long long)w->value, why);
+  }
   if (r == RIG_EDGE_OK)
     r = submit_ib(d, w, d->rings->va + 4ull * ib_at, b.n, err);
   if (r == RIG_EDGE_OK)
