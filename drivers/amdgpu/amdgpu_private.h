@@ -232,8 +232,8 @@ void encode_size(const amddev *d, const rig_edge_work *w, uint32_t *dwords, uint
 /* Writes w's parts into b (arguments into the argument ring from *args_at). */
 int encode_work(amddev *d, const rig_edge_work *w, pm4_buf *b, uint32_t *args_at,
                 rig_edge_error *err);
-/* RIG_EDGE_UNSUPPORTED for a part the queue cannot run: a fill not of
- * whole dwords, a launch of a kernel and shape the dispatch refuses. */
+/* RIG_EDGE_UNSUPPORTED for a part the queue cannot run: a launch of a
+ * kernel and shape the dispatch refuses. */
 int encode_check(const amddev *d, const rig_edge_part *p, rig_edge_error *err);
 
 /* ---- loss.c ---- */

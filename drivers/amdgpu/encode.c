@@ -41,8 +41,10 @@ void encode_size(const amddev *d, const rig_edge_work *w, uint32_t *dwords, uint
     dw += BARRIER_DW + 2 * RELEASE_DW;
     if (p->kind == RIG_EDGE_PART_COPY)
       dw += pm4_dma_dwords(&d->target, p->u.copy.dst.bytes);
-    else if (p->kind == RIG_EDGE_PART_FILL)
-      dw += pm4_dma_dwords(&d->target, p->u.fill.dst.bytes);
+    else if (p->kind == RIG_EDGE_PART_FILL) {
+      dw += pm4_dma_dwords(&d->target, p->u.fill.dst.bytes) + 2 * 7; /* head, tail copies */
+      by += 64;                                                        /* their source */
+    }
     else if (p->kind == RIG_EDGE_PART_LAUNCH) {
       dw += DISPATCH_DW;
       by += dispatch_slot_bytes(((const amdfn *)p->u.launch.function)->k);
@@ -54,15 +56,6 @@ void encode_size(const amddev *d, const rig_edge_work *w, uint32_t *dwords, uint
 
 int encode_check(const amddev *d, const rig_edge_part *p, rig_edge_error *err) {
   char why[200];
-  if (p->kind == RIG_EDGE_PART_FILL) {
-    if ((at_of(&p->u.fill.dst) | p->u.fill.dst.bytes) & 3)
-      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                           "%s: a fill of %llu bytes at offset %llu: the GPU's DMA fills whole "
-                           "4-byte words, 4-aligned", d->name,
-                           (unsigned long long)p->u.fill.dst.bytes,
-                           (unsigned long long)p->u.fill.dst.offset);
-    return RIG_EDGE_OK;
-  }
   if (p->kind != RIG_EDGE_PART_LAUNCH)
     return RIG_EDGE_OK;
   const amdfn *f = p->u.launch.function;
@@ -85,6 +78,23 @@ int encode_check(const amddev *d, const rig_edge_part *p, rig_edge_error *err) {
   if (dispatch_check(f->k, &d->target, p->u.launch.shared_bytes, why, sizeof why) != 0)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s", d->name, why);
   return RIG_EDGE_OK;
+}
+
+/* A fill: DATA fills where it is whole 4-byte words, 4-aligned; else the
+ * head and tail bytes copied from 8 bytes of the pattern written into the
+ * argument ring. */
+static void fill_part(amddev *d, const rig_edge_part *p, pm4_buf *b, uint32_t *args_at) {
+  uint32_t word = replicate(p->u.fill.pattern, p->u.fill.pattern_bytes);
+  uint64_t dst = at_of(&p->u.fill.dst), bytes = p->u.fill.dst.bytes;
+  if (((dst | bytes) & 3) == 0) {
+    pm4_fill(b, &d->target, dst, word, bytes);
+    return;
+  }
+  uint8_t *host = (uint8_t *)d->rings->host + IB_DWORDS * 4u + *args_at;
+  for (int i = 0; i < 8; i++)
+    host[i] = (uint8_t)(word >> (8 * (i & 3)));
+  pm4_fill_any(b, &d->target, dst, word, bytes, d->rings->va + IB_DWORDS * 4u + *args_at);
+  *args_at += 64;
 }
 
 static void launch_part(amddev *d, const rig_edge_work *w, const rig_edge_part *p, pm4_buf *b,
@@ -125,8 +135,7 @@ int encode_work(amddev *d, const rig_edge_work *w, pm4_buf *b, uint32_t *args_at
     if (p->kind == RIG_EDGE_PART_COPY)
       pm4_copy(b, t, at_of(&p->u.copy.dst), at_of(&p->u.copy.src), p->u.copy.dst.bytes);
     else if (p->kind == RIG_EDGE_PART_FILL)
-      pm4_fill(b, t, at_of(&p->u.fill.dst), replicate(p->u.fill.pattern, p->u.fill.pattern_bytes),
-               p->u.fill.dst.bytes);
+      fill_part(d, p, b, args_at);
     else if (p->kind == RIG_EDGE_PART_LAUNCH)
       launch_part(d, w, p, b, args_at);
     if (timed)

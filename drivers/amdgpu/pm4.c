@@ -116,6 +116,24 @@ void pm4_fill(pm4_buf *b, const pm4_target *t, uint64_t dst, uint32_t pattern, u
   }
 }
 
+void pm4_fill_any(pm4_buf *b, const pm4_target *t, uint64_t dst, uint32_t pattern, uint64_t bytes,
+                  uint64_t src) {
+  uint64_t head = (4 - (dst & 3)) & 3;
+  if (head > bytes)
+    head = bytes;
+  uint64_t middle = (bytes - head) & ~3ull, tail = bytes - head - middle;
+  if (head)
+    dma(b, PM4_DMA_SRC_SEL(PM4_DMA_ADDR_L2), src, dst, (uint32_t)head);
+  if (middle) { /* the pattern as it stands at the first 4-aligned byte */
+    uint32_t phase = (uint32_t)(head * 8);
+    uint32_t word = phase ? (pattern >> phase) | (pattern << (32 - phase)) : pattern;
+    pm4_fill(b, t, dst + head, word, middle);
+  }
+  if (tail) /* its first byte's phase in the pattern: (head + middle) % 4 == head % 4 */
+    dma(b, PM4_DMA_SRC_SEL(PM4_DMA_ADDR_L2), src + ((head + middle) & 3), dst + head + middle,
+        (uint32_t)tail);
+}
+
 /* The end-of-pipe event and its cache actions: the kernel's fence's (L2
  * written back, so the host and other devices read the results), or none
  * for a timestamp, which only marks when the work before it ended. */

@@ -164,6 +164,14 @@ void pm4_barrier(pm4_buf *b, const pm4_target *t, bool l2);
 void pm4_copy(pm4_buf *b, const pm4_target *t, uint64_t dst, uint64_t src, uint64_t bytes);
 /* Fills bytes (a multiple of 4, dst 4-aligned) with the 32-bit pattern. */
 void pm4_fill(pm4_buf *b, const pm4_target *t, uint64_t dst, uint32_t pattern, uint64_t bytes);
+/* Fills bytes at dst (any place, any size) with the pattern of period 1, 2
+ * or 4 bytes whose first byte is at dst: the 4-aligned middle by DATA
+ * fills, the head and tail (at most 3 bytes each) by copies from src, 8
+ * bytes of the pattern repeated from its first byte that the caller has
+ * written at a 4-aligned GPU address. pattern is those 8 bytes' first 4,
+ * little-endian. */
+void pm4_fill_any(pm4_buf *b, const pm4_target *t, uint64_t dst, uint32_t pattern, uint64_t bytes,
+                  uint64_t src);
 /* At end of pipe, with L2 written back: value (or, timestamp, the GPU's
  * clock counter) written as 64 bits at addr (8-aligned). */
 void pm4_release(pm4_buf *b, const pm4_target *t, uint64_t addr, uint64_t value, bool timestamp);

@@ -127,6 +127,19 @@ static void golden_dma(void) {
   same("gfx11 fill", &b, f11, 7);
   pm4_pad(&b);
   CHECK(b.n == 8 && b.dw[7] == 0xffff1000, "pad: %u dwords, last 0x%08x", b.n, b.dw[7]);
+  /* 10 bytes from 0x1001 of the pattern 11 22 33 44: 3 head bytes copied
+   * from the source (0x200000000), the word at 0x1004 is 44 11 22 33, 3 tail
+   * bytes copied from the source's phase 3 */
+  b = fresh();
+  pm4_fill_any(&b, &t11, 0x1001, 0x44332211u, 10, 0x200000000ull);
+  uint32_t any[] = {0xc0055000, 0xe0300000, 0, 2, 0x1001, 0, 0x40000003,
+                    0xc0055000, 0xc0300000, 0x33221144, 0, 0x1004, 0, 0x40000004,
+                    0xc0055000, 0xe0300000, 3, 2, 0x1008, 0, 0x40000003};
+  same("gfx11 fill of 10 bytes at 0x1001", &b, any, 21);
+  b = fresh();
+  pm4_fill_any(&b, &t11, 0x2000, 0xabababab, 2, 0x200000000ull); /* 2 bytes: a tail alone */
+  uint32_t two[] = {0xc0055000, 0xe0300000, 0, 2, 0x2000, 0, 0x40000002};
+  same("gfx11 fill of 2 bytes", &b, two, 7);
 }
 
 int test_walker(void);

@@ -36,7 +36,9 @@ static void random_buffers(void) {
       case 0: pm4_dispatch_emit(&b, &t, &d); break;
       case 1: pm4_barrier(&b, &t, r & 2); break;
       case 2: pm4_copy(&b, &t, (uint64_t)r << 12, 0x1000, 1 + (uint64_t)r * 97 % (200u << 20)); break;
-      case 3: pm4_fill(&b, &t, (uint64_t)r << 12, r, 4 + 4 * ((uint64_t)r % (30u << 20))); break;
+      case 3:
+        pm4_fill_any(&b, &t, ((uint64_t)r << 12) + r % 4, r, 1 + (uint64_t)r % (30u << 20), 64);
+        break;
       default: pm4_release(&b, &t, (uint64_t)r << 3, r, r & 4); break;
       }
     }
