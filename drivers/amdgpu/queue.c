@@ -111,6 +111,9 @@ static int reserve(amddev *d, amdring *r, uint32_t n, uint64_t value, uint32_t *
     *at = r->head;
     return RIG_EDGE_OK;
   }
+  if (n > r->size / 2) /* check refuses such work; a submit without it fails here */
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: %u units of a ring of %u", d->name, n,
+                         r->size);
   if (r->head + n > r->size)
     r->head = 0;
   uint32_t chunk = r->size / CHUNKS;
