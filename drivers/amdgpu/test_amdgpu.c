@@ -15,7 +15,8 @@
  * drivers/amdgpu/kernels); an image of another target and one whose kernel
  * uses scratch refused by name; a kernel that runs for far longer than
  * hang_ms=500, lost by the hang bound (HANG-6); work of a second open of the
- * GPU after the first's (SUBMIT-2, a wait in the queue); and a child of fork, which
+ * GPU after the first's (SUBMIT-2, a wait in the queue); a profile of a fill
+ * whose times fall in the host's window; and a child of fork, which
  * opens no amdgpu device while its parent holds one (test_fork.c).
  */
 #include <setjmp.h>
@@ -27,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <rig/profile.h>
 #include <rig/rig.h>
 
 #include "check.h"
@@ -249,6 +252,40 @@ static void hang_6_a_kernel_past_the_bound(void **st) {
   close_release(d);
 }
 
+/* A profile of a fill: its record's times, by the GPU clock converted to
+ * rig's, fall within the host's window around it (profile.c). */
+static void a_profile_of_a_fill(void **st) {
+  (void)st;
+  rig_device *d = open_under_test("");
+  rig_buffer *b = create_ok(d, 16u << 20);
+  rig_profile_start(0);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rig_point p;
+  ok(rig_buffer_submit_fill(b, 7, 4, &p));
+  ok(rig_point_wait(p));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  rig_profile_stop();
+  rig_profile *prof;
+  ok(rig_profile_take(&prof));
+  size_t n = 0, fills = 0;
+  const rig_profile_record *r = rig_profile_records(prof, &n);
+  uint64_t lo = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+  uint64_t hi = (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec;
+  for (size_t i = 0; i < n; i++)
+    if (r[i].kind == RIG_PART_FILL && r[i].point == p) {
+      print_message("fill: %llu ns on the GPU's clock\n",
+                    (unsigned long long)(r[i].end_ns - r[i].start_ns));
+      assert_true(r[i].start_ns <= r[i].end_ns);
+      assert_true(r[i].start_ns + 1000000 >= lo && r[i].end_ns <= hi + 1000000); /* 1 ms slack */
+      fills++;
+    }
+  assert_int_equal(fills, 1);
+  rig_profile_free(prof);
+  rig_buffer_release(b);
+  close_release(d);
+}
+
 /* SUBMIT-2: two opens of one GPU (two names: two contexts); b's launch
  * waits for a's long spin: b's queue waits on a's syncobj (waits.c), so
  * once b's point is reached, a's is too. */
@@ -302,6 +339,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(fills_and_copies),
       cmocka_unit_test(the_add_example),
       cmocka_unit_test(refused_images),
+      cmocka_unit_test(a_profile_of_a_fill),
       cmocka_unit_test(submit_2_a_peer_wait_in_the_queue),
       cmocka_unit_test(hang_6_a_kernel_past_the_bound),
   };
