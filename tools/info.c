@@ -36,7 +36,8 @@ static void host_model(char *out, size_t cap) {
 
 /* The drivers built with rig: their version is rig's. */
 static bool ships_with_rig(const char *driver) {
-  static const char *const own[] = {"host", "memory", "io", "vulkan", "cuda", "sample", "test"};
+  static const char *const own[] = {"host", "memory", "io", "vulkan", "cuda", "amdgpu",
+                                     "sample", "test"};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     if (strcmp(driver, own[i]) == 0)
       return true;

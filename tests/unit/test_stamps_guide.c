@@ -51,8 +51,9 @@ static rig_device *open_gpu(const char *label, const char *test_options, const c
 
 /* Whether d runs `double` itself: a Vulkan device. */
 static bool on_cuda(void) { return under_test && strncmp(under_test, "cuda:", 5) == 0; }
+static bool on_amdgpu(void) { return under_test && strncmp(under_test, "amdgpu:", 7) == 0; }
 static bool runs_double(void) {
-  return under_test && (strncmp(under_test, "vulkan:", 7) == 0 || on_cuda());
+  return under_test && (strncmp(under_test, "vulkan:", 7) == 0 || on_cuda() || on_amdgpu());
 }
 
 /* Asserts the stamps of b's allocation for d: "last write; use by d". */
@@ -76,11 +77,32 @@ typedef struct launched {
 #define SPIN_GROUPS 256u  /* of 64 threads: about 0.5 s on lavapipe */
 #define SPIN_ROUNDS 60000 /* below lavapipe's 65535 iterations a loop */
 
+/* On an amdgpu device: the code object NAME-ARCH.co for d's arch. */
+static rig_image *amdgpu_kernel(rig_device *d, const char *name, rig_function **f) {
+  char file[512];
+  const char *dir = getenv("RIG_AMDGPU_KERNELS");
+  snprintf(file, sizeof file, "%s/%s-%s.co", dir ? dir : "drivers/amdgpu/kernels", name,
+           rig_device_arch(d));
+  FILE *in = fopen(file, "rb");
+  static unsigned char bytes[1 << 16];
+  size_t n = in ? fread(bytes, 1, sizeof bytes, in) : 0;
+  if (in)
+    fclose(in);
+  if (!n)
+    fail_msg("no code object %s", file);
+  rig_image *im;
+  ok(rig_image_load(d, bytes, n, &im));
+  *f = resolve_ok(im, strcmp(name, "double") == 0 ? "twice" : name);
+  return im;
+}
+
 /* NAME.spv, built into $RIG_KERNELS/kernels/vulkan, and its entry NAME.
  * On a cuda device: NAME.ptx of $RIG_CUDA_KERNELS (drivers/cuda/kernels),
  * whose double's entry is "twice" (C has no function named double). */
 static rig_image *load_kernel(rig_device *d, const char *name, rig_function **f) {
-  char file[128];
+  char file[512];
+  if (on_amdgpu()) /* NAME-ARCH.co of $RIG_AMDGPU_KERNELS (drivers/amdgpu/kernels) */
+    return amdgpu_kernel(d, name, f);
   if (!on_cuda()) {
     snprintf(file, sizeof file, "kernels/vulkan/%s.spv", name);
     return kernel_load_on(d, file, name, f);
