@@ -74,7 +74,10 @@ typedef struct rig_function rig_function;
 
 #define RIG_MESSAGE_BYTES 320
 /* The calling thread's last error. Written by every failing call, with no
- * allocation; valid until the thread's next failing call. */
+ * allocation; valid until the thread's next failing call. A message longer
+ * than RIG_MESSAGE_BYTES keeps all its words, the advice included: the
+ * absolute paths it names are cut in their middles ("/work/ci/ru...ld/core"),
+ * each keeping its start and its end. */
 typedef struct rig_error {
   rig_status status;
   const rig_device *device; /* the device concerned, or NULL; not a reference */
