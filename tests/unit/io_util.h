@@ -38,6 +38,13 @@ bool buffer_is_pattern(rig_buffer *b, unsigned seed);
  * writes its path into mnt; false where this machine does not let the
  * test mount (no CAP_SYS_ADMIN). io_unmount undoes it. */
 bool small_tmpfs(char *mnt, size_t n);
+/* Unmounts mnt and removes it, asserting that the unmount succeeded (a
+ * busy file system is a file rig still holds); where it did not, the mount
+ * is detached first, so that no failure leaves one behind. */
 void io_unmount(const char *mnt);
+
+/* How many of this process's descriptors (/proc/self/fd) and mappings
+ * (/proc/self/maps) name the file at path. */
+int file_holds(const char *path);
 
 #endif
