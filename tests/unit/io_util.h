@@ -14,7 +14,8 @@
 extern char io_dir[256];
 extern char io_path[300];
 
-/* cmocka fixtures: a fresh folder; the file and folder removed. */
+/* cmocka fixtures: a fresh folder; the file and folder removed, and a
+ * tmpfs of small_tmpfs detached where the test failed before unmounting it. */
 int io_setup(void **state);
 int io_teardown(void **state);
 
