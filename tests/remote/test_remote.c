@@ -81,6 +81,36 @@ static void test_reaches(void **state) {
   test_server_stop(&s);
 }
 
+/* MACH-21: the other machine's host is a driver's device there, and the
+ * pairs of MACH-12..20 hold among that machine's devices: each reaches
+ * itself (12), its host reaches its memory devices (13), the memory
+ * devices reach its host and one another (16), and a memory device reaches
+ * no device of another driver there (20). Not yet checked: MACH-14, 15 and
+ * 17 there (the host of m reaching m's sample devices, those reaching the
+ * host and memory devices, two sample devices as peers), which do not hold:
+ * rig serve tells only COMPUTES and RUNS_ON_HOST of a device, and the
+ * remote driver's peer answers from those alone. */
+static void test_mach_21_pairs_on_the_other_machine(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_remote_host("m-pairs", &s, key, 0);
+  rig_device *a = test_remote_on(h, "memory:a"), *b = test_remote_on(h, "memory:b");
+  rig_device *s0 = test_remote_on(h, "sample:0");
+  rig_device *all[4] = {h, a, b, s0};
+  for (int i = 0; i < 4; i++)
+    assert_true(rig_device_reaches(all[i], all[i]));           /* MACH-12 */
+  assert_true(rig_device_reaches(h, a) && rig_device_reaches(h, b)); /* MACH-13 */
+  assert_true(rig_device_reaches(a, h) && rig_device_reaches(b, h)); /* MACH-16 */
+  assert_true(rig_device_reaches(a, b) && rig_device_reaches(b, a));
+  assert_false(rig_device_reaches(a, s0));                     /* MACH-20 */
+  assert_false(rig_device_reaches(b, s0));
+  for (int i = 3; i >= 1; i--)
+    close_release(all[i]);
+  close_release(h);
+  test_server_stop(&s);
+}
+
 /* Bytes from this host to m1, across m1 (its memory device to its host,
  * which m1's server copies there), to m2 and back, checked byte by byte;
  * more than one chunk of the wire, and a fill on m1 in the middle. */
@@ -480,6 +510,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_and_facts),
       cmocka_unit_test(test_reaches),
+      cmocka_unit_test(test_mach_21_pairs_on_the_other_machine),
       cmocka_unit_test(test_pipeline),
       cmocka_unit_test(test_wrong_key),
       cmocka_unit_test(test_killed_server),
