@@ -228,6 +228,48 @@ static void test_close_host(void **state) {
   test_server_stop(&s);
 }
 
+/* Asserts that an open of name on h's machine is Error naming why as
+ * h's Lost prints, "CPU@MACHINE lost: why" (OPEN-6, OPEN-8). */
+static void open_refused_by_host(rig_device *h, const char *name) {
+  char want[256];
+  snprintf(want, sizeof want, "%s lost: %s", rig_device_name(h), rig_device_lost(h));
+  rig_device *d = NULL;
+  assert_int_equal(rig_device_open_on(h, name, &d), RIG_UNAVAILABLE);
+  assert_null(d);
+  if (!strstr(rig_error_last()->message, want))
+    fail_msg("open of %s: '%s' does not say '%s'", name, rig_error_last()->message, want);
+}
+
+/* OPEN-54, OPEN-6, OPEN-8: after the close of a machine's host, which
+ * closed its devices, every later open there is Error, whose why is the
+ * host's Lost as it prints; the same on a host lost with its server. */
+static void test_open_6_8_54_opens_on_a_closed_or_lost_host(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_remote_host("m-open-6", &s, key, 0);
+  rig_device *a = test_remote_on(h, "memory:a"), *b = test_remote_on(h, "memory:b");
+  ok(rig_device_close(h));
+  assert_string_equal(rig_device_lost(a), "closed");
+  assert_string_equal(rig_device_lost(b), "closed");
+  open_refused_by_host(h, "memory:a");                       /* OPEN-54, 6, 8 */
+  open_refused_by_host(h, "memory:new");
+  rig_device_release(a);
+  rig_device_release(b);
+  rig_device_release(h);
+  test_server s2;
+  test_server_start(&s2, key);
+  h = test_remote_host("m-open-6-lost", &s2, key, 0);
+  a = test_remote_on(h, "memory:a");
+  test_server_kill(&s2);
+  rig_buffer *x = NULL;
+  assert_int_equal(rig_buffer_create(a, 64, &x), RIG_LOST);  /* the machine is lost */
+  assert_non_null(rig_device_lost(h));
+  open_refused_by_host(h, "memory:other");                   /* OPEN-6, 8 */
+  close_release(a);
+  close_release(h);
+}
+
 /* MACH-9: a machine whose host is open through one address refuses
  * another; the same opener gets the same host. */
 static void test_one_host_per_machine(void **state) {
@@ -515,6 +557,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_wrong_key),
       cmocka_unit_test(test_killed_server),
       cmocka_unit_test(test_close_host),
+      cmocka_unit_test(test_open_6_8_54_opens_on_a_closed_or_lost_host),
       cmocka_unit_test(test_one_host_per_machine),
       cmocka_unit_test(test_open_host_invalid_as_open),
       cmocka_unit_test(test_open_host_while_opening),
