@@ -60,6 +60,33 @@ static void test_open_and_facts(void **state) {
   test_server_stop(&s);
 }
 
+/* PRE-7: another machine's devices are reached only through its host: a
+ * name "@MACHINE" with no host of that machine open is Error, naming
+ * rig_device_open_host. PROP-22, PROP-31, PROP-38: a device of another
+ * machine has the arch, alignment and cache_bytes of the device there,
+ * here those of a memory device as this machine's memory device has them
+ * (the server runs the same build). */
+static void test_pre_7_prop_22_31_38_remote_facts(void **state) {
+  (void)state;
+  rig_device *d = NULL;
+  assert_int_equal(rig_device_open("memory:a@m-nohost", &d), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "rig_device_open_host"));
+  assert_null(d);
+  test_server s;
+  test_server_start(&s, key);
+  rig_device *h = test_remote_host("m-props", &s, key, 0), *a = test_remote_on(h, "memory:a");
+  rig_device *here = open_ok("memory:props-here");
+  assert_string_equal(rig_device_arch(a), rig_device_arch(here));          /* PROP-22 */
+  assert_int_equal(rig_device_alignment(a), rig_device_alignment(here));    /* PROP-31 */
+  uint64_t there = 1, mine = 2;
+  assert_int_equal(rig_device_cache_bytes(a, &there), rig_device_cache_bytes(here, &mine));
+  assert_int_equal(there, mine);                                            /* PROP-38 */
+  close_release(here);
+  close_release(a);
+  close_release(h);
+  test_server_stop(&s);
+}
+
 /* MACH-18: devices of different machines never reach each other; MACH-21:
  * the remote host reaches its machine's memory device there. */
 static void test_reaches(void **state) {
@@ -552,6 +579,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_and_facts),
       cmocka_unit_test(test_reaches),
+      cmocka_unit_test(test_pre_7_prop_22_31_38_remote_facts),
       cmocka_unit_test(test_mach_21_pairs_on_the_other_machine),
       cmocka_unit_test(test_pipeline),
       cmocka_unit_test(test_wrong_key),
