@@ -246,6 +246,7 @@ static void err_26_read_only_file(void **state) {
   unsigned char one = 1;
   assert_int_equal(rig_buffer_put(b, 0, &one, 1), RIG_IO);
   assert_non_null(strstr(rig_error_last()->message, "Bad file descriptor"));
+  assert_ptr_equal(rig_error_last()->device, d);                 /* ERR-26: the device */
   assert_null(rig_device_lost(d));                               /* ERR-26 */
   assert_true(buffer_is_pattern(b, 5));                   /* still serves */
   rig_buffer_release(b);
