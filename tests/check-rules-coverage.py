@@ -26,6 +26,9 @@ FILES = {
                            "/* KEEP-4 KEEP-2..KEEP-3 */\n"
                            "static void test_keep_5(void) {} /* KEEP-1..SHUT-1 */\n",
     "bench/b.c": "/* KEEP-6 */\n",
+    # the design's own rules (docs/*.md), titled or not
+    "docs/d.md": "- **DOCR-1.** plain.\n- **DOCR-2. Titled.** text.\n- **DOCR-3. Other.** text.\n",
+    "tests/unit/test_d.c": "/* DOCR-1 DOCR-2 */\n",
 }
 
 WANT = {
@@ -36,6 +39,9 @@ WANT = {
     "KEEP-5": "tests/unit/test_a.c",  # the identifier form
     "KEEP-6": "(not named)",          # bench/ is no test
     "SHUT-1": "tests/unit/test_a.c",
+    "DOCR-1": "tests/unit/test_d.c",
+    "DOCR-2": "tests/unit/test_d.c",  # a titled rule counts
+    "DOCR-3": "(not named)",
 }
 
 
@@ -59,7 +65,7 @@ def main():
         summary = subprocess.run([sys.executable, script, "--summary"], env=env,
                                  capture_output=True, text=True, check=True).stdout
         last = summary.splitlines()[-1]
-        if not last.startswith("rules-coverage: 4 of 7 rules named by a test"):
+        if not last.startswith("rules-coverage: 6 of 10 rules named by a test"):
             print("summary: got %r" % last)
             bad.append("summary")
         return 1 if bad else 0

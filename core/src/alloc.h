@@ -201,6 +201,10 @@ RIG__HIDDEN void *rig__host_bytes(const rig_buffer *b);
 /* Gives back d's mappings of borrows gone whose work is done; all: at its
  * stop (STOP-3, STOP-4). */
 RIG__HIDDEN void rig__borrows_release(rig_device *d, bool all);
+/* rig__borrows_release(d, false) for the host and every open device: at an
+ * io device's close, its pages that ended borrows still map go back, and
+ * with the last of them its file (borrow.c). Not inside a lock. */
+RIG__HIDDEN void rig__borrows_release_everywhere(void);
 
 /* ---- staging (staging.c) ---- */
 /* A region of at least n bytes of host memory mapped on g, held for one

@@ -222,6 +222,16 @@ void rig__borrows_release(rig_device *d, bool all) {
   }
 }
 
+void rig__borrows_release_everywhere(void) {
+  rig_device *list[64];
+  size_t n = rig__devices_retain(list, 64); /* as rig__reclaim_mappings */
+  rig__borrows_release(rig__host_device(), false);
+  for (size_t i = 0; i < n; i++) {
+    rig__borrows_release(list[i], false);
+    rig_device_release(list[i]);
+  }
+}
+
 /* The memory record r's work uses for b, or NULL where r's work does not
  * address b's memory as it is. A borrow's mapping was made for its own
  * device and lives until that device passes its work (STAMP-17), so it is

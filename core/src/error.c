@@ -5,8 +5,12 @@
 #include <stdio.h>
 
 #include "device.h"
+#include "message_fit.h"
 
 static _Thread_local rig_error last;
+/* The whole message, before it is fitted into last.message: paths give way
+ * so that the advice after them stays (message_fit.h). */
+static _Thread_local char whole[RIG__FIT_SCRATCH];
 
 RIG_API const rig_error *rig_error_last(void) { return &last; }
 
@@ -32,8 +36,9 @@ rig_status(rig__fail)(rig_status s, const rig_device *d, uint64_t bytes, const c
   last.device = d;
   last.bytes = bytes;
   va_start(ap, fmt);
-  int n = vsnprintf(last.message, sizeof last.message, fmt, ap);
+  int n = vsnprintf(whole, sizeof whole, fmt, ap);
   va_end(ap);
+  rig__message_fit(last.message, sizeof last.message, whole);
   /* A failing call always says something: a reason that came out empty
    * (a driver's empty text, say) still names the status. */
   if (n <= 0 && s != RIG_OK)

@@ -160,13 +160,13 @@ static rig_status not_found(const char *driver, const char *skipped, size_t skip
                      "no driver '%s': librig-driver-%s.so is not beside librig-core (%s) nor "
                      "in %s (a setuid or setgid program ignores RIG_DRIVER_PATH)",
                      driver, driver, beside, RIG_DRIVER_DIR);
-  if (skipped)
+  if (skipped) /* the advice first: the folders after it may be long */
     return rig__fail(RIG_UNAVAILABLE, NULL, 0,
-                     "no driver '%s': librig-driver-%s.so is in no folder of "
-                     "RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s; relative "
-                     "entries of RIG_DRIVER_PATH are ignored ('%.*s')",
-                     driver, driver, beside, RIG_DRIVER_DIR,
-                     (int)(skipped_len > 200 ? 200 : skipped_len), skipped);
+                     "no driver '%s': relative entries of RIG_DRIVER_PATH are ignored "
+                     "('%.*s'), give absolute ones; librig-driver-%s.so is in no absolute "
+                     "folder of RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s",
+                     driver, (int)(skipped_len > 200 ? 200 : skipped_len), skipped, driver,
+                     beside, RIG_DRIVER_DIR);
   return rig__fail(RIG_UNAVAILABLE, NULL, 0,
                    "no driver '%s': librig-driver-%s.so is in no folder of "
                    "RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s",

@@ -97,7 +97,8 @@ static rig_status existing(rig__machine *m, const char *driver, const char *addr
   const char *why = gone(m);
   bool same = strcmp(m->driver, driver) == 0 && strcmp(m->address, address) == 0;
   if (why)
-    return rig__fail(RIG_UNAVAILABLE, m->host, 0, "CPU@%s: %s", m->name, why); /* MACH-6 */
+    return rig__fail(RIG_UNAVAILABLE, m->host, 0, "%s lost: %s", m->host->name,
+                     why); /* MACH-6; the host's Lost as it prints (OPEN-8) */
   if (!same)
     return rig__fail(RIG_INVALID, m->host, 0,
                      "rig_device_open_host: machine %s has a host through %s at %s that is %s",
@@ -221,8 +222,10 @@ RIG_API rig_status rig_device_open_on(rig_device *host, const char *name, rig_de
   pthread_mutex_lock(&lock);
   const char *why = gone(m);
   pthread_mutex_unlock(&lock);
-  if (why) /* every open on a lost or closed host's machine (OPEN-4, MACH-6) */
-    return rig__fail(RIG_UNAVAILABLE, host, 0, "%s@%s: %s", name, m->name, why);
+  if (why) /* every open on a lost or closed host's machine (OPEN-6, MACH-6), with
+               the host's Lost as it prints (OPEN-8) */
+    return rig__fail(RIG_UNAVAILABLE, host, 0, "%s@%s: %s lost: %s", name, m->name, host->name,
+                     why);
   if (strcmp(name, "CPU") == 0) {
     *out = rig_device_retain(host);
     return RIG_OK;

@@ -446,6 +446,8 @@ RIG_API rig_status rig_device_close(rig_device *d) {
     free(e);
     rig__device_stopped(d);
   }
+  if (d->drv && d->drv->io) /* ended borrows' pages: the file closes with the last */
+    rig__borrows_release_everywhere();
   return stop_status(d, r, &err);
 }
 

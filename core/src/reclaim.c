@@ -89,7 +89,14 @@ static void give_back(rig_device *d, rig__alloc *a) {
 #define EPOCH_NS 1000000000ull
 static struct {
   uint64_t current, previous, start_ns;
+  uint64_t last_live; /* at the last note */
 } host_peak;
+/* Whether the host's cache holds more than HOST_KEEP_ALWAYS (set under its
+ * mem_lock); while it does, a move of host memory checks, at most every
+ * quarter epoch (host_checked_ns), that what it keeps is still within the
+ * peak, so that memory kept for a past peak goes back (RECLAIM-49). */
+static atomic_bool host_over;
+static _Atomic uint64_t host_checked_ns;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -102,12 +109,17 @@ static uint64_t now_ns(void) {
 static uint64_t host_peak_note(uint64_t live) {
   uint64_t now = now_ns();
   if (now - host_peak.start_ns > EPOCH_NS) {
-    host_peak.previous = host_peak.current;
+    /* After epochs with no note, the last one saw the live bytes of the
+     * last note, or fewer (a release notes nothing): not the old peak. */
+    bool gap = now - host_peak.start_ns > 2 * EPOCH_NS;
+    host_peak.previous = gap ? (host_peak.last_live > live ? host_peak.last_live : live)
+                             : host_peak.current;
     host_peak.current = 0;
     host_peak.start_ns = now;
   }
   if (live > host_peak.current)
     host_peak.current = live;
+  host_peak.last_live = live;
   return host_peak.current > host_peak.previous ? host_peak.current : host_peak.previous;
 }
 
@@ -122,7 +134,10 @@ static bool host_keeps(rig_device *d, rig__alloc *a) {
   if (d->mem.cached_bytes + a->charge <= HOST_KEEP_ALWAYS)
     return true;
   uint64_t held = atomic_load(&d->mem.allocated);
-  return held <= host_peak_note(held - d->mem.cached_bytes - a->charge);
+  bool keeps = held <= host_peak_note(held - d->mem.cached_bytes - a->charge);
+  if (keeps)
+    atomic_store_explicit(&host_over, true, memory_order_relaxed);
+  return keeps;
 }
 
 static bool keeps(rig_device *d, rig__alloc *a) {
@@ -194,10 +209,15 @@ static void after_move(rig_device *d) {
   rig__left_handles_release();
 }
 
-/* What every call that moves d's memory does first: releases collected
- * holds (RECLAIM-20), moves stopped devices' memory (RECLAIM-21) and gives
- * back d's passed mappings of other words (OPEN-22). */
+static void host_trim_check(rig_device *d);
+
+/* What every call that moves d's memory does first: gives back what the
+ * host keeps past its peak (RECLAIM-49), releases collected holds
+ * (RECLAIM-20), moves stopped devices' memory (RECLAIM-21) and gives back
+ * d's passed mappings of other words (OPEN-22). */
 static void before_move(rig_device *d) {
+  if (d->is_host && atomic_load_explicit(&host_over, memory_order_relaxed))
+    host_trim_check(d);                               /* RECLAIM-49 */
   rig__holds_release();
   rig__move_stopped();
   rig__mappings_release(d, false);
@@ -239,6 +259,22 @@ static void trim_locked(rig_device *d, uint64_t keep) {
     rig__batch_end(&regions);
     batch = NULL;
   }
+}
+
+/* RECLAIM-49: what the host's cache keeps beyond HOST_KEEP_ALWAYS goes
+ * back where the host would hold more than the peak of its live bytes over
+ * this epoch and the last. At most every quarter epoch, by one thread. */
+static void host_trim_check(rig_device *d) {
+  uint64_t now = now_ns(), last = atomic_load(&host_checked_ns);
+  if (now - last < EPOCH_NS / 4 || !atomic_compare_exchange_strong(&host_checked_ns, &last, now))
+    return;
+  rig__lock(&d->locks.mem);
+  uint64_t held = atomic_load(&d->mem.allocated), live = held - d->mem.cached_bytes;
+  uint64_t peak = host_peak_note(live), floor = live + HOST_KEEP_ALWAYS;
+  if (held > (peak > floor ? peak : floor))
+    trim_locked(d, peak > floor ? peak : floor);
+  atomic_store_explicit(&host_over, d->mem.cached_bytes > HOST_KEEP_ALWAYS, memory_order_relaxed);
+  rig__unlock(&d->locks.mem);
 }
 
 void rig__return_all(rig_device *d) {

@@ -11,6 +11,12 @@
  * from the file's pages itself. A child of fork inherits the descriptor
  * and goes on using it, as it does any open file (STOP-23).
  *
+ * A stopped device lets go of its file as soon as core holds none of its
+ * memory (its allocations and mapped pages): the program that closed it
+ * may unmount the file system, or get an unlinked file's space back, at
+ * once. Its descriptor then names no file (let_go), so that a read racing
+ * the close fails rather than reading another file that took the number.
+ *
  * Every function is thread-safe: pread and pwrite need no lock, and the
  * range allocator takes the handle's mutex for a few list operations. A
  * fork holds every handle's mutex (io_fork), so that the child finds each
@@ -24,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libgen.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -46,6 +53,9 @@ typedef struct io_dev {
   pthread_mutex_t lock;   /* frontier and free */
   uint64_t frontier;      /* the first byte no create reserved yet */
   span *free;             /* released ranges, reused first-fit */
+  uint64_t held;          /* allocations and mapped pages core holds */
+  bool stopped;           /* core stopped it: the file goes with the last */
+  bool let_go;            /* the file is closed; fd names nothing */
   _Atomic uint64_t fault; /* 1 + the offset of the first page lost under
                              a mapping (fault.c), or 0 */
   _Atomic int pages_errno; /* a failed msync of returned pages, for the
@@ -217,9 +227,41 @@ static int io_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
+/* Closes the file of a stopped device that core holds nothing of; the
+ * handle's lock held. The descriptor's number stays taken, by an eventfd,
+ * until io_destroy: a read or write racing the close gets ESPIPE from it,
+ * never the bytes of a file opened since under the same number. Where no
+ * eventfd can be made, the file stays open until io_destroy. */
+static void let_go(io_dev *d) {
+  if (!d->stopped || d->held || d->let_go)
+    return;
+  int none = eventfd(0, EFD_CLOEXEC);
+  if (none < 0)
+    return;
+  d->let_go = dup3(none, d->fd, O_CLOEXEC) >= 0;
+  close(none);
+}
+
+/* One allocation or mapping fewer: the last of a stopped device's lets go
+ * of its file. */
+static void unhold(io_dev *d) {
+  pthread_mutex_lock(&d->lock);
+  d->held--;
+  let_go(d);
+  pthread_mutex_unlock(&d->lock);
+}
+
 /* An io device ends at once: its calls are the host's and none is under
- * way once core stops it. The descriptor stays for memory still out. */
-static int io_stop(void *h, rig_edge_error *err) { return RIG_EDGE_OK; }
+ * way once core stops it. The file stays open for memory still out, and
+ * closes with the last of it (let_go). */
+static int io_stop(void *h, rig_edge_error *err) {
+  io_dev *d = h;
+  pthread_mutex_lock(&d->lock);
+  d->stopped = true;
+  let_go(d);
+  pthread_mutex_unlock(&d->lock);
+  return RIG_EDGE_OK;
+}
 
 static void io_destroy(void *h) {
   io_dev *d = h;
@@ -287,6 +329,9 @@ static int io_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
     pthread_mutex_unlock(&d->lock);
     return e ? io_errno(err, "io: posix_fallocate", e) : r;
   }
+  pthread_mutex_lock(&d->lock);
+  d->held++;
+  pthread_mutex_unlock(&d->lock);
   *out = (rig_edge_alloc){.handle = NULL, .host = NULL, .address = off, .bytes = bytes};
   return RIG_EDGE_OK;
 }
@@ -294,16 +339,17 @@ static int io_allocate(void *h, uint32_t kind, uint64_t bytes, rig_edge_alloc *o
 /* The range returns to the free list; its disk space to the file system. */
 static int io_release(void *h, rig_edge_alloc *a, rig_edge_error *err) {
   io_dev *d = h;
-  if (!a->bytes)
-    return RIG_EDGE_OK;
-  (void)fallocate(d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a->address,
-                  (off_t)a->bytes);
-  span *s = malloc(sizeof *s);
-  if (!s)
-    return RIG_EDGE_OK; /* the range stays unused: never handed out twice */
+  if (a->bytes)
+    (void)fallocate(d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a->address,
+                    (off_t)a->bytes);
+  span *s = a->bytes ? malloc(sizeof *s) : NULL;
   pthread_mutex_lock(&d->lock);
-  *s = (span){a->address, a->bytes, d->free};
-  d->free = s;
+  if (s) { /* without it the range stays unused: never handed out twice */
+    *s = (span){a->address, a->bytes, d->free};
+    d->free = s;
+  }
+  d->held--;
+  let_go(d);
   pthread_mutex_unlock(&d->lock);
   return RIG_EDGE_OK;
 }
@@ -420,6 +466,9 @@ static int io_pages(void *h, uint64_t offset, uint64_t bytes, void **out, rig_ed
     munmap(m, bytes ? bytes : 1);
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "io: no memory to watch a mapping");
   }
+  pthread_mutex_lock(&d->lock);
+  d->held++;
+  pthread_mutex_unlock(&d->lock);
   *out = m;
   return RIG_EDGE_OK;
 }
@@ -437,6 +486,7 @@ static int io_unpages(void *h, void *host, uint64_t bytes, rig_edge_error *err) 
   io_fault_unwatch(host);
   if (munmap(host, bytes ? bytes : 1) != 0)
     e = errno;
+  unhold(d);
   int r = faulted(d, err);
   return r == RIG_EDGE_OK && e ? io_errno(err, "io: munmap", e) : r;
 }

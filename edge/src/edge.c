@@ -13,13 +13,20 @@
 
 #include <rig/edge.h>
 
+#include "message_fit.h"
+
+/* The whole message, before it is fitted into err->message: its paths give
+ * way so that what follows them stays (message_fit.h). */
+static _Thread_local char whole[RIG__FIT_SCRATCH];
+
 RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...) {
   va_list ap;
   if (!err)
     return code;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  vsnprintf(whole, sizeof whole, fmt, ap);
   va_end(ap);
+  rig__message_fit(err->message, sizeof err->message, whole);
   return code;
 }
 

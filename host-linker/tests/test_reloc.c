@@ -1,6 +1,6 @@
 /* test_reloc.c: each relocation's formula and field, as its normative
- * reference gives them (RELOC-11: the x86-64 psABI, chapter 4.4; ELF for
- * the Arm 64-bit Architecture, section 5.7), and the edges of each range
+ * reference gives them (the x86-64 psABI, chapter 4.4; ELF for the Arm
+ * 64-bit Architecture, section 5.7), and the edges of each range
  * (LINK-9). The linker's relocation step is called directly on a buffer
  * (P is the buffer's address, S = P + delta): both machines' encodings are
  * checked on either host, since nothing here runs. */

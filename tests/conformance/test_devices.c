@@ -965,7 +965,9 @@ static void prop_20_23_arch_and_instruction_set(void **state) {
 }
 
 /* PROP-25, PROP-26: no bus for the host or a memory device; both run their
- * work as this process's code (and both compute). */
+ * work as this process's code (and both compute). Every other device runs
+ * its work elsewhere, though its worker threads are this process's: the
+ * test and sample drivers' devices, which stand for GPUs. */
 static void prop_25_26_bus_and_runs_on_host(void **state) {
   (void)state;
   rig_device *d = dut();
@@ -976,6 +978,13 @@ static void prop_25_26_bus_and_runs_on_host(void **state) {
     assert_true(rig_device_runs_on_host(all[i]));
     assert_true(rig_device_computes(all[i]));
   }
+  rig_device *t = open_name("test:conf-prop-26"), *s = open_name("sample:0");
+  assert_false(rig_device_runs_on_host(t));
+  assert_false(rig_device_runs_on_host(s));
+  conf_ok(rig_device_close(t));
+  conf_ok(rig_device_close(s));
+  rig_device_release(t);
+  rig_device_release(s);
   rig_device_release(m);
   rig_device_release(d);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "common.h"
 #include "../driver/testdev.h"
 
@@ -71,6 +72,46 @@ static void order_8_22_without_stamps_a_read_is_stale(void **state) {
   assert_true(rig_point_reached(p));
   rig_buffer_release(x);
   done(b);
+}
+
+/* TL-20 on the device under test, where work may land after its submit
+ * returns (the test and sample drivers, Vulkan): whenever signaled has
+ * reached a fill's value, the point of signaled is reached and the fill's
+ * bytes are visible to the host, read at the buffer's address with no wait
+ * of rig's. Skipped where the host addresses none of D's memory. */
+static void tl_20_signaled_is_reached_and_its_writes_visible(void **state) {
+  rig_device *d = conf_open();
+  rig_buffer *x;
+  conf_ok(rig_buffer_create(d, N, &x));
+  const volatile uint32_t *raw = rig_buffer_host_address(x);
+  if (!raw) {
+    rig_buffer_release(x);
+    rig_device_release(d);
+    skip();
+  }
+  for (uint32_t i = 1; i <= 64; i++) {
+    rig_point p;
+    uint32_t pat = 0x9e3779b9u * i;
+    conf_ok(rig_buffer_submit_fill(x, pat, 4, &p));
+    uint64_t sig = 0;
+    double t0 = now_s();
+    for (;;) {
+      conf_ok(rig_device_signaled(d, &sig));
+      assert_true(rig_point_reached(rig_device_point(d, sig)));
+      if (sig >= rig_point_value(p))
+        break;
+      (void)rig_point_reached(p); /* commits the fill where the driver batches */
+      if (now_s() - t0 > 30)
+        fail_msg("the fill's value %llu never signaled", (unsigned long long)rig_point_value(p));
+      sched_yield();
+    }
+    for (size_t w = 0; w < N / 4; w++)
+      if (raw[w] != pat)
+        fail_msg("fill %u: signaled %llu >= %llu, word %zu is 0x%08x, want 0x%08x", i,
+                 (unsigned long long)sig, (unsigned long long)rig_point_value(p), w, raw[w], pat);
+  }
+  rig_buffer_release(x);
+  rig_device_release(d);
 }
 
 /* ORDER-8: D's work that reads X follows the slow device's last write of X. */
@@ -689,6 +730,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_8_22_without_stamps_a_read_is_stale),
       cmocka_unit_test(order_8_read_follows_other_devices_write),
+      cmocka_unit_test(tl_20_signaled_is_reached_and_its_writes_visible),
       cmocka_unit_test(order_9_write_follows_other_devices_read),
       cmocka_unit_test(fills_in_turn),
       cmocka_unit_test(order_11_host_after_wait_sees_writes),

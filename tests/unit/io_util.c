@@ -5,8 +5,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -29,6 +32,11 @@ int io_setup(void **state) {
 
 int io_teardown(void **state) {
   unlink(io_path);
+  /* A test that failed before its io_unmount leaves no mount behind. */
+  char mnt[300];
+  snprintf(mnt, sizeof mnt, "%s/small", io_dir);
+  if (umount2(mnt, MNT_DETACH) == 0 || errno != ENOENT)
+    rmdir(mnt);
   rmdir(io_dir);
   return 0;
 }
@@ -103,6 +111,42 @@ bool small_tmpfs(char *mnt, size_t n) {
 }
 
 void io_unmount(const char *mnt) {
-  umount(mnt);
+  int r = umount(mnt), e = errno;
+  if (r != 0)
+    umount2(mnt, MNT_DETACH); /* nothing left mounted, whatever held it */
   rmdir(mnt);
+  if (r != 0)
+    fail_msg("umount %s: %s", mnt, strerror(e));
+}
+
+/* Whether s, a link's target or a mapping's name, is path, or path
+ * unlinked since. */
+static bool names(const char *s, const char *path) {
+  size_t n = strlen(path);
+  return strncmp(s, path, n) == 0 && (!s[n] || strcmp(s + n, " (deleted)") == 0);
+}
+
+int file_holds(const char *path) {
+  int n = 0;
+  char link[300], to[4096], line[4096 + 128];
+  DIR *fds = opendir("/proc/self/fd");
+  assert_non_null(fds);
+  for (struct dirent *e; (e = readdir(fds));) {
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t k = readlink(link, to, sizeof to - 1);
+    if (k > 0) {
+      to[k] = 0;
+      n += names(to, path);
+    }
+  }
+  closedir(fds);
+  FILE *maps = fopen("/proc/self/maps", "r");
+  assert_non_null(maps);
+  while (fgets(line, sizeof line, maps)) {
+    line[strcspn(line, "\n")] = 0;
+    char *name = strchr(line, '/');
+    n += name && names(name, path);
+  }
+  fclose(maps);
+  return n;
 }

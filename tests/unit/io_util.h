@@ -14,7 +14,8 @@
 extern char io_dir[256];
 extern char io_path[300];
 
-/* cmocka fixtures: a fresh folder; the file and folder removed. */
+/* cmocka fixtures: a fresh folder; the file and folder removed, and a
+ * tmpfs of small_tmpfs detached where the test failed before unmounting it. */
 int io_setup(void **state);
 int io_teardown(void **state);
 
@@ -38,6 +39,13 @@ bool buffer_is_pattern(rig_buffer *b, unsigned seed);
  * writes its path into mnt; false where this machine does not let the
  * test mount (no CAP_SYS_ADMIN). io_unmount undoes it. */
 bool small_tmpfs(char *mnt, size_t n);
+/* Unmounts mnt and removes it, asserting that the unmount succeeded (a
+ * busy file system is a file rig still holds); where it did not, the mount
+ * is detached first, so that no failure leaves one behind. */
 void io_unmount(const char *mnt);
+
+/* How many of this process's descriptors (/proc/self/fd) and mappings
+ * (/proc/self/maps) name the file at path. */
+int file_holds(const char *path);
 
 #endif

@@ -19,6 +19,7 @@
 #include <rig/rig.h>
 
 #include "check.h"
+#include "keep_env.h"
 
 #define MAX 256
 static rig_device_entry list[MAX];
@@ -227,7 +228,6 @@ static void type_names_and_types(void **state) {
 /* RIG_DRIVER_PATH_ONLY=1 stands for a machine with only the drivers on
  * RIG_DRIVER_PATH: none beside core or in the install folder is found. */
 static void driver_path_only(void **state) {
-  char *saved = strdup(getenv("RIG_DRIVER_PATH"));
   setenv("RIG_DRIVER_PATH", "/nonexistent-rig-folder", 1);
   /* Without it, the build tree's drivers are found beside core. */
   list_ok();
@@ -240,10 +240,7 @@ static void driver_path_only(void **state) {
   rig_device *d;
   assert_int_equal(rig_device_open("nosuchdriver2:0", &d), RIG_UNAVAILABLE);
   assert_non_null(strstr(rig_error_last()->message, "RIG_DRIVER_PATH_ONLY"));
-  unsetenv("RIG_DRIVER_PATH_ONLY");
-  setenv("RIG_DRIVER_PATH", saved, 1);
-  free(saved);
-}
+} /* keep_env puts RIG_DRIVER_PATH back and unsets RIG_DRIVER_PATH_ONLY */
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -251,11 +248,11 @@ int main(void) {
       cmocka_unit_test(lists_bad_plugins_with_why),
       cmocka_unit_test(lists_vulkan),
       cmocka_unit_test(lists_cuda),
-      cmocka_unit_test(lists_third_party_plugin),
+      keep_env_test(lists_third_party_plugin),
       cmocka_unit_test(closes_only_what_it_opened),
       cmocka_unit_test(bad_arguments_and_short_caps),
       cmocka_unit_test(type_names_and_types),
-      cmocka_unit_test(driver_path_only),
+      keep_env_test(driver_path_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

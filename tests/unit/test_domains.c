@@ -760,6 +760,9 @@ typedef struct lockfree {
   uint64_t cache, budget, allocated, submitted_d, submitted_t, signaled_d, signaled_t;
   rig_stats stats_t;
   void *host_address;
+  rig_profile *prof;       /* taken outside, read and freed inside */
+  size_t prof_records;
+  uint32_t prof_devices;
   checks c;
 } lockfree;
 
@@ -856,6 +859,25 @@ static void lockfree_calls(void *arg, rig_device *dev) {
   CHECK_OK(c, rig_claim_hold(x->b, &hold));
   if (hold)
     rig_claim_release(hold);
+  /* DOM-22: all of Profile but take. Start, inside a lock, only sets the
+   * switch; stop clears it. */
+  rig_profile_start(0);
+  CHECK(c, rig_profile_active());
+  rig_profile_stop();
+  CHECK(c, !rig_profile_active());
+  size_t nrec = SIZE_MAX;
+  const rig_profile_record *rec = rig_profile_records(x->prof, &nrec);
+  CHECK(c, nrec == x->prof_records && (nrec == 0 || rec != NULL));
+  CHECK(c, rig_profile_devices(x->prof) == x->prof_devices && rig_profile_dropped(x->prof) == 0);
+  CHECK(c, rig_profile_device(x->prof, x->prof_devices) == NULL); /* out of range */
+  FILE *sink = fopen("/dev/null", "w");
+  CHECK(c, sink != NULL);
+  if (sink) {
+    CHECK_OK(c, rig_profile_write_chrome(x->prof, sink));
+    fclose(sink);
+  }
+  rig_profile_free(x->prof);
+  x->prof = NULL;
 
   /* DOM-23 */
   rig_local_key *k2 = NULL;
@@ -912,6 +934,12 @@ static void dom_17_24_tl_23_27_lock_free_calls_inside_init(void **state) {
   x->submitted_d = rig_device_submitted(x->d);
   x->budget = rig_device_budget(x->d);
   x->allocated = rig_device_allocated(x->d);
+  /* A profile of nothing to read inside (a memory device times no work). */
+  rig_profile_start(0);
+  check_ok(rig_profile_take(&x->prof), "rig_profile_take");
+  rig_profile_stop();
+  rig_profile_records(x->prof, &x->prof_records);
+  x->prof_devices = rig_profile_devices(x->prof);
 
   /* A known last error, which a refused call inside would overwrite. */
   rig_buffer *none = SENTINEL;

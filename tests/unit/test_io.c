@@ -96,7 +96,9 @@ static void io_1_openers_refuse_each_others_libraries(void **state) {
 }
 
 /* IO-2: Buffer.of_io names the file's bytes as they are; get and put are
- * the library's read and write (HACC-5 on io memory). */
+ * the library's read and write (HACC-5 on io memory). It charges nothing,
+ * and its release gives nothing back: the bytes stay in the file after a
+ * later move of the device's memory. */
 static void io_2_of_io_reads_and_writes_the_file(void **state) {
   rig_device *d = open_io_ok(RIG_IO_CREATE, 1u << 16);
   file_put(1000, 5000, 3);
@@ -115,6 +117,10 @@ static void io_2_of_io_reads_and_writes_the_file(void **state) {
   assert_int_equal(rig_buffer_export(b, &p), RIG_INVALID);
   assert_int_equal(rig_buffer_of_io(rig_device_host(), 0, 1, &b), RIG_INVALID);
   rig_buffer_release(b);
+  rig_buffer *moves;
+  ok(rig_buffer_create(d, 16, &moves));                   /* moves collected memory */
+  assert_true(file_is_pattern(1000, 5000, 9));            /* nothing given back */
+  rig_buffer_release(moves);
   close_release(d);
 }
 
@@ -240,6 +246,7 @@ static void err_26_read_only_file(void **state) {
   unsigned char one = 1;
   assert_int_equal(rig_buffer_put(b, 0, &one, 1), RIG_IO);
   assert_non_null(strstr(rig_error_last()->message, "Bad file descriptor"));
+  assert_ptr_equal(rig_error_last()->device, d);                 /* ERR-26: the device */
   assert_null(rig_device_lost(d));                               /* ERR-26 */
   assert_true(buffer_is_pattern(b, 5));                   /* still serves */
   rig_buffer_release(b);

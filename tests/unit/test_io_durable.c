@@ -34,13 +34,25 @@
 /* ---- the counted syncs -------------------------------------------------- */
 
 static _Atomic int fdatasyncs, file_fsyncs, folder_fsyncs, msyncs;
+/* An errno the next call of each fails with, once, the disk untouched
+ * (0: none): the failures IO-8 reports. */
+static _Atomic int fail_fdatasync, fail_msync;
 /* The build hides symbols by default: these are for the plugin to find. */
 #define SEEN __attribute__((visibility("default")))
+
+/* Fails with *injected, once, where it is set. */
+static int injected_failure(_Atomic int *injected) {
+  int e = atomic_exchange(injected, 0);
+  if (!e)
+    return 0;
+  errno = e;
+  return -1;
+}
 
 SEEN int fdatasync(int fd) {
   int (*next)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
   fdatasyncs++;
-  return next(fd);
+  return injected_failure(&fail_fdatasync) ? -1 : next(fd);
 }
 
 SEEN int fsync(int fd) {
@@ -56,7 +68,7 @@ SEEN int fsync(int fd) {
 SEEN int msync(void *addr, size_t n, int flags) {
   int (*next)(void *, size_t, int) = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "msync");
   msyncs++;
-  return next(addr, n, flags);
+  return injected_failure(&fail_msync) ? -1 : next(addr, n, flags);
 }
 
 /* The syncs of the file since the last call: fdatasync, fsync, msync. */
@@ -117,6 +129,45 @@ static void io_8_every_durable_path_syncs(void **state) {
   rig_buffer_release(h);
   close_release(d);
   close_release(m);
+}
+
+/* IO-8, its failures: a durable write whose fdatasync fails is RIG_IO with
+ * the errno's text, and so is rig_device_io_sync's; a durable open that
+ * made the file and cannot make it durable is RIG_UNAVAILABLE and leaves
+ * no file; an msync that fails as a borrow's pages go back, with no caller
+ * to tell, makes the next rig_device_io_sync RIG_IO, once. No device is
+ * lost by any of them. */
+static void io_8_failed_syncs_are_reported(void **state) {
+  rig_device *d = NULL;
+  fail_fdatasync = EIO;
+  assert_int_equal(open_io(RIG_IO_CREATE | RIG_IO_DURABLE, 8192, &d), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "Input/output error"));
+  assert_int_equal(file_size(), -1);                      /* no file left */
+  d = open_io_ok(RIG_IO_CREATE | RIG_IO_DURABLE, 8192);
+  rig_buffer *a, *on, *x;
+  ok(rig_buffer_of_io(d, 0, 8192, &a));
+  fail_fdatasync = ENOSPC;
+  assert_int_equal(rig_buffer_put(a, 0, "abcd", 4), RIG_IO);
+  assert_non_null(strstr(rig_error_last()->message, "No space left on device"));
+  fail_fdatasync = EIO;
+  assert_int_equal(rig_device_io_sync(d), RIG_IO);
+  assert_non_null(strstr(rig_error_last()->message, "fdatasync"));
+  ok(rig_device_io_sync(d));                              /* once: the disk is well */
+  rig_device *m = open_ok("memory:io-msync");
+  ok(rig_buffer_borrow(m, a, &on));
+  ok(rig_buffer_fill(on, 0x33, 1));
+  rig_buffer_release(on);
+  fail_msync = EIO;
+  ok(rig_buffer_create(m, 16, &x));                       /* the move gives the pages back */
+  assert_int_equal(fail_msync, 0);                        /* the msync ran, and failed */
+  assert_int_equal(rig_device_io_sync(d), RIG_IO);
+  assert_non_null(strstr(rig_error_last()->message, "msync of a borrow's pages"));
+  ok(rig_device_io_sync(d));
+  assert_null(rig_device_lost(d));
+  rig_buffer_release(x);
+  rig_buffer_release(a);
+  close_release(m);
+  close_release(d);
 }
 
 /* ---- IO-13 -------------------------------------------------------------- */
@@ -237,6 +288,7 @@ static void io_9_a_write_past_the_size_limit_changes_nothing(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(io_8_every_durable_path_syncs, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_8_failed_syncs_are_reported, io_setup, io_teardown),
       cmocka_unit_test_setup_teardown(io_13_a_second_open_asks_the_same_flags, io_setup,
                                       io_teardown),
       cmocka_unit_test_setup_teardown(io_9_a_write_the_disk_refuses_changes_nothing, io_setup,

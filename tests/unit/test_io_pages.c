@@ -15,10 +15,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +64,45 @@ static int past_the_end(void) {
 }
 
 static void io_10_pages_past_the_end(void **state) { in_child(past_the_end); }
+
+/* IO-10: the pages of a writable file get their disk space at the borrow.
+ * On a tmpfs of 1 MiB, a file of 2 MiB with no block on disk (a sparse
+ * create): a borrow of its first 512 KiB gives the file those blocks before
+ * any touch, and a borrow of all 2 MiB, which the disk cannot hold, is
+ * RIG_IO with ENOSPC's text at the borrow; the device serves on. */
+static void io_10_a_borrow_reserves_disk_space(void **state) {
+  char mnt[300], file[320];
+  if (!small_tmpfs(mnt, sizeof mnt)) {
+    print_message("skipped: cannot mount a tmpfs here (%s)\n", strerror(errno));
+    skip();
+  }
+  snprintf(file, sizeof file, "%s/f", mnt);
+  const size_t half = 512u << 10, all = 2u << 20;
+  rig_io_opener o = {.library = "io", .target = file, .flags = RIG_IO_CREATE, .size = all};
+  rig_device *d;
+  ok(rig_device_open_io(&o, &d));
+  struct stat st;
+  assert_int_equal(stat(file, &st), 0);
+  assert_int_equal(st.st_blocks, 0);                            /* sparse */
+  rig_buffer *a, *b, *w;
+  ok(rig_buffer_of_io(d, 0, half, &a));
+  ok(rig_buffer_of_io(d, 0, all, &b));
+  ok(rig_buffer_borrow(rig_device_host(), a, &w));
+  assert_int_equal(stat(file, &st), 0);
+  assert_true((uint64_t)st.st_blocks * 512 >= half);           /* reserved, untouched */
+  rig_buffer_release(w);
+  w = NULL;
+  assert_int_equal(rig_buffer_borrow(rig_device_host(), b, &w), RIG_IO);
+  assert_non_null(strstr(rig_error_last()->message, "No space left on device"));
+  assert_null(w);
+  assert_null(rig_device_lost(d));
+  ok(rig_buffer_put(a, 0, "abcd", 4));                          /* serves on */
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+  close_release(d);
+  unlink(file);
+  io_unmount(mnt);
+}
 
 /* IO-11: another process cuts the file short under a borrow; the memory
  * device's fill and copy through the borrow then touch pages the file no
@@ -205,6 +246,7 @@ static void io_12_read_only_pages_admit_only_reads(void **state) { in_child(read
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(io_10_pages_past_the_end, io_setup, io_teardown),
+      cmocka_unit_test_setup_teardown(io_10_a_borrow_reserves_disk_space, io_setup, io_teardown),
       cmocka_unit_test_setup_teardown(io_11_file_cut_under_a_borrow, io_setup, io_teardown),
       cmocka_unit_test_setup_teardown(io_11_lost_pages_given_back, io_setup, io_teardown),
       cmocka_unit_test_setup_teardown(io_11_other_sigbus_goes_to_the_programs_handler, io_setup,

@@ -153,6 +153,9 @@ static void expect(const rig_profile_record *r, rig_part_kind kind, const char *
   assert_int_equal(rig_point_value(r->point), value);
 }
 
+/* The host's launches, copies and fill, in order, one record each.
+ * OPEN-43: a memory device times no work: its copy, in the same profile,
+ * leaves no record (every record is the host's). */
 static void host_launches_and_copies(void **st) {
   (void)st;
   rig_device *host = rig_device_host();

@@ -74,7 +74,10 @@ typedef struct rig_function rig_function;
 
 #define RIG_MESSAGE_BYTES 320
 /* The calling thread's last error. Written by every failing call, with no
- * allocation; valid until the thread's next failing call. */
+ * allocation; valid until the thread's next failing call. A message longer
+ * than RIG_MESSAGE_BYTES keeps all its words, the advice included: the
+ * absolute paths it names are cut in their middles ("/work/ci/ru...ld/core"),
+ * each keeping its start and its end. */
 typedef struct rig_error {
   rig_status status;
   const rig_device *device; /* the device concerned, or NULL; not a reference */
@@ -264,7 +267,13 @@ RIG_API RIG_MUST_USE rig_status rig_device_open_driver(const char *name, const v
  * returned with the driver's message (STOP-16; docs/decisions.md gives the
  * statuses); a fault escaping it is not. Another machine's host first
  * closes every device of its machine, and opens on that machine are
- * RIG_UNAVAILABLE from then on (MACH-6). Blocks; may lock. */
+ * RIG_UNAVAILABLE from then on (MACH-6). An io device's file is closed when
+ * the call returns: no descriptor or mapping of it stays in the process, so
+ * its file system unmounts and an unlinked file's space comes back, unless
+ * the program still holds a buffer of d, or a borrow of its pages (or
+ * another device's work over them has not run yet); the file then closes
+ * at the first call that moves memory after the last such buffer's
+ * release (a create, a copy, a close). Blocks; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_device_close(rig_device *d);
 
 /* Adds a reference to d and returns d. Lock-free. */

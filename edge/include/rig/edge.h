@@ -586,7 +586,9 @@ struct rig_edge_io {
 
 /* Set err's message printf-style; returns code, so a driver writes
  * `return rig_edge_fail(err, RIG_EDGE_FAULT, "queue: %s", why);`.
- * Thread-safe; allocates nothing. */
+ * A message longer than the field has its absolute paths cut in their
+ * middles ("/a/lo...ng/file"), so the reason after them stays; its own
+ * arguments may point into err->message. Thread-safe; allocates nothing. */
 RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
