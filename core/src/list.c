@@ -122,7 +122,8 @@ static bool scan_folder(const char *folder, bool per_driver, void *ctx) {
         access(path, F_OK) == 0)
       add(s, driver, path);
   closedir(dir);
-  qsort(s->all + first, s->n - first, sizeof *s->all, by_name);
+  if (s->n > first) /* qsort of nothing may not be given a NULL array */
+    qsort(s->all + first, s->n - first, sizeof *s->all, by_name);
   return false;
 }
 
