@@ -1,10 +1,11 @@
 /* rig/profile.h: profiles: the timed work of every device that times
  * work, taken as records and written as a Chrome trace (docs/profiling.md).
  * Included by <rig/rig.h>, whose conventions hold here; include that. */
+/* <rig/rig.h> first, outside the guard: included on its own, this header
+ * then comes in from rig.h's end, where the types it uses are declared. */
+#include <rig/rig.h>
 #ifndef RIG_PROFILE_H
 #define RIG_PROFILE_H
-
-#include <rig/rig.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -51,6 +51,15 @@ extern "C" {
 #define RIG_MUST_USE
 #endif
 
+/* An initialiser that zeroes every field, in C ({0}) and in C++ ({}) alike:
+ * the inline constructors of <rig/submission.h> start from it, as C++
+ * before C++20 has no designated initialisers. */
+#ifdef __cplusplus
+#define RIG_ZERO_INIT {}
+#else
+#define RIG_ZERO_INIT {0}
+#endif
+
 /* ---- status and errors ---------------------------------------------------- */
 
 typedef enum rig_status {
