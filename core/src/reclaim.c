@@ -187,10 +187,11 @@ static void move_locked(rig_device *d) {
  * last memory came back leaves its slot, and devices that left theirs,
  * d included, give up their driver handles (OPEN-24). */
 static void after_move(rig_device *d) {
-  if (d->life.drained) {
-    d->life.drained = false;
+  /* One exchange: of the threads that moved d's memory, one leaves its
+   * slot; a load then a store raced a close's give_back, which sets it. */
+  if (atomic_load_explicit(&d->life.drained, memory_order_relaxed) &&
+      atomic_exchange(&d->life.drained, false))
     rig__device_drained(d);
-  }
   rig__left_handles_release();
 }
 
