@@ -246,6 +246,8 @@ RIG_API const char *rig_device_machine(const rig_device *d);
  * process, lost or closed. NULL for NULL. Lock-free; never blocks. */
 RIG_API rig_device *rig_device_host_of(const rig_device *d);
 
+/* ---- devices: kinds, close, properties and state ------------------------------ */
+
 /* Whether d is an io device. Lock-free. */
 RIG_API bool rig_device_is_io(const rig_device *d);
 
