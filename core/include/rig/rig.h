@@ -692,9 +692,12 @@ RIG_API void rig_host_parallel(void (*fn)(const void *ctx, int64_t first, int64_
  * over the budget; RIG_LOST for a lost d. Blocks; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, rig_image **out);
 /* Finds the function name of im (Image.resolve; HOST-3: on host, a named
- * symbol of an executable section). *out is NULL where im has none (None);
- * the function lives as long as im. RIG_INVALID for a function the device
- * cannot run (ERR-26: d keeps serving). May lock. */
+ * symbol of an executable section). *out is NULL where im has none (None):
+ * a missing or misspelt name returns RIG_OK, so test *out for NULL; a launch
+ * part of NULL is RIG_INVALID at rig_submission_make, whose message names
+ * the last name the calling thread's resolve found none for. The function
+ * lives as long as im. RIG_INVALID for a function the device cannot run
+ * (ERR-26: d keeps serving). May lock. */
 RIG_API RIG_MUST_USE rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out);
 /* Adds a reference to im and returns im. Lock-free. */
 RIG_API rig_image *rig_image_retain(rig_image *im);
