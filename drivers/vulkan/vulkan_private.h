@@ -162,6 +162,7 @@ typedef struct rvk_dev {
   VkCommandPool pool;
   rvk_mem scratch;
   bool bda, import, pci, budget_ext;
+  bool calibrated;          /* VK_EXT_calibrated_timestamps (profile.c) */
   bool uma;                 /* all its device-local memory is host-visible */
   bool device_host;         /* the host addresses its Device memory: uma, host=1 */
   uint64_t import_align;
@@ -176,6 +177,7 @@ typedef struct rvk_dev {
   PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValue;
   PFN_vkGetBufferDeviceAddress GetBufferDeviceAddress;
   PFN_vkGetMemoryHostPointerPropertiesEXT GetMemoryHostPointerProperties;
+  PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestamps;
 
   /* the queue: held work, work on the queue, spare command buffers */
   pthread_mutex_t qlock;
