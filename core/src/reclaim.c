@@ -464,6 +464,19 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
   return rig__lost_error(d);
 }
 
+/* A close (or a loss) of d came between the check of rig__alloc_create and
+ * its count of a: the close's return of d's memory may have counted none
+ * and let d leave, and a released later would wait on a list no one moves.
+ * a goes back at once, and the create answers d's loss. Counted first,
+ * checked after: either the close sees a or this sees the loss. */
+static rig_status lost_meanwhile(rig_device *d, rig__alloc *a) {
+  rig__lock(&d->locks.mem);
+  give_back(d, a);
+  rig__unlock(&d->locks.mem);
+  after_move(d);
+  return rig__lost_error(d);
+}
+
 rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__alloc **out) {
   if (rig__is_lost(d)) {
     rig__move_collected(d);                           /* RECLAIM-16, RECLAIM-18 */
@@ -486,6 +499,8 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
     a->mem = mem;
     a->charge = mem.bytes;
     atomic_fetch_add(&d->mem.live_allocs, 1);
+    if (rig__is_lost(d))
+      return lost_meanwhile(d, a);
   }
   rig__stamps_clear(a);
   a->length = n;
