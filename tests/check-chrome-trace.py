@@ -45,10 +45,13 @@ def check_event(i, e):
         if not number(e.get('dur')) or e['dur'] < 0:
             fail('event %d: dur is not a number >= 0: %r' % (i, e))
     elif e['ph'] == 'M':
-        if e['name'] not in ('process_name', 'thread_name'):
+        if e['name'] not in ('process_name', 'thread_name', 'process_labels'):
             fail('event %d: metadata %r' % (i, e['name']))
-        if not isinstance(e.get('args'), dict) or not isinstance(e['args'].get('name'), str):
-            fail('event %d: metadata without args.name: %r' % (i, e))
+        want = 'labels' if e['name'] == 'process_labels' else 'name'
+        if not isinstance(e.get('args'), dict) or not isinstance(e['args'].get(want), str):
+            fail('event %d: metadata without args.%s: %r' % (i, want, e))
+        if want == 'labels' and not isinstance(e['args'].get('clock_error_ns'), int):
+            fail('event %d: a process label without clock_error_ns: %r' % (i, e))
     else:
         fail('event %d: phase %r is neither X nor M' % (i, e['ph']))
 

@@ -313,8 +313,19 @@ static int info_all(bool json) {
     print_json(&f);
     return 0;
   }
-  printf("rig %s: %zu device%s open%s here\n\n", rig_version(), f.nrec, f.nrec == 1 ? "" : "s",
-         f.nrec == 1 ? "s" : "");
+  /* An io device opens over a file, not by a name rig_device_list could
+   * list (docs/finding-devices.md): its row shows that io devices open
+   * here, over a scratch file, and is not counted among the devices. */
+  size_t n = 0;
+  bool io = false;
+  for (size_t i = 0; i < f.nrec; i++) {
+    const rig_cli_field *t = rig_cli_get(&f.rec[i], "type");
+    bool is_io = t && strcmp(t->s, "io") == 0;
+    io |= is_io;
+    n += !is_io;
+  }
+  printf("rig %s: %zu device%s open%s here%s\n\n", rig_version(), n, n == 1 ? "" : "s",
+         n == 1 ? "s" : "", io ? ", and io devices over files (the row io: a scratch file)" : "");
   print_table(&f);
   print_unavailable(&f, "here");
   printf("\n'rig info DEVICE' prints every fact of one device.\n");

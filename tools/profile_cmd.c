@@ -4,6 +4,7 @@
  * (docs/profiling.md); then says where the trace is and how to look at
  * it. Exits with the program's status. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,21 +36,47 @@ static int status_of(int ws) {
   return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
 }
 
-/* Runs argv with RIG_PROFILE=path; its status, or -1 with errno. */
-static int run(char **argv, const char *path) {
-  pid_t pid = fork();
-  if (pid < 0)
+/* Runs argv with RIG_PROFILE=path; its status, or -1 with errno where it
+ * could not start. A failed exec sends its errno through a pipe that a
+ * successful one closes (O_CLOEXEC), so that the caller says why once
+ * rather than guessing from the missing profile. *signal: the signal that
+ * ended it, 0 where it exited. */
+static int run(char **argv, const char *path, int *signal) {
+  int fds[2], e = 0;
+  if (pipe(fds) != 0)
     return -1;
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+  pid_t pid = fork();
+  if (pid < 0) {
+    e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    errno = e;
+    return -1;
+  }
   if (pid == 0) {
+    close(fds[0]);
     setenv("RIG_PROFILE", path, 1);
     execvp(argv[0], argv);
-    fprintf(stderr, "rig profile: %s: %s\n", argv[0], strerror(errno));
+    e = errno;
+    ssize_t w = write(fds[1], &e, sizeof e);
+    (void)w; /* the parent then reads no errno: it reports status 127 */
     _exit(127);
   }
+  close(fds[1]);
+  ssize_t got;
+  while ((got = read(fds[0], &e, sizeof e)) < 0 && errno == EINTR)
+    ;
+  close(fds[0]);
   int ws;
   while (waitpid(pid, &ws, 0) < 0)
     if (errno != EINTR)
       return -1;
+  if (got == (ssize_t)sizeof e) {
+    errno = e;
+    return -1;
+  }
+  *signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
   return status_of(ws);
 }
 
@@ -84,12 +111,17 @@ int rig_profile_command(int argc, char **argv) {
   char buf[PATH_MAX + 256];
   const char *path = absolute(file, buf, sizeof buf);
   unlink(path); /* a file left from an earlier run would pass for this one's */
-  int st = run(argv + i + 1, path);
+  int sig = 0, st = run(argv + i + 1, path, &sig);
   if (st < 0) {
     fprintf(stderr, "rig profile: cannot run %s: %s\n", argv[i + 1], strerror(errno));
-    return 1;
+    return 127; /* as a shell answers a program it cannot run */
   }
   struct stat sb;
+  if (stat(path, &sb) != 0 && sig) { /* the profile is written at exit */
+    fprintf(stderr, "rig profile: %s was ended by signal %d (%s) and wrote no profile: rig "
+                    "writes it at the program's exit\n", argv[i + 1], sig, strsignal(sig));
+    return st;
+  }
   if (stat(path, &sb) != 0) {
     fprintf(stderr, "rig profile: %s wrote no profile to %s: does it use librig-core, and "
                     "is it not setuid?\n", argv[i + 1], path);

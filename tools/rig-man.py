@@ -36,7 +36,17 @@ HEADERS = {
     'profile.h': ('rig/rig.h', 'rig-core', 'the public API'),
     'job.h': ('rig/rig.h', 'rig-core', 'the public API'),
 }
-THREAD_WORDS = re.compile(r'lock|block|thread|allocat|never fails|waits|inside', re.I)
+# A sentence about threads, locks or blocking: words of the headers'
+# conventions, used as such. "block" as a noun (a launch's parameter block),
+# "threads" of a grid and "allocation" are not, nor is a list of errors.
+THREAD_WORDS = re.compile(
+    r"lock-free|\block(s|ed)?\b|\bblocks?(?=[;:,.]|\s+(only|until|while|for|to|on|but)\b)"
+    r"|\b(may|must not|never|does not|not) block\b|\bthread-safe\b"
+    r"|\b(calling|any|other|another|this|its|no|one|each|first asking)\s+threads?(\b|')"
+    r"|\ballocates\b|\bwaits? (for|once|on)\b|\bnever fails\b|\bpure\b", re.I)
+NOT_THREADS = re.compile(r'^(RIG_[A-Z_]+\b|NULL\b)')
+# Attributes of a prototype that are not part of its return type.
+ATTRIBUTES = re.compile(r'\bRIG_(MUST_USE|API|EDGE_API|LINK_API|EDGE_MUST_USE)\b')
 RETURN_WORDS = re.compile(r'\b(returns?|whether|writes|NULL)\b', re.I)
 
 
@@ -187,7 +197,8 @@ def sentences(text):
 
 
 def return_value(f):
-    rtype = f.proto.split(f.name)[0].replace('static inline', '').strip()
+    rtype = ATTRIBUTES.sub('', f.proto.split(f.name)[0].replace('static inline', ''))
+    rtype = ' '.join(rtype.split())
     found = [s for s in sentences(f.text()) if RETURN_WORDS.search(s) or 'RIG_' in s]
     if rtype == 'rig_status':
         head = ('RIG_OK (0) on success. Otherwise a negative rig_status, with '
@@ -201,7 +212,8 @@ def return_value(f):
 
 
 def threads(f):
-    found = [s for s in sentences(f.text()) if THREAD_WORDS.search(s)]
+    found = list(dict.fromkeys(s for s in sentences(f.text())
+                               if THREAD_WORDS.search(s) and not NOT_THREADS.match(s)))
     if f.header == 'rig.h':
         found.append('Any thread may call it (docs/conventions.md). A call that may lock '
                      'returns RIG_INVALID when made from a callback rig runs inside a lock; '

@@ -7,6 +7,8 @@ info-device  `rig info memory:x` and its --json give that device's facts
 help         `rig --help` and each `rig CMD --help` describe the commands
 bad-args     a bad argument exits 2 and names what was wrong
 bench-help   `rig bench --help` names its groups; a bad group exits 2
+profile-errors `rig profile` of a program that cannot run or is killed
+             says so once, with no guess after it
 info-machine `rig info --machine m1=ADDR:PORT --key FILE`, with a `rig serve`
              started for it, lists m1's host and memory device (and --json);
              a wrong key and a bad NAME=ADDR:PORT exit 1 saying why
@@ -45,7 +47,27 @@ def case_info(rig):
     host = out.splitlines()[3].split()
     expect(host[1] == "cpu" and "unlimited" in host, "the host's row: cpu, budget unlimited", out)
     expect("memory:" in out and "memory" in out, "a memory device's row", out)
+    # The io row is a scratch file's: rig_device_list lists io as opening
+    # no device by name, and the count is of the devices that do.
+    rows = [l.split() for l in out.split("\n\n")[1].splitlines()[1:]]
+    counted = int(out.split(": ", 1)[1].split()[0])
+    expect(counted == len([r for r in rows if r[1] != "io"]),
+           "the count is of the rows other than io", out)
     print(out)
+
+
+def case_profile_errors(rig):
+    """One error each, and no guess after it: a program that cannot run
+    (127), one killed before its exit wrote the profile (128 + 9)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "p.json")
+        err = run([rig, "profile", "-o", trace, "--", "/no/such/program"], want=127).stderr
+        expect("cannot run /no/such/program: No such file or directory" in err, "why", err)
+        expect("librig-core" not in err and len(err.splitlines()) == 1, "no guess after", err)
+        err = run([rig, "profile", "-o", trace, "--", "sh", "-c", "kill -9 $$"],
+                  want=137).stderr
+        expect("ended by signal 9" in err and "does it use librig-core" not in err,
+               "a killed program: the signal, no guess", err)
 
 
 def case_info_json(rig):

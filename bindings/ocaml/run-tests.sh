@@ -35,5 +35,7 @@ echo "rig-ocaml: OCaml $(ocamlfind ocamlopt -version 2>/dev/null || ocamlopt -ve
 dir="_build-$(ocamlopt -version)"
 dune build --root . --build-dir "$dir" 2>&1
 dune test --root . --build-dir "$dir" --force 2>&1
+# A program of one's own through ocamlfind, as a user links one.
+sh test/findlib_link.sh "$dir"
 # The seed pages' OCaml examples, as written (test/seed_examples.py).
 python3 test/seed_examples.py "$dir"

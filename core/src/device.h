@@ -58,7 +58,9 @@ struct rig_device {
     bool stop_returned;           /* the driver's stop returned */
     _Atomic bool stopping;        /* a call runs, or ran, its stop */
     bool slot_pending;            /* stopped; leaves its slot when drained */
-    bool drained;                 /* stopped, and the last one came back */
+    _Atomic bool drained;         /* stopped, and the last one came back:
+                                     set under the memory lock, taken by
+                                     after_move with none (reclaim.c) */
     bool forked;                  /* inherited by a child of fork: its driver
                                      is never called again (fork.c) */
     struct rig_device *next_stopped; /* reclaim.c's list of stopped devices */
@@ -246,6 +248,10 @@ RIG__HIDDEN bool rig__driver_folders(rig__folder_fn fn, void *ctx, const char **
                                      size_t *skipped_len);
 /* The path of driver's plugin in folder into path[n]; its length, 0 where
  * it does not fit. */
+/* The drivers the folders of rig__driver_folders hold, by name, comma-
+ * separated into out ("none" where none): what an open that found no
+ * plugin offers instead (list.c). */
+RIG__HIDDEN void rig__driver_names(char *out, size_t n);
 RIG__HIDDEN size_t rig__plugin_file(const char *folder, bool per_driver, const char *driver,
                                     char *path, size_t n);
 /* Opens a plugin's device NAME as rig_device_open does; *created: whether

@@ -12,6 +12,7 @@
  * (keep.c), which give it back to the driver once the work submitted until
  * then is done (RUN-8, RECLAIM-17).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,16 @@ static rig_function *known(rig_function *head, const char *name) {
   return NULL;
 }
 
+/* The last name this thread's rig_image_resolve found no function for, and
+ * its device's name: rig_submission_make names it when a launch part has
+ * no function, since a resolve's None (RIG_OK, NULL) says nothing itself. */
+static _Thread_local char missing_name[96], missing_device[64];
+
+const char *rig__missing_function(const char **device) {
+  *device = missing_device;
+  return missing_name[0] ? missing_name : NULL;
+}
+
 RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_function **out) {
   rig_status st = rig__may_lock("rig_image_resolve");
   if (st)
@@ -136,6 +147,8 @@ RIG_API rig_status rig_image_resolve(rig_image *im, const char *name, rig_functi
   if (r != RIG_EDGE_OK)
     return driver_failed(d, r, &err, "rig_image_resolve");
   if (!handle) {
+    snprintf(missing_name, sizeof missing_name, "%s", name);
+    snprintf(missing_device, sizeof missing_device, "%s", d->name);
     *out = NULL;                                              /* None */
     return RIG_OK;
   }

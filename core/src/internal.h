@@ -210,6 +210,9 @@ RIG__HIDDEN void *rig__function_handle(const rig_function *f);
 RIG__HIDDEN uint32_t rig__function_label(const rig_function *f);
 /* The label of a name, interned for the process; 0 without memory. */
 RIG__HIDDEN uint32_t rig__profile_label(const char *name);
+/* The last name the calling thread's rig_image_resolve found no function
+ * for (NULL: none yet), and in *device its device's name (image.c). */
+RIG__HIDDEN const char *rig__missing_function(const char **device);
 /* The host's performance cores, counted once (PERF-1..5). */
 RIG__HIDDEN unsigned rig__perf_cores(void);
 /* Runs fn(params, first, end) over groups * per_group threads, in whole

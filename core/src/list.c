@@ -127,6 +127,19 @@ static bool scan_folder(const char *folder, bool per_driver, void *ctx) {
   return false;
 }
 
+void rig__driver_names(char *out, size_t n) {
+  scan s = {0};
+  const char *skipped;
+  size_t skipped_len, w = 0;
+  rig__driver_folders(scan_folder, &s, &skipped, &skipped_len);
+  snprintf(out, n, "none");
+  for (size_t i = 0; i < s.n && w < n; i++) {
+    int k = snprintf(out + w, n - w, "%s%s", i ? ", " : "", s.all[i].driver);
+    w += k > 0 ? (size_t)k : 0;
+  }
+  free(s.all);
+}
+
 /* The entries written so far and those counted past cap. */
 typedef struct listing {
   rig_device_entry *out;

@@ -149,28 +149,31 @@ static bool find_file(const char *driver, char *path, size_t n, const char **ski
   return rig__driver_folders(found_in, &f, skipped, skipped_len);
 }
 
-/* The open's error when no folder has the plugin: it names the folders,
+/* The open's error when no folder has the plugin: the drivers that are
+ * there (a misspelt name's fix), the folders it looked in and no other,
  * and why RIG_DRIVER_PATH may not have counted. */
 static rig_status not_found(const char *driver, const char *skipped, size_t skipped_len) {
-  char lib[1024];
-  const char *beside = path_only() ? "RIG_DRIVER_PATH_ONLY is set"
-                                   : core_folder(lib, sizeof lib) ? lib : "unknown";
-  if (getauxval(AT_SECURE))
-    return rig__fail(RIG_UNAVAILABLE, NULL, 0,
-                     "no driver '%s': librig-driver-%s.so is not beside librig-core (%s) nor "
-                     "in %s (a setuid or setgid program ignores RIG_DRIVER_PATH)",
-                     driver, driver, beside, RIG_DRIVER_DIR);
+  char lib[1024], where[1400], names[160];
+  rig__driver_names(names, sizeof names);
+  if (!core_folder(lib, sizeof lib))
+    snprintf(lib, sizeof lib, "unknown");
+  if (getauxval(AT_SECURE)) /* secure_getenv read no RIG_DRIVER_PATH */
+    snprintf(where, sizeof where, "is not beside librig-core (%s) nor in %s (a setuid or "
+             "setgid program ignores RIG_DRIVER_PATH)", lib, RIG_DRIVER_DIR);
+  else if (path_only())
+    snprintf(where, sizeof where, "is in no folder of RIG_DRIVER_PATH, the only folders "
+             "searched as RIG_DRIVER_PATH_ONLY is set");
+  else
+    snprintf(where, sizeof where, "is in no folder of RIG_DRIVER_PATH, nor beside librig-core "
+             "(%s), nor in %s", lib, RIG_DRIVER_DIR);
   if (skipped) /* the advice first: the folders after it may be long */
     return rig__fail(RIG_UNAVAILABLE, NULL, 0,
                      "no driver '%s': relative entries of RIG_DRIVER_PATH are ignored "
-                     "('%.*s'), give absolute ones; librig-driver-%s.so is in no absolute "
-                     "folder of RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s",
-                     driver, (int)(skipped_len > 200 ? 200 : skipped_len), skipped, driver,
-                     beside, RIG_DRIVER_DIR);
-  return rig__fail(RIG_UNAVAILABLE, NULL, 0,
-                   "no driver '%s': librig-driver-%s.so is in no folder of "
-                   "RIG_DRIVER_PATH, nor beside librig-core (%s), nor in %s",
-                   driver, driver, beside, RIG_DRIVER_DIR);
+                     "('%.*s'), give absolute ones (drivers found: %s); librig-driver-%s.so %s",
+                     driver, (int)(skipped_len > 200 ? 200 : skipped_len), skipped, names,
+                     driver, where);
+  return rig__fail(RIG_UNAVAILABLE, NULL, 0, "no driver '%s' (drivers found: %s): "
+                   "librig-driver-%s.so %s", driver, names, driver, where);
 }
 
 static rig_status load_file(const char *driver, const char *path, struct rig__plugin *pl) {

@@ -129,6 +129,7 @@ static rig__prof *prof_make(const rig_device *d) {
   r->mask = cells - 1;
   atomic_init(&r->head, 0);
   atomic_init(&r->dropped, 0);
+  atomic_init(&r->clock_error_ns, 0);
   r->tail = 0;
   for (size_t i = 0; i < cells; i++)
     atomic_init(&r->cells[i].seq, i);
@@ -207,6 +208,11 @@ static uint32_t device_index(rig_profile *p, const char *name) {
   if (!a)
     return UINT32_MAX;
   p->devices = a;
+  uint64_t *e = realloc(p->clock_error, (p->ndevices + 1) * sizeof *e);
+  if (!e)
+    return UINT32_MAX;
+  p->clock_error = e;
+  e[p->ndevices] = 0;
   if (!(a[p->ndevices] = strdup(name)))
     return UINT32_MAX;
   return p->ndevices++;
@@ -238,6 +244,8 @@ static bool drain(rig_profile *p, size_t *cap, rig__prof *f) {
       return true;
     if (dev == UINT32_MAX && (dev = device_index(p, f->name)) == UINT32_MAX)
       return false;
+    uint64_t e = atomic_load_explicit(&f->ring->clock_error_ns, memory_order_relaxed);
+    p->clock_error[dev] = e > p->clock_error[dev] ? e : p->clock_error[dev];
     p->records[p->n++] = (rig_profile_record){
         .device = dev, .queue = s.queue, .kind = (rig_part_kind)s.kind, .part = s.part,
         .name = name_of(&s), .point = rig_point_make(f->slot, s.value),
@@ -318,12 +326,17 @@ RIG_API const char *rig_profile_device(const rig_profile *p, uint32_t i) {
 
 RIG_API uint64_t rig_profile_dropped(const rig_profile *p) { return p ? p->dropped : 0; }
 
+RIG_API uint64_t rig_profile_clock_error(const rig_profile *p, uint32_t i) {
+  return p && i < p->ndevices ? p->clock_error[i] : 0;
+}
+
 RIG_API void rig_profile_free(rig_profile *p) {
   if (!p)
     return;
   for (uint32_t i = 0; i < p->ndevices; i++)
     free(p->devices[i]);
   free(p->devices);
+  free(p->clock_error);
   free(p->records);
   free(p);
 }

@@ -47,10 +47,21 @@ static void put_name(FILE *f, const char *what, uint32_t pid, uint32_t tid, cons
   fputs("}}", f);
 }
 
+/* A device whose driver converts its own clock: the conversion's error
+ * bound, as the process's label (which Perfetto shows by its name) and as
+ * a number, so that a reader of the trace allows for it across devices. */
+static void put_clock_error(FILE *f, uint32_t pid, uint64_t ns) {
+  fprintf(f, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
+          "\"args\":{\"labels\":\"clock within %" PRIu64 " ns of the host's\","
+          "\"clock_error_ns\":%" PRIu64 "}}", pid, ns, ns);
+}
+
 /* Names each device's process and each queue its records ran on. */
 static void put_names(FILE *f, const rig_profile *p) {
   for (uint32_t d = 0; d < p->ndevices; d++) {
     put_name(f, "process_name", d + 1, 0, p->devices[d]);
+    if (p->clock_error[d])
+      put_clock_error(f, d + 1, p->clock_error[d]);
     uint32_t queues = 0; /* a bit per queue that ran a record */
     for (size_t i = 0; i < p->n; i++)
       if (p->records[i].device == d && p->records[i].queue < 32)

@@ -202,10 +202,11 @@ static void move_locked(rig_device *d) {
  * last memory came back leaves its slot, and devices that left theirs,
  * d included, give up their driver handles (OPEN-24). */
 static void after_move(rig_device *d) {
-  if (d->life.drained) {
-    d->life.drained = false;
+  /* One exchange: of the threads that moved d's memory, one leaves its
+   * slot; a load then a store raced a close's give_back, which sets it. */
+  if (atomic_load_explicit(&d->life.drained, memory_order_relaxed) &&
+      atomic_exchange(&d->life.drained, false))
     rig__device_drained(d);
-  }
   rig__left_handles_release();
 }
 
@@ -435,11 +436,24 @@ static rig_status oom(rig_device *d, uint64_t n) {
                    d->name, (unsigned long long)n);   /* RECLAIM-77 */
 }
 
-/* Asks the driver for memory within the budget. */
+/* The budget, not the driver, refused: saying so tells a user to raise the
+ * budget (rig_device_set_budget) rather than look for a real exhaustion.
+ * b is the device whose budget counts (the host's for Pinned, RECLAIM-78). */
+static rig_status over_budget(rig_device *d, rig_device *b, uint64_t n) {
+  return rig__fail(RIG_OUT_OF_MEMORY, d, n,
+                   "%s: out of memory for %llu bytes: over %s budget of %llu bytes "
+                   "(%llu in use)", d->name, (unsigned long long)n,
+                   b == d ? "its" : "the host's", (unsigned long long)atomic_load(&b->mem.budget),
+                   (unsigned long long)atomic_load(&b->mem.allocated));
+}
+
+/* Asks the driver for memory within the budget; *budget tells whether the
+ * budget (true) or the driver (false) refused with NO_ROOM. */
 static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_alloc *mem,
-                        rig_edge_error *err) {
+                        rig_edge_error *err, bool *budget) {
   rig_device *b = budget_of(d, kind);
-  if (atomic_load(&b->mem.allocated) + bytes > atomic_load(&b->mem.budget))
+  *budget = atomic_load(&b->mem.allocated) + bytes > atomic_load(&b->mem.budget);
+  if (*budget)
     return RIG_EDGE_NO_ROOM;                          /* RECLAIM-52 */
   int r = RIG__DRIVER_OF(d, d->drv->allocate(d->h, (uint32_t)kind, bytes, mem, err));
   if (r == RIG_EDGE_OK) {
@@ -460,9 +474,10 @@ static int try_allocate(rig_device *d, uint64_t bytes, rig_kind kind, rig_edge_a
 static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind kind,
                            rig_edge_alloc *mem) {
   rig_edge_error err = {0};
+  bool budget = false;
   if (!d->is_host && bytes > atomic_load(&budget_of(d, kind)->mem.budget))
-    return oom(d, n);                                 /* RECLAIM-51, RECLAIM-78 */
-  int r = try_allocate(d, bytes, kind, mem, &err);
+    return over_budget(d, budget_of(d, kind), n);     /* RECLAIM-51, RECLAIM-78 */
+  int r = try_allocate(d, bytes, kind, mem, &err, &budget);
   uint64_t since = 0;
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
     if (round == 2 || (round == 3 && atomic_load(&collections) != since)) {
@@ -471,17 +486,30 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
     }
     if (reclaim_round(d, round))                      /* RECLAIM-53..55 */
       return rig__fail(RIG_INTERRUPTED, d, n, "%s: reclamation interrupted", d->name); /* ERR-25 */
-    r = try_allocate(d, bytes, kind, mem, &err);
+    r = try_allocate(d, bytes, kind, mem, &err, &budget);
   }
   if (r == RIG_EDGE_OK)
     return RIG_OK;
-  if (r == RIG_EDGE_NO_ROOM)
-    return oom(d, n);                                 /* RECLAIM-59 */
+  if (r == RIG_EDGE_NO_ROOM)                          /* RECLAIM-59 */
+    return budget ? over_budget(d, budget_of(d, kind), n) : oom(d, n);
   if (r == RIG_EDGE_UNSUPPORTED)
     return rig__fail(RIG_INVALID, d, 0, "%s: %s", d->name, err.message);
   if (r == RIG_EDGE_IO)                               /* ERR-26: no loss */
     return rig__fail(RIG_IO, d, n, "%s: %s", d->name, err.message);
   rig__lose_for(d, r, err.message);                   /* ERR-23, LOSS-1 */
+  return rig__lost_error(d);
+}
+
+/* A close (or a loss) of d came between the check of rig__alloc_create and
+ * its count of a: the close's return of d's memory may have counted none
+ * and let d leave, and a released later would wait on a list no one moves.
+ * a goes back at once, and the create answers d's loss. Counted first,
+ * checked after: either the close sees a or this sees the loss. */
+static rig_status lost_meanwhile(rig_device *d, rig__alloc *a) {
+  rig__lock(&d->locks.mem);
+  give_back(d, a);
+  rig__unlock(&d->locks.mem);
+  after_move(d);
   return rig__lost_error(d);
 }
 
@@ -507,6 +535,8 @@ rig_status rig__alloc_create(rig_device *d, uint64_t n, rig_kind kind, rig__allo
     a->mem = mem;
     a->charge = mem.bytes;
     atomic_fetch_add(&d->mem.live_allocs, 1);
+    if (rig__is_lost(d))
+      return lost_meanwhile(d, a);
   }
   rig__stamps_clear(a);
   a->length = n;

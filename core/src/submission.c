@@ -33,10 +33,24 @@ static bool names(const rig_part *p, uint32_t slot) {
 
 /* A launch part: a function of an image on d, refs within the block, each
  * on 8 bytes (LAUNCH-5, OBJ-4). */
+/* A launch of NULL: most often a resolve's None for a misspelt name, which
+ * the message names where this thread's resolve missed one. */
+static rig_status no_function(rig_device *d, size_t i) {
+  const char *dev, *name = rig__missing_function(&dev);
+  if (name)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches no function "
+                     "(NULL); this thread's last rig_image_resolve that found none was of '%s' "
+                     "on %s", i, name, dev);
+  return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches no function "
+                   "(NULL, as rig_image_resolve gives for a name the image lacks)", i);
+}
+
 static rig_status check_launch(rig_device *d, const rig_part *p, size_t i) {
-  if (!p->function || rig_image_device(rig_function_image(p->function)) != d)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches %s", i,
-                     p->function ? "a function of another device's image" : "no function");
+  if (!p->function)
+    return no_function(d, i);
+  if (rig_image_device(rig_function_image(p->function)) != d)
+    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches a function "
+                     "of another device's image", i);
   if ((p->nrefs && !p->refs) || p->nrefs > 4096 || p->params_bytes > (1u << 20))
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: %u refs, %u bytes", i,
                      p->nrefs, p->params_bytes);

@@ -392,13 +392,43 @@ static int io_sync(void *h, rig_edge_error *err) {
 
 /* Disk space for [offset, offset+bytes) before bytes change: a file system
  * with no room fails here, with the file as it was (ENOSPC). One without
- * fallocate reserves nothing, and its failed write may leave a part. */
-static int reserve(io_dev *d, uint64_t offset, uint64_t bytes) {
+ * fallocate (ext2, some FUSE and network file systems) reserves nothing:
+ * *reserved says so, and room_for then checks the free space instead. */
+static int reserve(io_dev *d, uint64_t offset, uint64_t bytes, bool *reserved) {
   int r;
+  *reserved = true;
   do
     r = bytes ? fallocate(d->fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)bytes) : 0;
   while (r != 0 && errno == EINTR);
-  return r == 0 || errno == EOPNOTSUPP || errno == ENOSYS ? 0 : errno;
+  if (r != 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {
+    *reserved = false;
+    return 0;
+  }
+  return r == 0 ? 0 : errno;
+}
+
+/* Without a reservation: ENOSPC where the file system's free space (what
+ * this process may use of it) cannot hold the bytes the write adds past
+ * the file's end, with a block of the file system's bookkeeping per 256
+ * and two more, so that a write the disk cannot hold changes nothing
+ * rather than leave its first part (IO-9). 0 where it fits, or the size
+ * is unknown. */
+static int room_for(io_dev *d, uint64_t offset, uint64_t bytes, uint64_t size) {
+  struct statvfs vs;
+  if (offset + bytes <= size || fstatvfs(d->fd, &vs) != 0 || !vs.f_frsize)
+    return 0;
+  uint64_t grow = offset + bytes - (offset > size ? offset : size);
+  uint64_t blocks = (grow + vs.f_frsize - 1) / vs.f_frsize;
+  uint64_t free = geteuid() == 0 ? vs.f_bfree : vs.f_bavail; /* root may use the reserve */
+  return blocks + blocks / 256 + 2 > free ? ENOSPC : 0;
+}
+
+/* A write failed after its first bytes went out: the file back to its
+ * size before it, so that what it added past the end goes (IO-9). */
+static void undo_growth(io_dev *d, uint64_t size) {
+  struct stat st;
+  if (fstat(d->fd, &st) == 0 && (uint64_t)st.st_size > size)
+    (void)!ftruncate(d->fd, (off_t)size);
 }
 
 /* A write changes no byte where the size limit or the disk's room refuses
@@ -417,15 +447,24 @@ static int io_write(void *h, uint64_t offset, const void *src, uint64_t bytes,
   }
   if ((r = past_limit(offset + bytes, RIG_EDGE_IO, "pwrite", err)) != RIG_EDGE_OK)
     return r;
-  if ((e = reserve(d, offset, bytes)))
+  bool reserved;
+  struct stat st;
+  uint64_t size = fstat(d->fd, &st) == 0 ? (uint64_t)st.st_size : UINT64_MAX;
+  if ((e = reserve(d, offset, bytes, &reserved)))
     return io_errno(err, "io: pwrite: fallocate", e);
+  if (!reserved && size != UINT64_MAX && (e = room_for(d, offset, bytes, size)))
+    return io_errno(err, "io: pwrite: the file system's free space", e);
   while (bytes) {
     size_t chunk = bytes > (1u << 30) ? (1u << 30) : (size_t)bytes;
     ssize_t n = pwrite(d->fd, p, chunk, (off_t)offset);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0)
-      return io_errno(err, "io: pwrite", n < 0 ? errno : ENOSPC);
+    if (n <= 0) {
+      e = n < 0 ? errno : ENOSPC;
+      if (size != UINT64_MAX)
+        undo_growth(d, size);
+      return io_errno(err, "io: pwrite", e);
+    }
     p += n;
     offset += (uint64_t)n;
     bytes -= (uint64_t)n;
@@ -455,8 +494,8 @@ static int io_pages(void *h, uint64_t offset, uint64_t bytes, void **out, rig_ed
                          (unsigned long long)offset, (unsigned long long)bytes,
                          (unsigned long long)st.st_size, strerror(EIO));
   }
-  bool writable = !(d->flags & RIG_EDGE_IO_READ_ONLY);
-  if (writable && (e = reserve(d, offset, bytes)))
+  bool writable = !(d->flags & RIG_EDGE_IO_READ_ONLY), reserved;
+  if (writable && (e = reserve(d, offset, bytes, &reserved)))
     return io_errno(err, "io: pages: fallocate", e);
   int prot = PROT_READ | (writable ? PROT_WRITE : 0);
   void *m = mmap(NULL, bytes ? bytes : 1, prot, MAP_SHARED, d->fd, (off_t)offset);

@@ -273,6 +273,8 @@ static int make_or_take_vkdevice(rvk_dev *v, features *want, rig_edge_error *err
     exts[nexts++] = VK_EXT_PCI_BUS_INFO_EXTENSION_NAME;
   if (v->budget_ext)
     exts[nexts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+  if (v->calibrated) /* a profile's clock offset (profile.c) */
+    exts[nexts++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                  .queueFamilyIndex = v->family,
@@ -304,6 +306,8 @@ static int get_entry_points(rvk_dev *v, rig_edge_error *err) {
     GET(GetMemoryHostPointerProperties, vkGetMemoryHostPointerPropertiesEXT);
   if (v->push_desc)
     GET(CmdPushDescriptorSet, vkCmdPushDescriptorSetKHR);
+  if (v->calibrated)
+    GET(GetCalibratedTimestamps, vkGetCalibratedTimestampsEXT);
 #undef GET
   if (!v->WaitSemaphores || !v->GetSemaphoreCounterValue || (v->bda && !v->GetBufferDeviceAddress))
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: the device lacks Vulkan 1.2 entry points",
@@ -363,6 +367,7 @@ int rvk_make_device(rvk_dev *v, rig_edge_error *err) {
   v->pci = has_ext(v->phys, NULL, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
   v->budget_ext = has_ext(v->phys, NULL, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   v->push_desc = has_ext(v->phys, NULL, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  v->calibrated = has_ext(v->phys, NULL, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   int r = pick_family(v, err);
   if (r != RIG_EDGE_OK)
     return r;

@@ -183,6 +183,7 @@ typedef struct rvk_dev {
   rvk_mem scratch;
   bool bda, import, pci, budget_ext;
   bool push_desc;           /* VK_KHR_push_descriptor: descriptor-bound shaders run */
+  bool calibrated;          /* VK_EXT_calibrated_timestamps (profile.c) */
   bool uma;                 /* all its device-local memory is host-visible */
   bool device_host;         /* the host addresses its Device memory: uma, host=1 */
   uint64_t import_align;
@@ -198,6 +199,7 @@ typedef struct rvk_dev {
   PFN_vkGetBufferDeviceAddress GetBufferDeviceAddress;
   PFN_vkGetMemoryHostPointerPropertiesEXT GetMemoryHostPointerProperties;
   PFN_vkCmdPushDescriptorSetKHR CmdPushDescriptorSet;
+  PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestamps;
 
   /* the queue: held work, work on the queue, spare command buffers */
   pthread_mutex_t qlock;

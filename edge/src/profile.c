@@ -10,6 +10,11 @@ RIG_EDGE_API uint64_t rig_edge_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+RIG_EDGE_API void rig_edge_profile_clock_error(rig_edge_profile *ring, uint64_t ns) {
+  if (ring)
+    atomic_store_explicit(&ring->clock_error_ns, ns, memory_order_relaxed);
+}
+
 RIG_EDGE_API bool rig_edge_profile_on(const rig_edge_profile *ring) {
   return ring && atomic_load_explicit(ring->on, memory_order_relaxed);
 }

@@ -29,6 +29,7 @@ struct rig_edge_profile {
   uint64_t mask;              /* cells - 1, cells a power of two */
   _Alignas(64) _Atomic uint64_t head; /* the next position a writer claims */
   _Atomic uint64_t dropped;   /* records a full ring dropped */
+  _Atomic uint64_t clock_error_ns; /* rig_edge_profile_clock_error's bound */
   _Alignas(64) uint64_t tail; /* the reader's next position */
   rig__ring_cell cells[];
 };

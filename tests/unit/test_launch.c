@@ -82,6 +82,25 @@ static void host_2_3_load_and_resolve(void **state) {
   close_release(m);
 }
 
+/* A misspelt name: resolve answers RIG_OK and NULL (None), and the make of
+ * a launch of that NULL names the name this thread resolved in vain, so
+ * the error is told where it surfaces. */
+static void a_launch_of_a_missing_name_names_it(void **state) {
+  rig_image *im = kernel_load("add");
+  rig_function *f = (rig_function *)1;
+  ok(rig_image_resolve(im, "ad_misspelt", &f));
+  assert_null(f);
+  rig_ref refs[3] = {rig_ref_read(0, 0), rig_ref_read(1, 8), rig_ref_write(2, 16)};
+  rig_part part = rig_part_launch(f, refs, 3, 32);
+  rig_submission *s = NULL;
+  assert_int_equal(rig_submission_make(rig_device_host(), &part, 1, &s), RIG_INVALID);
+  assert_null(s);
+  if (!strstr(rig_error_last()->message, "part 0 launches no function") ||
+      !strstr(rig_error_last()->message, "'ad_misspelt' on CPU"))
+    fail_msg("the make does not name the missing function: %s", rig_error_last()->message);
+  rig_image_release(im);
+}
+
 /* An object whose `add` is a GNU indirect function (STT_GNU_IFUNC): the
  * symbol's value is a resolver, which returns the function rather than
  * computing anything. Image.load refuses it with the linker's message,
@@ -691,6 +710,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(obj_3_6_the_add_example),
       cmocka_unit_test(launch_5_refs_hold_the_address_of_what_they_name),
       cmocka_unit_test(host_2_3_load_and_resolve),
+      cmocka_unit_test(a_launch_of_a_missing_name_names_it),
       cmocka_unit_test(host_3_an_indirect_function_is_refused),
       cmocka_unit_test(sym_1_a_launch_calls_the_c_library),
       cmocka_unit_test(launch_6_8_each_thread_once_in_whole_groups),

@@ -286,6 +286,27 @@ static void relative_driver_path_entries_are_ignored(void **state) {
   expect_open("abi2", RIG_INVALID, "ABI 2."); /* keep_env puts the path and folder back */
 }
 
+/* A misspelt driver: the message lists the drivers the folders do hold, so
+ * that the user sees the right name; with RIG_DRIVER_PATH_ONLY=1 it names
+ * only the folders it searched (not core's nor the install folder). */
+static void missing_driver_names_those_found_and_only_folders_searched(void **state) {
+  rig_device *d = NULL;
+  assert_int_equal(rig_device_open("memroy:0", &d), RIG_UNAVAILABLE);
+  assert_null(d);
+  const char *m = rig_error_last()->message, *found = strstr(m, "(drivers found: ");
+  if (!found || !strstr(found, "memory") || strstr(found, "memory") > strstr(found, "):"))
+    fail_msg("no list of the drivers found, memory among them: %s", m);
+  assert_non_null(strstr(m, "beside librig-core"));
+  setenv("RIG_DRIVER_PATH_ONLY", "1", 1);
+  assert_int_equal(rig_device_open("memroy:0", &d), RIG_UNAVAILABLE);
+  unsetenv("RIG_DRIVER_PATH_ONLY");
+  m = rig_error_last()->message;
+  if (strstr(m, "beside librig-core") || strstr(m, "nor in ") || !strstr(m, "RIG_DRIVER_PATH_ONLY"))
+    fail_msg("RIG_DRIVER_PATH_ONLY: names a folder it did not search: %s", m);
+  if (!strstr(m, "(drivers found: ") || !strstr(m, "memory"))
+    fail_msg("RIG_DRIVER_PATH_ONLY: no list of RIG_DRIVER_PATH's drivers: %s", m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(open_1_unknown_driver),
@@ -302,6 +323,7 @@ int main(void) {
       cmocka_unit_test(dom_4_opens_of_other_names_go_on),
       cmocka_unit_test(open_2_static_table_checked),
       keep_env_test(relative_driver_path_entries_are_ignored),
+      keep_env_test(missing_driver_names_those_found_and_only_folders_searched),
       cmocka_unit_test(driver_arguments_are_strict),
       cmocka_unit_test(open_io_refuses_unknown_flags),
   };

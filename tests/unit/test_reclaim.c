@@ -230,6 +230,36 @@ static void reclaim_26_78_pinned_counts_in_the_hosts_budget(void **state) {
   done(d);
 }
 
+static void expect_message(const char *needle) {
+  if (!strstr(rig_error_last()->message, needle))
+    fail_msg("'%s' lacks '%s'", rig_error_last()->message, needle);
+}
+
+/* Out_of_memory that a budget refused says so, with the budget and what is
+ * in use, whether the request is larger than the budget (RECLAIM-51), the
+ * budget is full (RECLAIM-59) or the host's budget refused Pinned memory
+ * for another device (RECLAIM-78): else it reads as a real exhaustion. */
+static void out_of_memory_names_the_budget_that_refused(void **state) {
+  rig_device *d = budgeted("rc-names-budget");
+  rig_buffer *b = NULL, *live;
+  assert_int_equal(rig_buffer_create(d, 2 * MiB, &b), RIG_OUT_OF_MEMORY);
+  assert_string_equal(rig_error_last()->message, "memory:rc-names-budget: out of memory for "
+                      "2097152 bytes: over its budget of 1048576 bytes (0 in use)");
+  ok(rig_buffer_create(d, 768 * KiB, &live));
+  assert_int_equal(rig_buffer_create(d, 512 * KiB, &b), RIG_OUT_OF_MEMORY);
+  expect_message("out of memory for 524288 bytes: over its budget of 1048576 bytes (786432 in use)");
+  assert_null(b);
+  rig_buffer_release(live);
+  done(d);
+  ok(rig_device_open("test:rc-names-pinned", &d));
+  ok(rig_device_free_cache(rig_device_host()));
+  ok(rig_device_set_budget(rig_device_host(), rig_device_allocated(rig_device_host()) + 32 * KiB));
+  assert_int_equal(rig_buffer_create_kind(d, 64 * KiB, RIG_KIND_PINNED, &b), RIG_OUT_OF_MEMORY);
+  ok(rig_device_set_budget(rig_device_host(), INT64_MAX));
+  expect_message("test:rc-names-pinned: out of memory for 65536 bytes: over the host's budget of ");
+  done(d);
+}
+
 /* RECLAIM-4, LIFE-1, RECLAIM-30: only rig_buffer_free frees a live buffer:
  * its memory returns once its work is done, though its buffers, dead, are
  * still held; their release later frees only their records. */
@@ -442,6 +472,7 @@ int main(void) {
       cmocka_unit_test(reclaim_49_host_gives_back_past_its_peak),
       cmocka_unit_test(reclaim_49_kept_memory_goes_back_after_its_epochs),
       cmocka_unit_test(reclaim_26_78_pinned_counts_in_the_hosts_budget),
+      cmocka_unit_test(out_of_memory_names_the_budget_that_refused),
       cmocka_unit_test(reclaim_4_life_1_free_returns_memory_early),
       cmocka_unit_test(reclaim_17_kept_values_go_after_the_work),
       cmocka_unit_test(submit_4_16_waits_for_room),

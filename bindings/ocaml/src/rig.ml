@@ -35,26 +35,29 @@ external version : unit -> string = "rig_ml_version"
 (* One OCaml value per device, so that equal is ==: the table of the
    devices the program has seen, by their C pointer. *)
 let devices : (int, t) Hashtbl.t = Hashtbl.create 16
-let devices_lock = Mutex.create ()
+
+(* The table's lock is C's (rig_ml_core.c), so that the library needs no
+   threads library, whose Mutex ocamlfind links only with -thread. *)
+external devices_lock : unit -> unit = "rig_ml_devices_lock"
+external devices_unlock : unit -> unit = "rig_ml_devices_unlock" [@@noalloc]
+
+let locked f =
+  devices_lock ();
+  Fun.protect ~finally:devices_unlock f
 
 let intern (d : t) =
   let k = device_key d in
-  Mutex.lock devices_lock;
-  let v =
-    match Hashtbl.find_opt devices k with
-    | Some v -> v (* d's reference goes with d's finaliser *)
-    | None ->
-        Hashtbl.add devices k d;
-        d
-  in
-  Mutex.unlock devices_lock;
-  v
+  locked (fun () ->
+      match Hashtbl.find_opt devices k with
+      | Some v -> v (* d's reference goes with d's finaliser *)
+      | None ->
+          Hashtbl.add devices k d;
+          d)
 
 let of_key k =
-  Mutex.lock devices_lock;
-  let found = Hashtbl.find_opt devices k in
-  Mutex.unlock devices_lock;
-  match found with Some d -> d | None -> intern (device_wrap k)
+  match locked (fun () -> Hashtbl.find_opt devices k) with
+  | Some d -> d
+  | None -> intern (device_wrap k)
 
 let host = intern (device_host ())
 

@@ -1,9 +1,33 @@
-/* rig_ml_core.c: errors, the two hooks, and points. */
+/* rig_ml_core.c: errors, the two hooks, points, and the lock of rig.ml's
+ * table of devices. */
+#include <pthread.h>
 #include <string.h>
 
 #include "rig_ml.h"
 
 __thread int rig_ml_state;
+
+/* The lock of Rig's table of devices (rig.ml), held for a lookup or an add.
+ * A mutex of C's, so that the library needs no threads library: OCaml 4's
+ * Mutex is in it, and ocamlfind links it only for a program built with
+ * -thread ("No implementations provided for Mutex" otherwise). A thread
+ * that finds it held waits with the runtime released, so that the holder,
+ * which may have let the runtime go meanwhile, can take it back and unlock. */
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+
+value rig_ml_devices_lock(value unit) {
+  if (pthread_mutex_trylock(&devices_lock) != 0) {
+    caml_release_runtime_system();
+    pthread_mutex_lock(&devices_lock);
+    caml_acquire_runtime_system();
+  }
+  return Val_unit;
+}
+
+value rig_ml_devices_unlock(value unit) {
+  pthread_mutex_unlock(&devices_lock);
+  return Val_unit;
+}
 
 /* The exceptions of Rig (Callback.register_exception in rig.ml). */
 static const value *exn(const char *name) {

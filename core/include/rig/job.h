@@ -2,10 +2,11 @@
  * in order, that tells afterwards which of its steps a lost machine took
  * with it (docs/remote.md). Included by <rig/rig.h>, whose conventions
  * hold here; include that. */
+/* <rig/rig.h> first, outside the guard: included on its own, this header
+ * then comes in from rig.h's end, where the types it uses are declared. */
+#include <rig/rig.h>
 #ifndef RIG_JOB_H
 #define RIG_JOB_H
-
-#include <rig/rig.h>
 
 #ifdef __cplusplus
 extern "C" {

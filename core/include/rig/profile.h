@@ -1,10 +1,11 @@
 /* rig/profile.h: profiles: the timed work of every device that times
  * work, taken as records and written as a Chrome trace (docs/profiling.md).
  * Included by <rig/rig.h>, whose conventions hold here; include that. */
+/* <rig/rig.h> first, outside the guard: included on its own, this header
+ * then comes in from rig.h's end, where the types it uses are declared. */
+#include <rig/rig.h>
 #ifndef RIG_PROFILE_H
 #define RIG_PROFILE_H
-
-#include <rig/rig.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,13 @@ RIG_API uint32_t rig_profile_devices(const rig_profile *p);
 /* Returns the name of device i of p ("CPU", "vulkan:0"), owned by p, or
  * NULL for i out of range. Lock-free. */
 RIG_API const char *rig_profile_device(const rig_profile *p, uint32_t i);
+/* Returns the error bound, in nanoseconds either way, of device i's times
+ * against CLOCK_MONOTONIC: 0 for a device timed by that clock itself (the
+ * host), a calibration's bound for one whose driver converts its own clock
+ * (Vulkan). A span of device i that waits for one of device j starts no
+ * earlier than that span's end less the two bounds. 0 for i out of range.
+ * Lock-free. */
+RIG_API uint64_t rig_profile_clock_error(const rig_profile *p, uint32_t i);
 /* Returns the records p lacks because a device's ring was full when its
  * driver wrote them: take more often, or start with a larger n.
  * Lock-free. */

@@ -51,6 +51,15 @@ extern "C" {
 #define RIG_MUST_USE
 #endif
 
+/* An initialiser that zeroes every field, in C ({0}) and in C++ ({}) alike:
+ * the inline constructors of <rig/submission.h> start from it, as C++
+ * before C++20 has no designated initialisers. */
+#ifdef __cplusplus
+#define RIG_ZERO_INIT {}
+#else
+#define RIG_ZERO_INIT {0}
+#endif
+
 /* ---- status and errors ---------------------------------------------------- */
 
 typedef enum rig_status {
@@ -239,6 +248,8 @@ RIG_API const char *rig_device_machine(const rig_device *d);
  * none is needed, as a machine's host stays recorded for the life of the
  * process, lost or closed. NULL for NULL. Lock-free; never blocks. */
 RIG_API rig_device *rig_device_host_of(const rig_device *d);
+
+/* ---- devices: kinds, close, properties and state ------------------------------ */
 
 /* Whether d is an io device. Lock-free. */
 RIG_API bool rig_device_is_io(const rig_device *d);
@@ -690,8 +701,11 @@ RIG_API void rig_host_parallel(void (*fn)(const void *ctx, int64_t first, int64_
  * over the budget; RIG_LOST for a lost d. Blocks; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_image_load(rig_device *d, const void *bytes, size_t n, rig_image **out);
 /* Finds the function name of im (Image.resolve; HOST-3: on host, a named
- * symbol of an executable section). *out is NULL where im has none (None);
- * the function lives as long as im. RIG_INVALID for a function the device
+ * symbol of an executable section). *out is NULL where im has none (None):
+ * a missing or misspelt name returns RIG_OK, so test *out for NULL; a launch
+ * part of NULL is RIG_INVALID at rig_submission_make, whose message names
+ * the last name the calling thread's resolve found none for. The function
+ * lives as long as im. RIG_INVALID for a function the device
  * cannot run (ERR-26: d keeps serving). May lock.
  * On a Vulkan device name is a GLSL/SPIR-V entry point ("main"), optionally
  * followed by ':' and the shader's specialization constants,

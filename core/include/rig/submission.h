@@ -2,10 +2,11 @@
  * their parts (copies, fills, words, launches) and the refs of launches,
  * runs and their launch blocks, and rig_run_submit. Included by <rig/rig.h>,
  * whose conventions hold here; include that. */
+/* <rig/rig.h> first, outside the guard: included on its own, this header
+ * then comes in from rig.h's end, where the types it uses are declared. */
+#include <rig/rig.h>
 #ifndef RIG_SUBMISSION_H
 #define RIG_SUBMISSION_H
-
-#include <rig/rig.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,19 +52,31 @@ typedef struct rig_ref {
  * reads (rig_ref_read), writes (rig_ref_write) or both (rig_ref_read_write),
  * or f's entry address (rig_ref_entry), stored at byte `at` of the block. */
 static inline rig_ref rig_ref_read(uint32_t slot, uint32_t at) {
-  rig_ref r = {.kind = RIG_REF_READ, .slot = slot, .at = at};
+  rig_ref r = RIG_ZERO_INIT;
+  r.kind = RIG_REF_READ;
+  r.slot = slot;
+  r.at = at;
   return r;
 }
 static inline rig_ref rig_ref_write(uint32_t slot, uint32_t at) {
-  rig_ref r = {.kind = RIG_REF_WRITE, .slot = slot, .at = at};
+  rig_ref r = RIG_ZERO_INIT;
+  r.kind = RIG_REF_WRITE;
+  r.slot = slot;
+  r.at = at;
   return r;
 }
 static inline rig_ref rig_ref_read_write(uint32_t slot, uint32_t at) {
-  rig_ref r = {.kind = RIG_REF_READ_WRITE, .slot = slot, .at = at};
+  rig_ref r = RIG_ZERO_INIT;
+  r.kind = RIG_REF_READ_WRITE;
+  r.slot = slot;
+  r.at = at;
   return r;
 }
 static inline rig_ref rig_ref_entry(const rig_function *f, uint32_t at) {
-  rig_ref r = {.kind = RIG_REF_ENTRY, .at = at, .entry = f};
+  rig_ref r = RIG_ZERO_INIT;
+  r.kind = RIG_REF_ENTRY;
+  r.at = at;
+  r.entry = f;
   return r;
 }
 /* Fixed memory (BUF-1): the submission holds b from make on, and each
@@ -71,8 +84,10 @@ static inline rig_ref rig_ref_entry(const rig_function *f, uint32_t at) {
  * and a write), with no slot. Make refuses a written fixed buffer that
  * permits only reads (VALID-7) and a dead one (VALID-4). */
 static inline rig_ref rig_ref_fixed(rig_buffer *b, rig_access access, uint32_t at) {
-  rig_ref r = {.kind = access == RIG_READ ? RIG_REF_READ : RIG_REF_READ_WRITE, .at = at,
-               .fixed = b};
+  rig_ref r = RIG_ZERO_INIT;
+  r.kind = access == RIG_READ ? RIG_REF_READ : RIG_REF_READ_WRITE;
+  r.at = at;
+  r.fixed = b;
   return r;
 }
 /* r, its use unordered (Submission.unordered: ORDER-23, ORDER-24, LMEM-4). */
@@ -103,30 +118,44 @@ typedef struct rig_part {
   uint32_t params_bytes;
 } rig_part;
 
-/* Parts (lock-free constructors). Designated initialisers, here and for
- * refs: a field added later starts at zero and shifts nothing. */
+/* Parts (lock-free constructors). Each starts from RIG_ZERO_INIT, here and
+ * for refs: a field added later starts at zero and shifts nothing, and C++
+ * before C++20, which has no designated initialisers, compiles them. */
 static inline rig_part rig_part_copy(uint32_t src_slot, uint32_t dst_slot) {
-  rig_part p = {.kind = RIG_PART_COPY, .src = src_slot, .dst = dst_slot};
+  rig_part p = RIG_ZERO_INIT;
+  p.kind = RIG_PART_COPY;
+  p.src = src_slot;
+  p.dst = dst_slot;
   return p;
 }
 static inline rig_part rig_part_fill(uint32_t dst_slot, uint32_t pattern,
                                      uint32_t pattern_bytes) {
-  rig_part p = {.kind = RIG_PART_FILL, .dst = dst_slot, .pattern = pattern,
-                .pattern_bytes = pattern_bytes};
+  rig_part p = RIG_ZERO_INIT;
+  p.kind = RIG_PART_FILL;
+  p.dst = dst_slot;
+  p.pattern = pattern;
+  p.pattern_bytes = pattern_bytes;
   return p;
 }
 /* Words the device's queue takes as they are (Submission.words), whose
  * effect rig cannot see. */
 static inline rig_part rig_part_words(const uint32_t *words, uint32_t n) {
-  rig_part p = {.kind = RIG_PART_WORDS, .words = words, .nwords = n};
+  rig_part p = RIG_ZERO_INIT;
+  p.kind = RIG_PART_WORDS;
+  p.words = words;
+  p.nwords = n;
   return p;
 }
 /* A launch of f (Submission.launch ~refs f ~params:n): its run's block holds
  * n bytes of parameters and the grid (rig_run_groups, rig_run_threads). */
 static inline rig_part rig_part_launch(const rig_function *f, const rig_ref *refs, uint32_t nrefs,
                                        uint32_t params_bytes) {
-  rig_part p = {.kind = RIG_PART_LAUNCH, .function = f, .refs = refs, .nrefs = nrefs,
-                .params_bytes = params_bytes};
+  rig_part p = RIG_ZERO_INIT;
+  p.kind = RIG_PART_LAUNCH;
+  p.function = f;
+  p.refs = refs;
+  p.nrefs = nrefs;
+  p.params_bytes = params_bytes;
   return p;
 }
 /* p, with its uses unordered. */

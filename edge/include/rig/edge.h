@@ -416,6 +416,14 @@ RIG_EDGE_API void rig_edge_profile_record(rig_edge_profile *ring, const rig_edge
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every rig_edge_span.
  * Thread-safe; allocates nothing. */
 RIG_EDGE_API uint64_t rig_edge_now_ns(void);
+/* States that ring's spans, converted from a clock of the device, are
+ * CLOCK_MONOTONIC within ns either way: the error bound of the driver's
+ * conversion (a calibration's deviation). 0, the default, for a driver
+ * that reads CLOCK_MONOTONIC itself. Profiles carry it per device
+ * (rig_profile_clock_error), and a reader allows for it when it compares
+ * two devices' spans. Lock-free, allocates nothing; a driver that calls
+ * it needs a librig-edge that has it (rig 0.1.0 from issue 27 on). */
+RIG_EDGE_API void rig_edge_profile_clock_error(rig_edge_profile *ring, uint64_t ns);
 
 /* ---- a driver's arguments (ABI 1.3) -------------------------------------- */
 
