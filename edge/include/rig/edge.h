@@ -102,12 +102,12 @@ enum rig_edge_flag {
   RIG_EDGE_COMPUTES = 1u << 6,       /* it runs work (false for io devices) */
   /* Submit runs the work before it returns (DOM-6), as the memory
      driver's does: it stores work->value in the word core bound
-     (rig_edge_word_store) before it returns RIG_EDGE_OK. Core waits for
-     no value of such a device in the usual way, and since ABI 1.9 a
-     submit that returns with the word below its value is a driver fault:
-     core loses the device with a message that says so (where core keeps
-     the word; an OWN_WORD driver's signaled() must say the value by
-     then). */
+     (rig_edge_word_store) before it returns RIG_EDGE_OK, and nothing
+     stores it later. Since ABI 1.9 a submit that returns with that word
+     below its value is a driver fault: core loses the device with a
+     message that says so, where it used to wait for the value for good.
+     An OWN_WORD driver's signaled() must give the value by then too
+     (core does not check it: that would be a call per submit). */
   RIG_EDGE_SYNCHRONOUS = 1u << 7,
   /* ABI 1.8: core commits a value at its submit, in the same hold of
      ERR-9's mask, where every value committed before is known reached
@@ -145,8 +145,9 @@ enum rig_edge_device_type {
  * alignment a power of two and at least 1, arch non-empty for a computing
  * device, bus of the form DDDD:BB:DD.F or empty, no kind on a queue past
  * queues, a kind on a queue only where COMPUTES is stated and a launch
- * only where the driver has load. A refusal names the rule and the field. Which facts core
- * trusts without a check, and what breaks when they lie: docs/edge.md. */
+ * only where the driver has load. A refusal names the rule and the
+ * field. Which facts core trusts without a check, and what breaks when
+ * they lie: docs/edge.md. */
 typedef struct rig_edge_facts {
   uint32_t size;               /* set by core: sizeof(rig_edge_facts) it knows */
   uint32_t flags;              /* enum rig_edge_flag */
