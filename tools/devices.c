@@ -18,6 +18,13 @@ const char *rig_cli_why_word(const char *message) {
     return "no plugin";
   if (strstr(message, "cannot open shared object") || strstr(message, "undefined symbol"))
     return "no library";
+  /* A plugin that loads but that rig refuses: no entry symbol, another ABI
+   * major, a short table, facts that break a rule. Its devices may be
+   * there; the plugin is at fault, and the message says how. */
+  if (strstr(message, "rig_edge_entry_v1") || strstr(message, "driver ABI") ||
+      strstr(message, "driver table") || strstr(message, "io table") ||
+      strstr(message, "facts break a rule"))
+    return "bad plugin";
   return "no device";
 }
 

@@ -91,11 +91,14 @@ static void capabilities(rig_cli_record *r, const rig_device *d) {
     cuda_record(r, c);
 }
 
-/* The driver's version: rig's for the drivers built with it, and the
- * vendor driver's beneath where a capability record says. */
-static void driver_version(rig_cli_record *r, const char *driver, const rig_vulkan_device *v,
-                           const rig_cuda_device *c) {
-  if (v)
+/* The driver's version: what a driver outside rig states in its facts
+ * (edge ABI 1.9); rig's for the drivers built with it, and the vendor
+ * driver's beneath where a capability record says. */
+static void driver_version(rig_cli_record *r, const char *driver, const rig_device *d,
+                           const rig_vulkan_device *v, const rig_cuda_device *c) {
+  if (*rig_device_driver_version(d) && !ships_with_rig(driver))
+    rig_cli_str(r, NULL, "driver_version", "%s", rig_device_driver_version(d));
+  else if (v)
     rig_cli_str(r, NULL, "driver_version", "rig %s, %s", rig_version(), v->driver_info);
   else if (c)
     rig_cli_str(r, NULL, "driver_version", "rig %s, CUDA %d.%d", rig_version(),
@@ -116,11 +119,12 @@ static void identity(rig_cli_record *r, const rig_device *d, const char *driver)
   if (d == rig_device_host())
     host_model(model, sizeof model);
   rig_cli_str(r, NULL, "model", "%s",
-              v ? v->name : c ? c->name : *model ? model : rig_device_is_io(d) ? "a file"
+              v ? v->name : c ? c->name : *model ? model : *rig_device_model(d) ? rig_device_model(d)
+              : rig_device_is_io(d) ? "a file"
               : strcmp(driver, "memory") == 0 ? "host memory" : "");
   rig_cli_str(r, NULL, "type", "%s", rig_cli_type(d));
   rig_cli_str(r, NULL, "driver", "%s", driver);
-  driver_version(r, driver, v, c);
+  driver_version(r, driver, d, v, c);
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (v || c)
     rig_cli_size(r, NULL, "memory_total", v ? v->memory_bytes : c->memory_bytes);

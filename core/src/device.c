@@ -31,6 +31,13 @@ RIG_API bool rig_device_runs_on_host(const rig_device *d) { return d && rig__run
 RIG_API bool rig_device_computes(const rig_device *d) {
   return d && (d->facts.flags & RIG_EDGE_COMPUTES);
 }
+RIG_API bool rig_device_queue_waits(const rig_device *d) {
+  return d && (d->facts.flags & RIG_EDGE_QUEUE_WAITS);
+}
+RIG_API const char *rig_device_model(const rig_device *d) { return d ? d->facts.model : ""; }
+RIG_API const char *rig_device_driver_version(const rig_device *d) {
+  return d ? d->facts.version : "";
+}
 RIG_API uint64_t rig_device_alignment(const rig_device *d) { return d ? d->facts.alignment : 0; }
 RIG_API bool rig_device_cache_bytes(const rig_device *d, uint64_t *out) {
   if (!d || d->facts.cache_bytes == 0)
@@ -254,10 +261,50 @@ static bool bus_ok(const char *b) {
   return b[sizeof form - 1] == 0;
 }
 
-/* OPEN-35: facts that break a rule make the open RIG_INVALID. */
+static const char *const kind_names[RIG_EDGE_PART_KINDS] = {
+    "RIG_EDGE_PART_COPY", "RIG_EDGE_PART_FILL", "RIG_EDGE_PART_LAUNCH", "RIG_EDGE_PART_WORDS"};
+
+/* The facts' queues (OPEN-35), each fact named as the driver spells it:
+ * no kind on a queue past facts.queues; a kind on a queue only for a
+ * device that computes (core calls submit only there) and a launch only
+ * for one that loads code, from ABI 1.9 on (before, a kind left unset was
+ * on queue 0, and such a driver opens as it did). commit_k is not
+ * checked: rig never reads k (TL-11), and a wait commits whatever a
+ * driver holds back, so no k breaks anything. Writes the fault into why;
+ * false where one is found. */
+static bool queues_ok(const rig_edge_driver *t, const rig_edge_facts *f, char *why, size_t n) {
+  for (int k = 0; k < RIG_EDGE_PART_KINDS; k++) {
+    unsigned q = f->part_queue[k];
+    if (q == RIG_EDGE_NO_QUEUE)
+      continue;
+    if (q >= f->queues) {
+      snprintf(why, n, "facts.part_queue[%s] is queue %u, past facts.queues (%u)%s",
+               kind_names[k], q, f->queues,
+               t->abi_minor < 9 ? "" : "; a kind the device does not run stays RIG_EDGE_NO_QUEUE");
+      return false;
+    }
+    if (t->abi_minor < 9) /* zeroed facts put it there: what an older driver opened with */
+      continue;
+    if (!(f->flags & RIG_EDGE_COMPUTES)) {
+      snprintf(why, n, "facts.part_queue[%s] is queue %u, but COMPUTES is not in facts.flags: a "
+               "device that runs no work puts no kind on a queue", kind_names[k], q);
+      return false;
+    }
+    if (k == RIG_EDGE_PART_LAUNCH && !t->load) {
+      snprintf(why, n, "facts.part_queue[RIG_EDGE_PART_LAUNCH] is queue %u, but the driver has no "
+               "load: it runs no code; leave it RIG_EDGE_NO_QUEUE", q);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* OPEN-35: facts that break a rule make the open RIG_INVALID, with a
+ * message that names the rule and the fact. */
 static rig_status check_facts(const char *name, const rig_edge_driver *t,
                               const rig_edge_facts *f) {
   const char *bad = NULL;
+  char why[200];
   bool computes = f->flags & RIG_EDGE_COMPUTES;
   if (f->alignment == 0 || (f->alignment & (f->alignment - 1)))
     bad = "alignment is not a power of two";
@@ -277,13 +324,12 @@ static rig_status check_facts(const char *name, const rig_edge_driver *t,
     bad = "a computing device without submit";
   else if (!t->allocate || !t->release)
     bad = "no allocate or release";
-  if (!bad && f->queues > RIG_EDGE_MAX_QUEUES)
+  else if (f->queues > RIG_EDGE_MAX_QUEUES)
     bad = "more queues than RIG_EDGE_MAX_QUEUES";
-  for (int k = 0; !bad && k < RIG_EDGE_PART_KINDS; k++)
-    if (f->part_queue[k] != RIG_EDGE_NO_QUEUE && f->part_queue[k] >= f->queues)
-      bad = "a part kind names a queue past facts.queues";
+  else if (!queues_ok(t, f, why, sizeof why))
+    bad = why;
   if (bad)
-    return rig__fail(RIG_INVALID, NULL, 0, "%s: facts break a rule: %s", name, bad);
+    return rig__fail(RIG_INVALID, NULL, 0, "%s: facts break a rule (OPEN-35): %s", name, bad);
   return RIG_OK;
 }
 
@@ -301,9 +347,15 @@ rig_status rig__facts_read(const char *name, const rig_edge_driver *t, void *h,
   rig_edge_error err = {0};
   memset(f, 0, sizeof *f);
   f->size = sizeof *f;
+  /* ABI 1.9: a part kind the driver leaves unset has no queue. Before,
+   * zeroed facts put it on queue 0, and an older driver keeps that. */
+  if (t->abi_minor >= 9)
+    memset(f->part_queue, RIG_EDGE_NO_QUEUE, sizeof f->part_queue);
   if (RIG__DRIVER(t->facts(h, f, &err)) != RIG_EDGE_OK)
     return rig__fail(RIG_UNAVAILABLE, NULL, 0, "%s: %s", name, err.message);
   f->arch[sizeof f->arch - 1] = 0;
+  f->model[sizeof f->model - 1] = 0;
+  f->version[sizeof f->version - 1] = 0;
   return check_facts(name, t, f);
 }
 

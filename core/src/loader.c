@@ -183,8 +183,11 @@ static rig_status load_file(const char *driver, const char *path, struct rig__pl
   rig_edge_entry_fn entry = (rig_edge_entry_fn)dlsym(so, RIG_EDGE_ENTRY_NAME);
   const rig_edge_driver *t = entry ? entry() : NULL;
   rig_status st = t ? rig__check_table(t, path)
-                    : rig__fail(RIG_INVALID, NULL, 0, "%s: no %s symbol", path,
-                                RIG_EDGE_ENTRY_NAME);
+                    : rig__fail(RIG_INVALID, NULL, 0,
+                                "%s: no %s symbol: define it with RIG_EDGE_DRIVER(table), "
+                                "which exports it even under -fvisibility=hidden, and check "
+                                "with nm -D that the plugin exports it",
+                                path, RIG_EDGE_ENTRY_NAME);
   if (st != RIG_OK) {
     dlclose(so);
     return st;

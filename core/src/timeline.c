@@ -166,6 +166,27 @@ static void driver_took(rig_device *d, uint64_t v) {
   atomic_store_explicit(&d->tl.taken, v, memory_order_release);
 }
 
+/* A SYNCHRONOUS device ran work v before its submit returned (DOM-6), so
+ * the word core keeps for it holds v; one that does not would leave every
+ * wait for v waiting for good where hang_ms is 0. A driver fault: false,
+ * with the message in err. Not checked where the driver keeps its own word
+ * (a call to signaled per submit), nor in a forked child, whose parent's
+ * word it is. */
+static bool synchronous_kept(const rig_device *d, uint64_t v, rig_edge_error *err) {
+  if (!(d->facts.flags & RIG_EDGE_SYNCHRONOUS) || (d->facts.flags & RIG_EDGE_OWN_WORD) ||
+      d->life.forked)
+    return true;
+  uint64_t w = rig_edge_word_load(&d->tl.word);
+  if (w >= v)
+    return true;
+  rig_edge_fail(err, RIG_EDGE_FAULT,
+                "%s: a SYNCHRONOUS driver's submit returned with its word at %llu, below the "
+                "work's value %llu: a synchronous driver stores the value in its word "
+                "(rig_edge_word_store) before submit returns (<rig/edge.h>)",
+                d->name, (unsigned long long)w, (unsigned long long)v);
+  return false;
+}
+
 /* Assigns the next value to work, hands it to d's driver and stamps its
  * uses; entered with the submit lock held, which it drops. */
 static rig_status assign(rig_device *d, rig_edge_work *work, const rig__use *uses, size_t nuses,
@@ -195,6 +216,8 @@ static rig_status assign(rig_device *d, rig_edge_work *work, const rig__use *use
   rig__edge_error_clear(&err);
   /* The host's work runs with the thread's mask as the program set it. */
   int r = RIG__DRIVER_OF(d, d->drv->submit(d->h, work, &err));
+  if (r == RIG_EDGE_OK && !synchronous_kept(d, v, &err))
+    r = RIG_EDGE_FAULT;
   if (r == RIG_EDGE_OK)
     driver_took(d, v); /* first: a commit made here overlaps the stamps */
   rig_point p = rig_point_make(d->slot, v);

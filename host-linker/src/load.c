@@ -35,6 +35,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#if __has_include(<gnu/lib-names.h>)
+#include <gnu/lib-names.h> /* LIBM_SO */
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -108,6 +111,8 @@ rig_link_status rig__link_load(const void *bytes, size_t n, const rig_link_optio
   *out = l.im;
   l.im = NULL;
 out:
+  if (st == RIG_LINK_REFUSED)
+    rig__link_explain(&l);
   rig_link_free(l.im);
   if (l.elf)
     elf_end(l.elf);
@@ -129,7 +134,30 @@ const void *rig_link_code(const rig_link_image *im) { return im ? im->base : NUL
 
 size_t rig_link_code_bytes(const rig_link_image *im) { return im ? im->map_bytes : 0; }
 
+/* The math library, opened once at the first name the process lacks:
+ * SYM-1 counts it among the process's libraries, and a kernel that calls
+ * expf must link whether or not the program itself linked libm (under
+ * --as-needed a program that calls no math function has none). Opened
+ * RTLD_LOCAL, so it adds nothing to the process's own scope; it stays
+ * loaded for the process's life, as the stubs that point into it may. */
+static pthread_once_t libm_once = PTHREAD_ONCE_INIT;
+static void *libm;
+
+static void libm_open(void) {
+#ifdef LIBM_SO
+  libm = dlopen(LIBM_SO, RTLD_LAZY | RTLD_LOCAL);
+#else
+  libm = dlopen("libm.so.6", RTLD_LAZY | RTLD_LOCAL);
+#endif
+}
+
 void *rig_link_default_lookup(void *ctx, const char *name) {
   (void)ctx;
-  return name ? dlsym(RTLD_DEFAULT, name) : NULL;
+  if (!name)
+    return NULL;
+  void *p = dlsym(RTLD_DEFAULT, name);
+  if (p)
+    return p;
+  pthread_once(&libm_once, libm_open);
+  return libm ? dlsym(libm, name) : NULL;
 }

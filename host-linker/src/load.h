@@ -161,6 +161,19 @@ RIG__LINK_HIDDEN rig__link_label rig__link_sym_label(const rig__link_state *l, s
 RIG__LINK_HIDDEN rig__link_label rig__link_rel_label(const rig__link_state *l, size_t rsec,
                                                      size_t j, const GElf_Rela *r);
 
+/* Refuses relocation j of section rsec for its type (LINK-6); a GOT type
+ * gets the words of what to change: pass the process's variable in the
+ * parameters, or make the kernel's global static or hidden. */
+RIG__LINK_HIDDEN __attribute__((cold, noinline)) rig_link_status
+rig__link_fail_type(rig__link_state *l, size_t rsec, size_t j, const GElf_Rela *r);
+/* Refuses writable section i of so many bytes (LINK-4); a relro table of
+ * pointers (.data.rel.ro) gets the words of what to change. */
+RIG__LINK_HIDDEN __attribute__((cold, noinline)) rig_link_status
+rig__link_fail_writable(rig__link_state *l, size_t i, uint64_t bytes);
+/* After a refusal: where the object calls an OpenMP runtime (built with
+ * -fopenmp), rewrites the message to say so, keeping the rule's tag. */
+RIG__LINK_HIDDEN __attribute__((cold, noinline)) void rig__link_explain(rig__link_state *l);
+
 /* Refuses symbol i, which cannot be read (symbols.c): past the table, past
  * 2^31 symbols, or past the extended section indexes. */
 RIG__LINK_HIDDEN __attribute__((cold, noinline)) rig_link_status

@@ -166,10 +166,7 @@ static rig_link_status open_sections(rig__link_state *l, size_t *shstrndx) {
 static rig_link_status join_image(rig__link_state *l, size_t i, Elf_Scn *scn) {
   rig__link_section *s = &l->secs[i];
   if ((s->sh.sh_flags & SHF_WRITE) && s->sh.sh_size > 0)
-    return rig__link_fail(l, RIG_LINK_REFUSED,
-                          "section %s: writable and not empty (%" PRIu64 " bytes); a kernel "
-                          "takes mutable state through its parameters (LINK-4)",
-                          rig__link_sec_label(l, i).s, (uint64_t)s->sh.sh_size);
+    return rig__link_fail_writable(l, i, (uint64_t)s->sh.sh_size);
   if ((s->sh.sh_flags & SHF_TLS) && s->sh.sh_size > 0)
     return rig__link_fail(l, RIG_LINK_REFUSED,
                           "section %s: thread-local data, defined outside the image (LINK-7)",

@@ -221,8 +221,7 @@ static __attribute__((cold, noinline)) rig_link_status bad_relocation(rig__link_
                           "relocation %zu of %s: symbol #%zu does not exist (LINK-3)", j,
                           rig__link_sec_label(l, k).s, (size_t)GELF_R_SYM(r->r_info));
   if (!rig__link_reloc_listed(l->machine, (unsigned)GELF_R_TYPE(r->r_info), &width))
-    return rig__link_fail(l, RIG_LINK_REFUSED, "%s: a type not in the Relocations list (LINK-6)",
-                          rig__link_rel_label(l, k, j, r).s);
+    return rig__link_fail_type(l, k, j, r);
   return rig__link_fail(l, RIG_LINK_REFUSED,
                         "%s: patches outside its section's %" PRIu64 " bytes, outside the "
                         "image (LINK-8)",

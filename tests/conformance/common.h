@@ -24,8 +24,9 @@ bool conf_is_host(void);
  * $RIG_EXE) and opens that machine's host first (docs/remote.md). */
 bool conf_is_remote(void);
 /* Whether the device under test's queue waits on other devices' words
- * itself (SUBMIT-2), as its driver's facts state (QUEUE_WAITS): the test
- * device but with waits=0, and the sample device. The others wait on
+ * itself (SUBMIT-2), as its driver's facts state (QUEUE_WAITS,
+ * rig_device_queue_waits): the test device but with waits=0, the sample
+ * device, a CUDA GPU with stream memory operations. The others wait on
  * the host before their submit returns (SUBMIT-3). */
 bool conf_queue_waits(void);
 

@@ -312,6 +312,17 @@ RIG_API const void *rig_device_capability(const rig_device *d, const char *key);
 /* Whether d's work addresses e's own memory through a borrow on d
  * (MACH-10..20). */
 RIG_API bool rig_device_reaches(const rig_device *d, const rig_device *e);
+/* Whether d's queue waits itself on other devices' points, its driver
+ * stating QUEUE_WAITS (SUBMIT-2): a submit that follows another device's
+ * point not yet reached may return before it is; false where such a
+ * submit waits for it on the host first (SUBMIT-3). Lock-free. */
+RIG_API bool rig_device_queue_waits(const rig_device *d);
+/* What d's maker calls it, and its driver's own version, as the driver
+ * states them (edge ABI 1.9); "" where it states none (every driver
+ * before 1.9, and core's host). A string of d's record: valid while d is
+ * referenced. Lock-free. */
+RIG_API const char *rig_device_model(const rig_device *d);
+RIG_API const char *rig_device_driver_version(const rig_device *d);
 /* Writes "NAME" or "NAME (lost: why)" into out; returns the full length. */
 RIG_API size_t rig_device_format(const rig_device *d, char *out, size_t n);
 

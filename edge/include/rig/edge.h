@@ -1,4 +1,4 @@
-/* rig/edge.h: the driver ABI of rig, version 1 (1.8).
+/* rig/edge.h: the driver ABI of rig, version 1 (1.9).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry
  * symbol with RIG_EDGE_DRIVER(table). Core (librig-core) finds it at open time
@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 8u
+#define RIG_EDGE_ABI_MINOR 9u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -100,8 +100,15 @@ enum rig_edge_flag {
   RIG_EDGE_MAY_BLOCK = 1u << 4,      /* room/submit/commit may block (DOM-5) */
   RIG_EDGE_RUNS_ON_HOST = 1u << 5,   /* its work is this process's code (PROP-26) */
   RIG_EDGE_COMPUTES = 1u << 6,       /* it runs work (false for io devices) */
-  RIG_EDGE_SYNCHRONOUS = 1u << 7,    /* submit runs the work before it returns
-                                        (DOM-6), as the memory driver's does */
+  /* Submit runs the work before it returns (DOM-6), as the memory
+     driver's does: it stores work->value in the word core bound
+     (rig_edge_word_store) before it returns RIG_EDGE_OK, and nothing
+     stores it later. Since ABI 1.9 a submit that returns with that word
+     below its value is a driver fault: core loses the device with a
+     message that says so, where it used to wait for the value for good.
+     An OWN_WORD driver's signaled() must give the value by then too
+     (core does not check it: that would be a call per submit). */
+  RIG_EDGE_SYNCHRONOUS = 1u << 7,
   /* ABI 1.8: core commits a value at its submit, in the same hold of
      ERR-9's mask, where every value committed before is known reached
      (the device is idle); otherwise the work waits for k values or a
@@ -130,10 +137,17 @@ enum rig_edge_device_type {
   RIG_EDGE_TYPE_REMOTE = 5, /* a device of another machine or process */
 };
 
-/* The facts a device states at open. Core zeroes the struct, sets size and
- * calls facts() once; it then checks them (OPEN-35): alignment a power of two
- * and at least 1, arch non-empty for a computing device, bus of the form
- * DDDD:BB:DD.F or empty, a queue for no kind beyond queues. */
+/* The facts a device states at open. Core zeroes the struct, sets size
+ * and, for a driver of ABI 1.9 on (its table's abi_minor), sets every
+ * part_queue to RIG_EDGE_NO_QUEUE, so that a kind the driver leaves unset
+ * has no queue (before 1.9 it read as queue 0, and still does for an
+ * older driver). It calls facts() once, then checks them (OPEN-35):
+ * alignment a power of two and at least 1, arch non-empty for a computing
+ * device, bus of the form DDDD:BB:DD.F or empty, no kind on a queue past
+ * queues, a kind on a queue only where COMPUTES is stated and a launch
+ * only where the driver has load. A refusal names the rule and the
+ * field. Which facts core trusts without a check, and what breaks when
+ * they lie: docs/edge.md. */
 typedef struct rig_edge_facts {
   uint32_t size;               /* set by core: sizeof(rig_edge_facts) it knows */
   uint32_t flags;              /* enum rig_edge_flag */
@@ -143,10 +157,17 @@ typedef struct rig_edge_facts {
   uint64_t cache_bytes;        /* last-level cache, 0 where unknown (PROP-32) */
   uint64_t budget;             /* the start budget (RECLAIM-66) */
   uint32_t hang_ms;            /* 0: work bounded elsewhere (HANG-1) */
-  uint32_t commit_k;           /* informative: commits at least every k values */
+  uint32_t commit_k;           /* informative: commits at least every k values;
+                                  rig never reads it */
   uint32_t queues;             /* number of queues, at most RIG_EDGE_MAX_QUEUES */
   uint8_t part_queue[RIG_EDGE_PART_KINDS]; /* queue per part kind, or NO_QUEUE */
   uint32_t type;               /* ABI 1.5: enum rig_edge_device_type; 0 unknown */
+  /* ABI 1.9: what the device is called by its maker ("" unknown) and the
+   * driver's own version ("" unknown), which rig info shows. A driver
+   * before 1.9 leaves them empty (core zeroes the facts). Each is read as
+   * a NUL-terminated string, cut at its last byte where it is not. */
+  char model[64];
+  char version[32];
 } rig_edge_facts;
 
 /* ---- memory ------------------------------------------------------------- */

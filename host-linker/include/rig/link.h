@@ -128,8 +128,12 @@ RIG_LINK_API const void *rig_link_code(const rig_link_image *image);
 RIG_LINK_API size_t rig_link_code_bytes(const rig_link_image *image);
 
 /* The default lookup: dlsym(RTLD_DEFAULT, name), the libraries in the
- * process's global scope (SYM-1); ctx is unused. A lookup of the caller's
- * may end with it. Takes the dynamic loader's lock; thread-safe. */
+ * process's global scope (SYM-1), then the math library (libm.so.6),
+ * which the first name the process lacks opens once (RTLD_LOCAL) and
+ * keeps open, so that a kernel's expf links whether or not the program
+ * links libm. Returns the address, or NULL; ctx is unused. A lookup of
+ * the caller's may end with it. Takes the dynamic loader's lock (and,
+ * once, opens libm: blocks on its file); thread-safe. */
 RIG_LINK_API void *rig_link_default_lookup(void *ctx, const char *name);
 
 /* Frees image: its pages return to the system (munmap, or for the pages
