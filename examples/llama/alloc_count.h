@@ -8,5 +8,7 @@
 bool llama_allocs_counted(void);
 /* The calls of malloc, calloc, realloc and the aligned allocators so far. */
 long llama_allocs(void);
+/* Those of them made by rig's libraries and this program. */
+long llama_allocs_rig(void);
 
 #endif

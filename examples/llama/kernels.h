@@ -9,10 +9,14 @@
 
 #include <stdint.h>
 
+/* The step: step[0] is the position, step[1] the token, in device memory
+ * that the program rewrites before each token, so that every parameter
+ * block stays the same from token to token (docs/real-work.md says why). */
 struct llama_embed {
   const float *table;
   float *x;
-  int64_t dim, token;
+  const int64_t *step;
+  int64_t dim;
 };
 struct llama_rmsnorm {
   const float *x, *w;
@@ -22,17 +26,20 @@ struct llama_rmsnorm {
 struct llama_matvec {
   const float *w, *x;
   float *out;
-  int64_t n, d, off, acc;
+  const int64_t *step;
+  int64_t n, d, pos_mul, acc; /* out's first row: step[0] * pos_mul */
 };
 struct llama_rope {
-  float *q, *k;
+  float *q, *k; /* k: the cache, whose row step[0] is rotated */
   const float *table;
-  int64_t dim, kv_dim, head_size, pos, k_off;
+  const int64_t *step;
+  int64_t dim, kv_dim, head_size;
 };
 struct llama_attention {
   const float *q, *kc, *vc;
   float *att, *out;
-  int64_t n_heads, kv_mul, head_size, kv_dim, seq_len, pos;
+  const int64_t *step;
+  int64_t n_heads, kv_mul, head_size, kv_dim, seq_len;
 };
 struct llama_swiglu {
   float *hb;

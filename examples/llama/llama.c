@@ -106,12 +106,14 @@ static int generate(llama *m, llama_tokenizer *t, const args *a, const int *prom
     return fprintf(stderr, "rig-llama: out of memory\n"), 1;
   int token = prompt[0], pos = 0;
   double start = 0;
-  long allocs = 0;
+  long allocs = 0, allocs_rig = 0;
   while (pos < steps) {
-    long before = llama_allocs();
+    long before = llama_allocs(), before_rig = llama_allocs_rig();
     rig_status st = llama_forward(m, token, pos, logits);
-    if (pos > 0) /* the first token may make runs and pipelines */
+    if (pos > 0) { /* the first token may make runs and pipelines */
       allocs += llama_allocs() - before;
+      allocs_rig += llama_allocs_rig() - before_rig;
+    }
     if (st != RIG_OK) {
       fflush(stdout);
       fprintf(stderr, "\nrig-llama: token %d: %s: %s\n", pos, rig_status_name(st),
@@ -138,7 +140,8 @@ static int generate(llama *m, llama_tokenizer *t, const args *a, const int *prom
   if (pos > 1)
     fprintf(stderr, "%.2f tok/s\n", (pos - 1) / (now() - start));
   if (llama_allocs_counted())
-    fprintf(stderr, "allocations in tokens 2..%d: %ld\n", pos, allocs);
+    fprintf(stderr, "allocations in tokens 2..%d: %ld by rig and rig-llama, %ld in all\n", pos,
+            allocs_rig, allocs);
   free(logits);
   return 0;
 }

@@ -143,15 +143,14 @@ static int load_code(builder *b, const llama_code *code) {
 typedef struct ref_of { llama_mem m; bool write; uint32_t at; } ref_of;
 
 /* Adds a launch of f over n threads with its refs and its integer
- * parameters from int_off on (values base + pos * pos_mul). Elementwise
- * kernels run as one group on the host (one call, no hand-off to the
- * pool); row and head kernels as one group per row, which the pool shares
- * out; on a GPU, groups of GPU_GROUP threads. */
+ * parameters from int_off on. Elementwise kernels run as one group on the
+ * host (one call, no hand-off to the pool); row and head kernels as one
+ * group per row, which the pool shares out; on a GPU, groups of GPU_GROUP
+ * threads. */
 static int launch(builder *b, enum llama_fn f, const ref_of *r, uint32_t nr, uint32_t params,
-                  int64_t n, bool rows, uint32_t int_off, const int64_t *base,
-                  const int64_t *pos_mul, uint32_t nints, int token_at) {
+                  int64_t n, bool rows, uint32_t int_off, const int64_t *ints, uint32_t nints) {
   llama_stage *s = b->s;
-  if (b->nparts == b->cap || b->nrefs + nr > 8 * b->cap) {
+  if (b->nparts == b->cap || b->nrefs + nr > 8 * b->cap || nints > LLAMA_MAX_INTS) {
     snprintf(b->why, b->why_bytes, "too many parts");
     return -1;
   }
@@ -160,11 +159,9 @@ static int launch(builder *b, enum llama_fn f, const ref_of *r, uint32_t nr, uin
     refs[i] = rig_ref_fixed(r[i].m.use, r[i].write ? RIG_READ_WRITE : RIG_READ, r[i].at);
   b->nrefs += nr;
   llama_launch *l = &s->launches[b->nparts];
-  *l = (llama_launch){.int_off = int_off, .nints = nints, .token_at = token_at};
-  memcpy(l->base, base, nints * sizeof *base);
-  if (pos_mul)
-    memcpy(l->pos_mul, pos_mul, nints * sizeof *pos_mul);
-  if (rig_device_runs_on_host(s->run_on) && rig_device_equal(s->run_on, rig_device_host())) {
+  *l = (llama_launch){.int_off = int_off, .nints = nints};
+  memcpy(l->ints, ints, nints * sizeof *ints);
+  if (s->run_on == rig_device_host()) {
     l->groups = rows ? (uint64_t)n : 1;
     l->threads = rows ? 1 : (uint64_t)n;
   } else {
@@ -176,22 +173,22 @@ static int launch(builder *b, enum llama_fn f, const ref_of *r, uint32_t nr, uin
 }
 
 #define NR(a) (uint32_t)(sizeof a / sizeof a[0])
-#define INTS(a) a, NULL, NR(a)
+#define INTS(a) a, NR(a)
 
 static int rmsnorm(builder *b, llama_mem x, llama_mem w, llama_mem o) {
   ref_of r[] = {{x, false, 0}, {w, false, 8}, {o, true, 16}};
   int64_t v[] = {b->c->dim};
   return launch(b, LF_RMSNORM, r, NR(r), sizeof(struct llama_rmsnorm), b->c->dim, false,
-                offsetof(struct llama_rmsnorm, n), INTS(v), -1);
+                offsetof(struct llama_rmsnorm, n), INTS(v));
 }
 
-/* out[off + pos * pos_step ...] (+)= W x, W d rows of n. */
+/* out[pos * pos_mul ...] (+)= W x, W d rows of n. */
 static int matvec(builder *b, llama_mem w, llama_mem x, llama_mem out, int64_t n, int64_t d,
-                  int64_t pos_step, bool acc) {
-  ref_of r[] = {{w, false, 0}, {x, false, 8}, {out, true, 16}};
-  int64_t v[] = {n, d, 0, acc}, pm[] = {0, 0, pos_step, 0};
+                  int64_t pos_mul, bool acc) {
+  ref_of r[] = {{w, false, 0}, {x, false, 8}, {out, true, 16}, {b->s->step, false, 24}};
+  int64_t v[] = {n, d, pos_mul, acc};
   return launch(b, LF_MATVEC, r, NR(r), sizeof(struct llama_matvec), d, true,
-                offsetof(struct llama_matvec, n), v, pm, NR(v), -1);
+                offsetof(struct llama_matvec, n), INTS(v));
 }
 
 /* The attention half of layer l: norm, q k v (k and v straight into the
@@ -205,16 +202,17 @@ static int attention_half(builder *b, const llama_mem *w, llama_mem kc, llama_me
       matvec(b, w[LT_WK], xb, kc, dim, kv_dim, kv_dim, false) ||
       matvec(b, w[LT_WV], xb, vc, dim, kv_dim, kv_dim, false))
     return -1;
-  ref_of rr[] = {{q, true, 0}, {kc, true, 8}, {table, false, 16}};
-  int64_t rv[] = {dim, kv_dim, hs, 0, 0}, rp[] = {0, 0, 0, 1, kv_dim};
+  llama_mem step = b->s->step;
+  ref_of rr[] = {{q, true, 0}, {kc, true, 8}, {table, false, 16}, {step, false, 24}};
+  int64_t rv[] = {dim, kv_dim, hs};
   if (launch(b, LF_ROPE, rr, NR(rr), sizeof(struct llama_rope), dim / 2, false,
-             offsetof(struct llama_rope, dim), rv, rp, NR(rv), -1))
+             offsetof(struct llama_rope, dim), INTS(rv)))
     return -1;
-  ref_of ar[] = {{q, false, 0}, {kc, false, 8}, {vc, false, 16}, {att, true, 24}, {xb, true, 32}};
-  int64_t av[] = {c->n_heads, c->n_heads / c->n_kv_heads, hs, kv_dim, c->seq_len, 0},
-          ap[] = {0, 0, 0, 0, 0, 1};
+  ref_of ar[] = {{q, false, 0},   {kc, false, 8}, {vc, false, 16},
+                 {att, true, 24}, {xb, true, 32}, {step, false, 40}};
+  int64_t av[] = {c->n_heads, c->n_heads / c->n_kv_heads, hs, kv_dim, c->seq_len};
   if (launch(b, LF_ATTENTION, ar, NR(ar), sizeof(struct llama_attention), c->n_heads, true,
-             offsetof(struct llama_attention, n_heads), av, ap, NR(av), -1))
+             offsetof(struct llama_attention, n_heads), INTS(av)))
     return -1;
   return matvec(b, w[LT_WO], xb, x, dim, dim, 0, true);
 }
@@ -230,7 +228,7 @@ static int ffn_half(builder *b, const llama_mem *w, const llama_mem *a) {
   ref_of sr[] = {{hb, true, 0}, {hb2, false, 8}};
   int64_t sv[] = {hid};
   if (launch(b, LF_SWIGLU, sr, NR(sr), sizeof(struct llama_swiglu), hid, false,
-             offsetof(struct llama_swiglu, n), INTS(sv), -1))
+             offsetof(struct llama_swiglu, n), INTS(sv)))
     return -1;
   return matvec(b, w[LT_W2], hb, x, hid, dim, 0, true);
 }
@@ -272,10 +270,10 @@ static int ends(builder *b, rig_device *file, const llama_mem *a, bool first) {
     llama_mem table = mem_load(b, file, LT_EMBED, 0);
     if (!table.own)
       return -1;
-    ref_of r[] = {{table, false, 0}, {a[0], true, 8}};
-    int64_t v[] = {c->dim, 0};
+    ref_of r[] = {{table, false, 0}, {a[0], true, 8}, {s->step, false, 16}};
+    int64_t v[] = {c->dim};
     return launch(b, LF_EMBED, r, NR(r), sizeof(struct llama_embed), c->dim, false,
-                  offsetof(struct llama_embed, dim), INTS(v), 1);
+                  offsetof(struct llama_embed, dim), INTS(v));
   }
   llama_mem norm = mem_load(b, file, LT_RMS_FINAL, 0), cls = mem_load(b, file, LT_CLASSIFIER, 0);
   s->logits = mem_new(b, (size_t)c->vocab_size * sizeof(float));
@@ -295,7 +293,8 @@ int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
   int r = -1;
   if (!b.parts || !b.refs || !s->launches)
     snprintf(why, n, "out of host memory");
-  else if (load_code(&b, code) == 0 && activations(&b, a) == 0 &&
+  else if (load_code(&b, code) == 0 && (s->step = mem_new(&b, 2 * sizeof(int64_t))).own &&
+           activations(&b, a) == 0 &&
            (!s->first || ends(&b, file, a, true) == 0) && layers(&b, file, a) == 0 &&
            (!s->last || ends(&b, file, a, false) == 0)) {
     s->x = a[0];
@@ -314,19 +313,17 @@ int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
 }
 
 rig_status llama_stage_submit(llama_stage *s, int token, int pos, rig_point *out) {
+  int64_t step[2] = {pos, token};
+  rig_status st = rig_buffer_put(s->step.own, 0, step, sizeof step);
   rig_run *run;
-  rig_status st = rig_submission_take(s->sub, &run);
+  if (st != RIG_OK || (st = rig_submission_take(s->sub, &run)) != RIG_OK)
+    return st;
   for (size_t i = 0; st == RIG_OK && i < s->nlaunches; i++) {
     const llama_launch *l = &s->launches[i];
-    int64_t v[LLAMA_MAX_INTS];
-    for (uint32_t j = 0; j < l->nints; j++)
-      v[j] = l->base[j] + (int64_t)pos * l->pos_mul[j];
-    if (l->token_at >= 0)
-      v[l->token_at] = token;
     if ((st = rig_run_groups(run, l->k, l->groups, 1, 1)) != RIG_OK ||
         (st = rig_run_threads(run, l->k, l->threads, 1, 1)) != RIG_OK)
       break;
-    st = rig_run_bytes(run, l->k, l->int_off, v, l->nints * (uint32_t)sizeof *v);
+    st = rig_run_bytes(run, l->k, l->int_off, l->ints, l->nints * (uint32_t)sizeof *l->ints);
   }
   if (st != RIG_OK) /* a setter out of its block: never for the blocks built above */
     return st;

@@ -8,14 +8,14 @@
 
 #define LLAMA_MAX_INTS 8
 
-/* A launch part's block as each run sets it: its grid, and its integer
- * parameters, each base + pos * pos_mul (+ token where it is the token). */
+/* A launch part's block as each run sets it: its grid and its integer
+ * parameters, the same for every token (the position and the token are in
+ * the stage's step buffer). */
 typedef struct llama_launch {
   uint32_t k;
   uint64_t groups, threads;
   uint32_t int_off, nints;
-  int64_t base[LLAMA_MAX_INTS], pos_mul[LLAMA_MAX_INTS];
-  int token_at; /* the index of the token among the ints, or -1 */
+  int64_t ints[LLAMA_MAX_INTS];
 } llama_launch;
 
 /* A buffer on the stage's device, and the handle its kernels name: itself,
@@ -32,6 +32,7 @@ typedef struct llama_stage {
   llama_mem *mems;
   size_t nmems, cap_mems;
   llama_mem x, logits;
+  llama_mem step; /* int64 {pos, token}, which every kernel reads */
   rig_image *images[LF_COUNT];
   const rig_function *fn[LF_COUNT];
   rig_submission *sub;
@@ -44,8 +45,9 @@ typedef struct llama_stage {
  * its buffers and its submission. 0, or -1 with the reason in why. */
 int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
                       const llama_code *code, char *why, size_t n);
-/* Takes a run of s's submission, sets its blocks for token at pos, and
- * submits it, with out its point. Allocates nothing. */
+/* Writes token and pos into s's step buffer (after the last token's
+ * reads of it), takes a run of s's submission, sets its blocks and submits
+ * it, with out its point. Allocates nothing. */
 rig_status llama_stage_submit(llama_stage *s, int token, int pos, rig_point *out);
 /* Releases what llama_stage_build made (not the devices). */
 void llama_stage_free(llama_stage *s);

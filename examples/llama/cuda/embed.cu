@@ -3,5 +3,5 @@
 KERNEL void llama_embed(struct llama_embed p) {
   int64_t i = thread_index();
   if (i < p.dim)
-    p.x[i] = p.table[p.token * p.dim + i];
+    p.x[i] = p.table[p.step[1] * p.dim + i];
 }

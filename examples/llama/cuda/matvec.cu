@@ -9,7 +9,7 @@ KERNEL void llama_matvec(struct llama_matvec p) {
   for (int64_t j = 0; j < p.n; j++)
     val = __nvvm_add_rn_f(val, __nvvm_mul_rn_f(row[j], p.x[j]));
   if (p.acc)
-    p.out[p.off + i] += val;
+    p.out[p.step[0] * p.pos_mul + i] += val;
   else
-    p.out[p.off + i] = val;
+    p.out[p.step[0] * p.pos_mul + i] = val;
 }

@@ -4,9 +4,10 @@ KERNEL void llama_rope(struct llama_rope p) {
   int64_t i = 2 * thread_index();
   if (i >= p.dim)
     return;
-  const float *cs = p.table + 2 * (p.pos * (p.head_size / 2) + (i % p.head_size) / 2);
+  int64_t pos = p.step[0];
+  const float *cs = p.table + 2 * (pos * (p.head_size / 2) + (i % p.head_size) / 2);
   float fcr = cs[0], fci = cs[1];
-  float *vecs[2] = {p.q, p.k + p.k_off};
+  float *vecs[2] = {p.q, p.k + pos * p.kv_dim};
   int rotn = i < p.kv_dim ? 2 : 1;
   for (int v = 0; v < rotn; v++) {
     float *vec = vecs[v];

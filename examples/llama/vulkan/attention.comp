@@ -7,9 +7,10 @@
 
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer I { int64_t v[]; };
 
 layout(push_constant, std430) uniform Params {
-  F q; F kc; F vc; F att; F out_; int64_t n_heads, kv_mul, head_size, kv_dim, seq_len, pos;
+  F q; F kc; F vc; F att; F out_; I step; int64_t n_heads, kv_mul, head_size, kv_dim, seq_len;
 } p;
 
 void main() {
@@ -17,7 +18,7 @@ void main() {
   if (h >= p.n_heads)
     return;
   uint hs = uint(p.head_size), q = uint(h) * hs, att = uint(h * p.seq_len);
-  uint kvo = uint(h / p.kv_mul) * hs, kv_dim = uint(p.kv_dim), pos = uint(p.pos);
+  uint kvo = uint(h / p.kv_mul) * hs, kv_dim = uint(p.kv_dim), pos = uint(p.step.v[0]);
   for (uint t = 0; t <= pos; t++) {
     precise float score = 0.0;
     for (uint i = 0; i < hs; i++)
