@@ -64,6 +64,24 @@ static int parse(int argc, char **argv, args *a) {
   return 0;
 }
 
+/* Splits "A,B" into two device names. A name may hold options after commas
+ * ("test:0,fault_nth=5"), so the split is at the first comma that starts
+ * a name: one whose next field holds no '='. */
+static int split_names(const char *split, char *buf, size_t n, const char **names) {
+  if (snprintf(buf, n, "%s", split) >= (int)n)
+    return -1;
+  for (char *c = strchr(buf, ','); c; c = strchr(c + 1, ',')) {
+    size_t field = strcspn(c + 1, ",");
+    if (c == buf || field == 0 || memchr(c + 1, '=', field))
+      continue;
+    *c = '\0';
+    names[0] = buf;
+    names[1] = c + 1;
+    return 0;
+  }
+  return -1;
+}
+
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -154,16 +172,10 @@ int main(int argc, char **argv) {
   char why[512], names_buf[256];
   const char *names[2] = {a.device, NULL};
   int n = 1;
-  if (a.split) {
-    snprintf(names_buf, sizeof names_buf, "%s", a.split);
-    char *comma = strchr(names_buf, ',');
-    if (!comma || comma == names_buf || !comma[1] || strchr(comma + 1, ','))
-      return usage("--split takes two device names: A,B");
-    *comma = '\0';
-    names[0] = names_buf;
-    names[1] = comma + 1;
+  if (a.split && split_names(a.split, names_buf, sizeof names_buf, names) != 0)
+    return usage("--split takes two device names: A,B");
+  if (a.split)
     n = 2;
-  }
   llama_code code; /* carried in the program: code.c */
   llama_code_fill(&code);
   llama *m;

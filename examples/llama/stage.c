@@ -282,6 +282,33 @@ static int ends(builder *b, rig_device *file, const llama_mem *a, bool first) {
   return matvec(b, cls, a[1], s->logits, c->dim, c->vocab_size, 0, false);
 }
 
+/* The step's way in on a device that runs no code: a copy on its queue
+ * from step_in, which the host writes, into step, which the kernels read
+ * through their borrows; they follow the copy by its point. */
+static int step_copy(llama_stage *s, char *why, size_t n) {
+  rig_part copy = rig_part_copy(0, 1);
+  if (rig_buffer_create(s->dev, 2 * sizeof(int64_t), &s->step_in) != RIG_OK ||
+      rig_submission_make(s->dev, &copy, 1, &s->step_copy) != RIG_OK) {
+    snprintf(why, n, "the step's copy: %s", rig_error_last()->message);
+    return -1;
+  }
+  return 0;
+}
+
+/* Puts {pos, token} where the kernels read it. */
+static rig_status put_step(llama_stage *s, int token, int pos) {
+  int64_t step[2] = {pos, token};
+  if (!s->step_copy)
+    return rig_buffer_put(s->step.own, 0, step, sizeof step);
+  rig_run *run;
+  rig_point p;
+  rig_buffer *slots[2] = {s->step_in, s->step.own};
+  rig_status st = rig_buffer_put(s->step_in, 0, step, sizeof step);
+  if (st == RIG_OK)
+    st = rig_submission_take(s->step_copy, &run);
+  return st == RIG_OK ? rig_run_submit(run, slots, 2, NULL, 0, &p) : st;
+}
+
 int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
                       const llama_code *code, char *why, size_t n) {
   size_t cap = (size_t)(s->l1 - s->l0) * 12 + 4;
@@ -301,7 +328,7 @@ int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
     if (rig_submission_make(s->run_on, b.parts, b.nparts, &s->sub) != RIG_OK)
       fail(&b, "the forward pass's submission");
     else
-      r = 0;
+      r = s->run_on != s->dev ? step_copy(s, why, n) : 0;
     for (size_t i = 0; r == 0 && i < b.nparts; i++)
       if (rig_submission_block(s->sub, (uint32_t)i, &s->launches[i].k) != RIG_OK)
         r = fail(&b, "a launch's block");
@@ -313,8 +340,7 @@ int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
 }
 
 rig_status llama_stage_submit(llama_stage *s, int token, int pos, rig_point *out) {
-  int64_t step[2] = {pos, token};
-  rig_status st = rig_buffer_put(s->step.own, 0, step, sizeof step);
+  rig_status st = put_step(s, token, pos);
   rig_run *run;
   if (st != RIG_OK || (st = rig_submission_take(s->sub, &run)) != RIG_OK)
     return st;
@@ -333,6 +359,9 @@ rig_status llama_stage_submit(llama_stage *s, int token, int pos, rig_point *out
 void llama_stage_free(llama_stage *s) {
   if (s->sub)
     rig_submission_release(s->sub);
+  if (s->step_copy)
+    rig_submission_release(s->step_copy);
+  rig_buffer_release(s->step_in);
   for (size_t i = 0; i < s->nmems; i++) {
     rig_buffer_release(s->mems[i].use);
     rig_buffer_release(s->mems[i].own);

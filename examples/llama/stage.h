@@ -33,6 +33,10 @@ typedef struct llama_stage {
   size_t nmems, cap_mems;
   llama_mem x, logits;
   llama_mem step; /* int64 {pos, token}, which every kernel reads */
+  /* On a device that runs no code, the step is put into step_in and
+   * copied into step by the device's own queue: its work each token. */
+  rig_buffer *step_in;
+  rig_submission *step_copy;
   rig_image *images[LF_COUNT];
   const rig_function *fn[LF_COUNT];
   rig_submission *sub;
