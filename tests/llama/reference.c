@@ -37,7 +37,8 @@ static int load(const char *path, model *m, float **data) {
   if (!*data || fread(*data, 1, (size_t)bytes, f) != (size_t)bytes)
     return -1;
   fclose(f);
-  *m = (model){h[0], h[1], h[2], h[3], h[4], abs(h[5]), h[6]};
+  *m = (model){.dim = h[0], .hidden = h[1], .layers = h[2], .heads = h[3], .kv_heads = h[4],
+               .vocab = abs(h[5]), .seq = h[6]};
   size_t dim = (size_t)m->dim, L = (size_t)m->layers, hid = (size_t)m->hidden;
   size_t kv = dim * (size_t)m->kv_heads / (size_t)m->heads, hs = dim / (size_t)m->heads;
   float *at = *data;
