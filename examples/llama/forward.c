@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "stage.h"
 
@@ -16,7 +17,14 @@ struct llama {
   llama_stage stages[2];
   int nstages;
   rig_point last;
+  uint64_t submit_ns, wait_ns, tokens; /* llama_times */
 };
+
+static uint64_t clock_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static int fail(char *why, size_t n, const char *what) {
   snprintf(why, n, "%s: %s", what, rig_error_last()->message);
@@ -32,14 +40,6 @@ static int open_device(const char *name, rig_device **out, char *why, size_t n) 
   if (rig_device_open(name, out) != RIG_OK)
     return fail(why, n, name);
   return 0;
-}
-
-/* Whether d runs the kernels itself: the host, Vulkan and CUDA devices do;
- * a device that loads no code (memory, the sample and test devices) holds
- * the memory while the host's cores run them through borrows. */
-static bool runs_code(rig_device *d) {
-  const char *name = rig_device_name(d);
-  return d == rig_device_host() || strncmp(name, "vulkan", 6) == 0 || strncmp(name, "cuda", 4) == 0;
 }
 
 int llama_open(const char *path, const char *const *names, int n, const llama_code *code,
@@ -61,7 +61,10 @@ int llama_open(const char *path, const char *const *names, int n, const llama_co
     m->nstages = i + 1;
     llama_stage *s = &m->stages[i];
     s->dev = m->devs[i];
-    s->run_on = runs_code(s->dev) ? s->dev : rig_device_host();
+    /* A device that runs no launches (memory, the sample and test devices)
+     * holds the memory while the host's cores run the kernels through
+     * borrows. */
+    s->run_on = rig_device_launches(s->dev) ? s->dev : rig_device_host();
     s->l0 = i == 0 ? 0 : m->c.n_layers / 2;
     s->l1 = i + 1 == n ? m->c.n_layers : m->c.n_layers / 2;
     s->first = i == 0;
@@ -79,9 +82,16 @@ int llama_open(const char *path, const char *const *names, int n, const llama_co
 const llama_config *llama_config_of(const llama *m) { return &m->c; }
 rig_point llama_last_point(const llama *m) { return m->last; }
 
+void llama_times(const llama *m, double *submit_us, double *wait_us) {
+  double n = m->tokens ? (double)m->tokens : 1.0;
+  *submit_us = 1e-3 * (double)m->submit_ns / n;
+  *wait_us = 1e-3 * (double)m->wait_ns / n;
+}
+
 rig_status llama_forward(llama *m, int token, int pos, float *logits) {
   rig_point p;
   rig_status st = RIG_OK;
+  uint64_t t0 = clock_ns();
   for (int i = 0; i < m->nstages && st == RIG_OK; i++) {
     if (i > 0)
       st = rig_buffer_submit_copy(m->stages[i - 1].x.own, m->stages[i].x.own, &p);
@@ -91,7 +101,12 @@ rig_status llama_forward(llama *m, int token, int pos, float *logits) {
   if (st != RIG_OK)
     return st;
   const llama_stage *s = &m->stages[m->nstages - 1];
-  return rig_buffer_get(s->logits.own, 0, logits, (size_t)m->c.vocab_size * sizeof(float));
+  uint64_t t1 = clock_ns();
+  st = rig_buffer_get(s->logits.own, 0, logits, (size_t)m->c.vocab_size * sizeof(float));
+  m->submit_ns += t1 - t0;
+  m->wait_ns += clock_ns() - t1;
+  m->tokens++;
+  return st;
 }
 
 void llama_close(llama *m) {
