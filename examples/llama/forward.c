@@ -82,6 +82,14 @@ int llama_open(const char *path, const char *const *names, int n, const llama_co
 const llama_config *llama_config_of(const llama *m) { return &m->c; }
 rig_point llama_last_point(const llama *m) { return m->last; }
 
+int llama_argmax(const float *v, int n) {
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (v[i] > v[best])
+      best = i;
+  return best;
+}
+
 void llama_times(const llama *m, double *submit_us, double *wait_us) {
   double n = m->tokens ? (double)m->tokens : 1.0;
   *submit_us = 1e-3 * (double)m->submit_ns / n;

@@ -88,14 +88,6 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int argmax(const float *v, int n) {
-  int best = 0;
-  for (int i = 1; i < n; i++)
-    if (v[i] > v[best])
-      best = i;
-  return best;
-}
-
 /* The prompt's tokens: BOS alone without a tokenizer. */
 static int *prompt_tokens(llama_tokenizer *t, const char *prompt, int vocab, int *n) {
   const char *text = prompt ? prompt : "";
@@ -141,7 +133,7 @@ static int generate(llama *m, llama_tokenizer *t, const args *a, const int *prom
     }
     if (logits_out)
       fwrite(logits, sizeof *logits, (size_t)c->vocab_size, logits_out);
-    int next = pos < np - 1 ? prompt[pos + 1] : argmax(logits, c->vocab_size);
+    int next = pos < np - 1 ? prompt[pos + 1] : llama_argmax(logits, c->vocab_size);
     pos++;
     if (next == 1)
       break;
