@@ -351,8 +351,11 @@ rig_status llama_stage_submit(llama_stage *s, int token, int pos, rig_point *out
       break;
     st = rig_run_bytes(run, l->k, l->int_off, l->ints, l->nints * (uint32_t)sizeof *l->ints);
   }
-  if (st != RIG_OK) /* a setter out of its block: never for the blocks built above */
+  if (st != RIG_OK) { /* a setter out of its block: the run goes back untaken */
+    rig_status dropped = rig_run_drop(run);
+    (void)dropped; /* this thread's taken run: never refused */
     return st;
+  }
   return rig_run_submit(run, NULL, 0, NULL, 0, out);
 }
 
