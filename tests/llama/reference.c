@@ -213,5 +213,8 @@ int main(int argc, char **argv) {
   printf("\n");
   if (lf)
     fclose(lf);
+  float *all[] = {s.x, s.xb, s.xb2, s.hb, s.hb2, s.q, s.att, s.logits, s.kc, s.vc, data};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    free(all[i]);
   return 0;
 }

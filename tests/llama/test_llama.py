@@ -129,8 +129,11 @@ def main():
             rig_args += ['--tokenizer', tok, '--prompt', PROMPT]
         else:  # fault
             dev = arg.split(' ')
-        want = run([ref, ckpt, str(STEPS), ','.join(map(str, prompt_ids)),
-                    os.path.join(tmp, 'ref.f32')], check=True).stdout.decode().split()
+        r = run([ref, ckpt, str(STEPS), ','.join(map(str, prompt_ids)),
+                 os.path.join(tmp, 'ref.f32')])
+        if r.returncode != 0:
+            sys.exit('the reference failed (status %d): %s' % (r.returncode, r.stderr.decode()))
+        want = r.stdout.decode().split()
         got = run(rig_args + dev)
         out, err = got.stdout.decode('utf-8', 'replace'), got.stderr.decode()
         sys.stderr.write(err)
