@@ -90,10 +90,10 @@ int llama_argmax(const float *v, int n) {
   return best;
 }
 
-void llama_times(const llama *m, double *submit_us, double *wait_us) {
-  double n = m->tokens ? (double)m->tokens : 1.0;
-  *submit_us = 1e-3 * (double)m->submit_ns / n;
-  *wait_us = 1e-3 * (double)m->wait_ns / n;
+void llama_times(const llama *m, uint64_t *tokens, double *submit_us, double *wait_us) {
+  *tokens = m->tokens;
+  *submit_us = 1e-3 * (double)m->submit_ns;
+  *wait_us = 1e-3 * (double)m->wait_ns;
 }
 
 rig_status llama_forward(llama *m, int token, int pos, float *logits) {

@@ -66,10 +66,11 @@ rig_status llama_forward(llama *m, int token, int pos, float *logits);
 /* The index of the largest of v's n values, the first of equals: greedy
  * decoding's choice, as the llama2.c project's run program makes it. */
 int llama_argmax(const float *v, int n);
-/* The mean time per token so far in the calls that submit (the step's
- * put, takes, setters, submits and the copies between devices) and in
- * the read of the logits, which waits for the work, in microseconds. */
-void llama_times(const llama *m, double *submit_us, double *wait_us);
+/* The tokens run so far, and their total time in the calls that submit
+ * (the step's put, takes, setters, submits and the copies between
+ * devices; on the host, the launches run inside the submit) and in the
+ * read of the logits, which waits for the work, in microseconds. */
+void llama_times(const llama *m, uint64_t *tokens, double *submit_us, double *wait_us);
 /* The point of the last device's last submit (for profiles and tests). */
 rig_point llama_last_point(const llama *m);
 /* Releases everything llama_open made and closes the devices it opened. */
