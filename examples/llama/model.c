@@ -40,6 +40,21 @@ int llama_config_read(rig_device *f, llama_config *c, char *why, size_t n) {
              c->dim, c->n_heads, c->n_kv_heads);
     return -1;
   }
+  /* The file must hold every tensor the header promises: its last byte is
+   * read before any buffer of that size is made. */
+  uint64_t need = llama_file_bytes(c);
+  unsigned char last;
+  if (rig_buffer_of_io(f, need - 1, 1, &head) != RIG_OK) {
+    snprintf(why, n, "%s", rig_error_last()->message);
+    return -1;
+  }
+  st = rig_buffer_get(head, 0, &last, 1);
+  rig_buffer_release(head);
+  if (st != RIG_OK) {
+    snprintf(why, n, "the header promises %llu bytes of tensors, which the file does not hold",
+             (unsigned long long)need);
+    return -1;
+  }
   return 0;
 }
 

@@ -11,6 +11,8 @@ key/value heads, hidden 172, vocab 512, seq 64, a separate classifier).
   ... tokenizer NAME    a prompt encoded as the llama2.c project's run
       program encodes it (this file's own encoder), and the printed line
       equal to the reference's tokens decoded as that program prints them
+  ... truncated NAME    a checkpoint cut short is refused with a message
+      before any buffer is made, status 1
   ... fault ARGS        rig-llama ARGS (a device injecting a fault) ends
       with status 1 and the device's reason, every token printed before
       it the reference's
@@ -117,6 +119,15 @@ def main():
                        check=True)
         vocab = 512
         prompt_ids = []
+        if mode == 'truncated':
+            with open(ckpt, 'r+b') as f:
+                f.truncate(os.path.getsize(ckpt) // 2)
+            got = run([rig, ckpt, '--device', arg])
+            err = got.stderr.decode()
+            if got.returncode != 1 or 'which the file does not hold' not in err:
+                sys.exit('a truncated checkpoint: status %d, %r' % (got.returncode, err))
+            print('refused: ' + err.strip())
+            return 0
         rig_args = [rig, ckpt, '--steps', str(STEPS), '--logits', os.path.join(tmp, 'rig.f32')]
         if mode == 'device':
             dev = ['--device', arg]
