@@ -45,6 +45,10 @@ int rig_bench_remote(FILE *out);
 /* The UCX peer of rig_bench_remote's anchor, run as `rig bench --ucx-peer
  * BYTES` (remote_ucx.c); returns its exit status. */
 int rig_bench_remote_peer(size_t bytes);
+/* P12: rig-llama's forward pass on the host's cores vs OpenMP over the
+ * same kernels, two shapes, 5 runs of 128 tokens; then on vulkan:0 and
+ * split CPU,vulkan:0 with rig's time per token from a profile (llama.c). */
+int rig_bench_llama(FILE *out);
 /* The ordering stress test at 10^6 submits: submits, order violations and
  * seconds; no anchor. Run only on request (`rig bench stress`). */
 int rig_bench_stress(FILE *out);

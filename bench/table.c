@@ -35,6 +35,9 @@ const rig_bench_group rig_bench_groups[] = {
     {"remote", rig_bench_remote,
      "another machine: a remote point's round trip; 1 GiB copies between machines",
      "a UCP stream ping-pong; ucp_put_nbx / ucp_get_nbx of 1 GiB", 0, true},
+    {"llama", rig_bench_llama,
+     "P12: tokens per second of rig-llama on the host's cores (and Vulkan, a split)",
+     "the same forward pass in C with OpenMP over the same kernels", 0, true},
     {"stress", rig_bench_stress, "the ordering stress test at 10^6 submits", "none", RIG_BENCH_NEEDS_TEST_DRIVER,
      true},
 };

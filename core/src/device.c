@@ -38,6 +38,9 @@ RIG_API const char *rig_device_model(const rig_device *d) { return d ? d->facts.
 RIG_API const char *rig_device_driver_version(const rig_device *d) {
   return d ? d->facts.version : "";
 }
+RIG_API bool rig_device_launches(const rig_device *d) {
+  return d && d->facts.part_queue[RIG_EDGE_PART_LAUNCH] != RIG_EDGE_NO_QUEUE;
+}
 RIG_API uint64_t rig_device_alignment(const rig_device *d) { return d ? d->facts.alignment : 0; }
 RIG_API bool rig_device_cache_bytes(const rig_device *d, uint64_t *out) {
   if (!d || d->facts.cache_bytes == 0)

@@ -84,6 +84,23 @@ RIG_API rig_status rig_run_double(rig_run *r, uint32_t k, uint32_t off, double v
 
 RIG_API rig_submission *rig_run_submission(const rig_run *r) { return r ? r->s : NULL; }
 
+RIG_API rig_status rig_run_drop(rig_run *r) {
+  if (!r)
+    return rig__fail(RIG_INVALID, NULL, 0, "rig_run_drop: NULL run");
+  /* As a submit claims it: only the taking thread's run, and not twice. */
+  int want = RUN_TAKEN;
+  if (!atomic_compare_exchange_strong(&r->state, &want, RUN_SUBMITTING))
+    return rig__fail(RIG_INVALID, r->s->dev, 0,
+                     want == RUN_FREE ? "rig_run_drop: the run is not taken"
+                                      : "rig_run_drop: a submit of the run is under way");
+  if (!pthread_equal(r->owner, pthread_self())) {
+    atomic_store_explicit(&r->state, RUN_TAKEN, memory_order_release);
+    return rig__fail(RIG_INVALID, r->s->dev, 0, "rig_run_drop: another thread took the run");
+  }
+  rig__run_free(r);
+  return RIG_OK;
+}
+
 void rig__run_destroy(rig_run *r) {
   for (uint32_t k = 0; r->blocks && k < r->s->nblocks; k++)
     free(r->blocks[k].params);

@@ -36,6 +36,24 @@ static void sample_states_its_facts(void **state) {
   rig_device_release(d);
 }
 
+/* rig_device_launches: the host runs launches; the sample and memory
+ * devices, which give launch parts no queue, do not, though both compute
+ * (copies, fills); NULL neither. */
+static void launches_says_which_devices_load_code(void **state) {
+  rig_device *d = NULL, *m = NULL;
+  assert_int_equal(rig_device_open("sample:2", &d), RIG_OK);
+  assert_int_equal(rig_device_open("memory:launches", &m), RIG_OK);
+  assert_true(rig_device_launches(rig_device_host()));
+  assert_false(rig_device_launches(d));
+  assert_true(rig_device_computes(d));
+  assert_false(rig_device_launches(m));
+  assert_false(rig_device_launches(NULL));
+  assert_int_equal(rig_device_close(d), RIG_OK);
+  assert_int_equal(rig_device_close(m), RIG_OK);
+  rig_device_release(d);
+  rig_device_release(m);
+}
+
 /* A submission of more parts than the rings hold is refused; one that
  * fits runs, its fills (queue 0) and copies (queue 1) in the order their
  * memory asks. */
@@ -99,6 +117,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sample_refuses_bad_names),
       cmocka_unit_test(sample_states_its_facts),
+      cmocka_unit_test(launches_says_which_devices_load_code),
       cmocka_unit_test(sample_rings_bound_a_submission),
       cmocka_unit_test(sample_waits_for_room),
   };

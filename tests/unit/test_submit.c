@@ -280,6 +280,43 @@ static void run_5_take_while_every_run_is_taken(void **state) {
   close_release(m);
 }
 
+/* rig_run_drop: a taken run given back unsubmitted frees its place among
+ * the RIG_SUBMISSION_RUNS (RUN-5), and the next take hands it out again;
+ * a dropped run cannot be dropped or submitted twice, nor another
+ * thread's dropped. */
+static void *drop_in_thread(void *arg) {
+  return (void *)(intptr_t)rig_run_drop(arg);
+}
+
+static void run_drop_gives_a_taken_run_back(void **state) {
+  rig_device *m = open_ok("memory:sub-drop");
+  rig_submission *s = fill_submission(m);
+  rig_buffer *b = create_ok(m, 64);
+  static rig_run *runs[RIG_SUBMISSION_RUNS];
+  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
+    check_ok(rig_submission_take(s, &runs[i]), "take");
+  rig_run *more = NULL;
+  assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
+  pthread_t th;
+  void *st;
+  assert_int_equal(pthread_create(&th, NULL, drop_in_thread, runs[3]), 0);
+  assert_int_equal(pthread_join(th, &st), 0);
+  assert_int_equal((rig_status)(intptr_t)st, RIG_INVALID); /* another thread's */
+  check_ok(rig_run_drop(runs[3]), "drop");
+  assert_int_equal(rig_run_drop(runs[3]), RIG_INVALID); /* not taken now */
+  assert_non_null(strstr(rig_error_last()->message, "not taken"));
+  assert_int_equal(rig_run_drop(NULL), RIG_INVALID);
+  check_ok(rig_submission_take(s, &more), "take the dropped run");
+  assert_ptr_equal(more, runs[3]);
+  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++) {
+    rig_point p;
+    check_ok(rig_run_submit(runs[i], &b, 1, NULL, 0, &p), "submit");
+  }
+  rig_submission_release(s);
+  rig_buffer_release(b);
+  close_release(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(submit_15_a_free_run),
@@ -290,6 +327,7 @@ int main(void) {
       cmocka_unit_test(valid_6_15_buffers_on_the_device),
       cmocka_unit_test(mach_12_14_reaches),
       cmocka_unit_test(run_5_take_while_every_run_is_taken),
+      cmocka_unit_test(run_drop_gives_a_taken_run_back),
       cmocka_unit_test(mach_15_16_maps_host_reaches_host_and_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

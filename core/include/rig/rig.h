@@ -304,6 +304,13 @@ RIG_API const char *rig_device_bus(const rig_device *d);
 RIG_API bool rig_device_runs_on_host(const rig_device *d);            /* PROP-26 */
 /* Whether d runs work: false for an io device only. */
 RIG_API bool rig_device_computes(const rig_device *d);
+/* Whether d runs launches, so loads code (rig_image_load): its driver
+ * gives launch parts a queue. True for the host, Vulkan and CUDA devices;
+ * false for memory, io and the sample device, which run copies and fills
+ * at most, and for NULL. A program that places memory on any device and
+ * runs its kernels where they can run asks this rather than the name.
+ * Lock-free. */
+RIG_API bool rig_device_launches(const rig_device *d);
 RIG_API uint64_t rig_device_alignment(const rig_device *d);           /* PROP-28..31 */
 /* Writes the last-level cache bytes; false where unknown (PROP-32..38). */
 RIG_API bool rig_device_cache_bytes(const rig_device *d, uint64_t *out);

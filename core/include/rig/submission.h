@@ -196,6 +196,15 @@ RIG_API uint32_t rig_submission_slots(const rig_submission *s);
 RIG_API RIG_MUST_USE rig_status rig_submission_take(rig_submission *s, rig_run **out);
 /* The submission r belongs to. Lock-free. */
 RIG_API rig_submission *rig_run_submission(const rig_run *r);
+/* Gives r, a run the calling thread took and has not submitted, back to
+ * its submission unsubmitted, as a submit would (SUBMIT-12): for a caller
+ * whose setting up of the run failed, which would otherwise hold it taken
+ * for good (RUN-5 counts it). Its blocks keep what was set; the next take
+ * may hand it out again. RIG_INVALID, changing nothing, for NULL, a free
+ * run, another thread's, or one a submit has under way. Allocates nothing;
+ * lock-free where the submission's spare is empty, else takes its pool's
+ * lock. */
+RIG_API RIG_MUST_USE rig_status rig_run_drop(rig_run *r);
 
 /* The block of launch part `part` (Submission.block): the k that the run's
  * setters take. RIG_INVALID for a part that is no launch. Lock-free. */
