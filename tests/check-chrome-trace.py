@@ -19,6 +19,7 @@ where vulkan:0 opened, its fill, launch of "fill" and copy.
 """
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,9 @@ def main():
         else:
             env.pop('RIG_PROFILE', None)
             cmd = [sys.argv[2], 'profile', '-o', path, '--', sys.argv[3], 'workload']
+        # A cross build's test run (arm64 under qemu-aarch64): meson's exe
+        # wrapper runs the program, which the kernel cannot.
+        cmd = shlex.split(os.environ.get('MESON_EXE_WRAPPER', '')) + cmd
         run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, timeout=120)
         sys.stdout.write(run.stdout)

@@ -2,10 +2,11 @@
  * them (PERF-1..5, PERF-7, LAUNCH-1..10, ERR-19).
  *
  * The count is taken once, at its first use, from the affinity mask of
- * the thread that asks: its CPUs whose cpu_capacity is more than half the
- * largest, all of them where the kernel states no capacity, at most what
- * the cgroup v2 quotas of the process's cgroup and its parents allow
- * (cpu.max). rig reads those files itself: hwloc's cpukinds ranks kinds by
+ * the thread that asks: its CPUs whose cpu_capacity (else cpufreq's
+ * maximum frequency) is more than half the largest, all of them where the
+ * kernel states neither, at most what the cgroup v2 quotas of the
+ * process's cgroup and its parents allow (cpu.max). RIG_SYSFS_ROOT moves
+ * /sys for the tests' prepared trees. rig reads those files itself: hwloc's cpukinds ranks kinds by
  * efficiency and would give the same capacities (its LinuxCapacity info)
  * through a topology discovery of the whole machine, for a few small files
  * read once, and says nothing of cgroup quotas.
@@ -42,25 +43,46 @@ static long read_long(const char *path) {
   return v;
 }
 
-/* PERF-3, PERF-4: the CPUs of the mask above half the largest capacity. */
-static unsigned by_capacity(const cpu_set_t *mask) {
-  long cap[CPU_SETSIZE], top = -1;
-  unsigned all = 0, fast = 0;
+/* Where sysfs is: RIG_SYSFS_ROOT where set to an absolute path (the
+ * tests' prepared trees, docs/launches.md), else /sys. As for
+ * RIG_CGROUP_ROOT, a setuid program ignores it and a relative path counts
+ * as unset. */
+static const char *sysfs_root(void) {
+  const char *env = secure_getenv("RIG_SYSFS_ROOT");
+  return env && env[0] == '/' ? env : "/sys";
+}
+
+/* The CPUs of the mask whose value in cpuN/file is over half the largest
+ * such value; 0 where no CPU of the mask states one. */
+static unsigned over_half(const cpu_set_t *mask, const char *file) {
+  long v[CPU_SETSIZE], top = -1;
+  unsigned fast = 0;
   for (int c = 0; c < CPU_SETSIZE; c++) {
-    cap[c] = -1;
+    v[c] = -1;
     if (!CPU_ISSET(c, mask))
       continue;
-    char path[96];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpu_capacity", c);
-    cap[c] = read_long(path);
-    top = cap[c] > top ? cap[c] : top;
-    all++;
+    char path[512];
+    snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/%s", sysfs_root(), c, file);
+    v[c] = read_long(path);
+    top = v[c] > top ? v[c] : top;
   }
   if (top <= 0)
-    return all;                                         /* PERF-4 */
+    return 0;
   for (int c = 0; c < CPU_SETSIZE; c++)
-    fast += cap[c] >= 0 && 2 * cap[c] > top;
+    fast += v[c] >= 0 && 2 * v[c] > top;
   return fast;
+}
+
+/* PERF-3, PERF-4: the CPUs of the mask above half the largest capacity:
+ * the kernel's cpu_capacity (arm64 from the firmware's capacity-dmips-mhz,
+ * hybrid x86), else cpufreq's maximum frequency (arm64 systems without a
+ * capacity table state that much); every CPU of the mask where neither is
+ * stated (PERF-4). */
+static unsigned by_capacity(const cpu_set_t *mask) {
+  unsigned fast = over_half(mask, "cpu_capacity");
+  if (!fast)
+    fast = over_half(mask, "cpufreq/cpuinfo_max_freq");
+  return fast ? fast : (unsigned)CPU_COUNT(mask);
 }
 
 /* Where cgroup v2 is mounted: RIG_CGROUP_ROOT where set to an absolute

@@ -47,13 +47,18 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
   rvk_shared *v = user;
-  /* Only the validation layer's findings count: the loader reports, as
-   * general errors, each ICD of another architecture it cannot open (a
-   * multiarch machine with mesa-vulkan-drivers:arm64 lists freedreno's),
-   * which says nothing of rig's use of Vulkan. */
-  if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ||
-      !(types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT))
+  if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))
     return VK_FALSE;
+  /* The loader's own messages (general ones) are about the machine: a
+   * multiarch system lists its other architecture's drivers too (arm64's
+   * lavapipe beside x86_64's), which the loader cannot open and calls an
+   * error. Nothing rig did: said, not counted. */
+  if (!(types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))) {
+    fprintf(stderr, "%s: the Vulkan loader says: %s\n", v->name,
+            data && data->pMessage ? data->pMessage : "(no message)");
+    return VK_FALSE;
+  }
   atomic_fetch_add(&v->validation.errors, 1);
   fprintf(stderr, "%s: validation error: %s\n", v->name,
           data && data->pMessage ? data->pMessage : "(no message)");

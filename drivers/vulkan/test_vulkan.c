@@ -29,6 +29,7 @@
 #include <rig/rig.h>
 
 #include "check.h"
+#include "child.h"
 #include "rig-vulkan.h"
 #include "test_vk.h"
 
@@ -37,6 +38,14 @@
 #ifndef SPIN_GROUPS
 #define SPIN_GROUPS 256u
 #endif
+
+/* The rounds of a spin that takes native rounds here: a tenth of them
+ * under an emulator (the arm64 run under qemu-aarch64, docs/arm64.md),
+ * where lavapipe's code runs emulated and 60000 rounds took 44 s: a tenth
+ * still outlasts a submit many times over. */
+static uint32_t spin_rounds(uint32_t native) {
+  return child_emulator() ? native / 10 : native;
+}
 
 /* ---- facts and opening ----------------------------------------------------- */
 
@@ -847,7 +856,7 @@ static void launch_runs_asynchronously(void **st) {
   rig_device *d = open_under_test(",k=1");
   rig_ref ref = rig_ref_write(0, 0);
   rig_submission *s = launch_of(d, "spin", &ref, 1, 16);
-  const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000;
+  const uint32_t threads = SPIN_GROUPS * 64, rounds = spin_rounds(60000);
   rig_buffer *b;
   ok(rig_buffer_create(d, threads * 4, &b));
   ok(rig_buffer_fill(b, 0, 1));
@@ -978,7 +987,7 @@ static rig_point after_spin(rig_device *a, rig_buffer *on_a, rig_buffer *x, rig_
  * SUBMIT-2) or the host does (SUBMIT-3). */
 static void waits_on_another_open(const char *a_opts, const char *b_opts, bool queue) {
   rig_device *a = open_under_test(a_opts), *b = open_under_test(b_opts);
-  const uint32_t threads = SPIN_GROUPS * 64, rounds = 60000, bytes = threads * 4;
+  const uint32_t threads = SPIN_GROUPS * 64, rounds = spin_rounds(60000), bytes = threads * 4;
   rig_buffer *h, *on_a, *on_b, *x, *y;
   ok(rig_buffer_create(rig_device_host(), bytes, &h)); /* 64 KiB: starts on a page (MACH-23) */
   ok(rig_buffer_fill(h, 0, 1));
@@ -1047,7 +1056,7 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
   ok(rig_buffer_create(a, bytes, &x));
   ok(rig_buffer_create(b, 4, &y));
   rig_stats before, after;
-  rig_point spin = spin_on(b, on_b, 5, 60000);
+  rig_point spin = spin_on(b, on_b, 5, spin_rounds(60000));
   rig_point p = after_spin(a, on_a, x, NULL, spin, false, &before, &after);
   assert_int_equal(after.queue_waits, before.queue_waits + 1);
   rig_point q;
@@ -1055,7 +1064,7 @@ static void loss_6_peer_lost_while_a_queue_waits(void **st) {
   rig_status waited = rig_point_wait(p);
   if (waited == RIG_OK) { /* B's launch ended within the wait's first slice, before a watch */
     print_message("B's launch ended before a watch of A's wait: A not lost\n");
-    expect_spin(x, threads, 5, 60000, "A's copy ran before B's launch ended");
+    expect_spin(x, threads, 5, spin_rounds(60000), "A's copy ran before B's launch ended");
   } else {
     assert_int_equal(waited, RIG_LOST);                                /* LOSS-6 */
     assert_non_null(rig_device_lost(a));
@@ -1124,7 +1133,7 @@ static void submit_8_11_writes_after_submit_leave_the_work(void **st) {
   ok(rig_buffer_create(d, 256, &y));
   ok(rig_buffer_fill(x, 0, 1));
   ok(rig_buffer_fill(y, 0, 1));
-  rig_point spin = spin_on(d, spun, 7, 20000);
+  rig_point spin = spin_on(d, spun, 7, spin_rounds(20000));
   rig_ref ref = rig_ref_write(0, 0);
   rig_submission *s = launch_of(d, "fill", &ref, 1, 24);
   rig_run *first = take_ok(s), *again;

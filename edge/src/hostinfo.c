@@ -8,12 +8,14 @@
  * so racing first callers may each compute one; they compute the same value,
  * and a C11 atomic publishes it. That needs no lock, no pthread and no malloc.
  */
+#define _GNU_SOURCE /* secure_getenv */
 #include <rig/edge.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -186,21 +188,40 @@ static uint64_t parse_size(const char *s) {
   }
 }
 
-/* The largest of cpu0's caches in sysfs. The index directories are numbered
- * from 0 without gaps, so counting up until one is missing lists them all
+/* Where sysfs is: RIG_SYSFS_ROOT where set to an absolute path (the
+ * tests' prepared trees), else /sys; a setuid program ignores it. */
+static const char *sysfs_root(void) {
+#if defined(__linux__)
+  const char *env = secure_getenv("RIG_SYSFS_ROOT");
+  if (env && env[0] == '/')
+    return env;
+#endif
+  return "/sys";
+}
+
+/* The largest cache of every CPU in sysfs: CPUs of one system may differ
+ * (an arm64 system's little cpu0 may have a smaller L2 than its big cores
+ * and no shared L3). The cpuN and indexN folders are numbered from 0
+ * without gaps, so counting up until one is missing lists them all
  * without opendir (which allocates). */
 static bool sysfs_cache_bytes(uint64_t *out) {
   bool any = false;
   uint64_t best = 0;
-  for (int i = 0; i < 64; i++) {
-    char path[96], buf[64];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    if (!read_small_file(path, buf, sizeof buf))
+  const char *root = sysfs_root();
+  for (int cpu = 0; cpu < 4096; cpu++) {
+    char path[512], buf[64];
+    snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d", root, cpu);
+    if (access(path, F_OK) != 0)
       break;
-    any = true;
-    uint64_t v = parse_size(buf);
-    if (v > best)
-      best = v;
+    for (int i = 0; i < 64; i++) {
+      snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/cache/index%d/size", root, cpu, i);
+      if (!read_small_file(path, buf, sizeof buf))
+        break;
+      any = true;
+      uint64_t v = parse_size(buf);
+      if (v > best)
+        best = v;
+    }
   }
   *out = best;
   return any;

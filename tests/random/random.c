@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "random.h"
 
 #define OPS_PER_THREAD 100
@@ -210,7 +211,7 @@ static bool child(char **args, bool quiet, uint64_t *last) {
       _exit(2);
     close(fd[0]);
     close(fd[1]);
-    execv(self, args);
+    child_exec_again(args); /* self, or self under a cross build's exe wrapper */
     _exit(127);
   }
   close(fd[1]);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 static void die(const char *what) {
   fprintf(stderr, "remote test: %s\n", what);
@@ -75,6 +76,9 @@ static void become_server(const char *exe, const char *key, const char *netns, c
     setenv("UCX_NET_DEVICES", devices, 1);
   if (netns)
     execlp("ip", "ip", "netns", "exec", netns, exe, "serve", "--listen", listen, "--key", key,
+           (char *)NULL);
+  else if (child_emulator()) /* an arm64 rig under qemu-aarch64: the kernel cannot run it */
+    execlp(child_emulator(), child_emulator(), exe, "serve", "--listen", listen, "--key", key,
            (char *)NULL);
   else
     execl(exe, exe, "serve", "--listen", listen, "--key", key, (char *)NULL);

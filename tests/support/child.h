@@ -16,5 +16,16 @@ int child_wait(pid_t pid);
  * variable unset (NULL: none) removed from its environment: its wait
  * status, or -1 where it did not start. Blocks. */
 int child_exec_self(char *const argv[], const char *unset);
+/* Replaces this process with this program again as argv: /proc/self/exe,
+ * or, in a cross build's test run, the program under meson's exe wrapper
+ * (MESON_EXE_WRAPPER, qemu-aarch64 for cross/aarch64-linux-gnu.ini),
+ * where the kernel cannot run it itself. Returns only where neither
+ * starts, with errno set. */
+void child_exec_again(char *const argv[]);
+/* The emulator this test runs under: meson's exe wrapper (MESON_EXE_WRAPPER,
+ * qemu-aarch64 in the arm64 cross build's run), or NULL where it runs
+ * natively. Tests that cannot run under emulation skip with it named
+ * (docs/arm64.md). The string is the environment's. */
+const char *child_emulator(void);
 
 #endif

@@ -1,6 +1,10 @@
 /* test_hostinfo.c: librig-edge's host facts (edge/src/hostinfo.c) against
  * what other parts of the system say about the same machine.
  *
+ * The cache is checked against this machine's sysfs and against prepared
+ * trees (RIG_SYSFS_ROOT), read by a fresh process, this program again as
+ * "test-hostinfo cache TREE", since the value is computed once.
+ *
  * Rules: PROP-13 PROP-14 PROP-18 PROP-36
  */
 #include <rig/edge.h>
@@ -22,6 +26,9 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+
+#include "check.h"
+#include "sysfs_tree.h"
 
 static const char *host_arch(void) {
   static char buf[64];
@@ -96,6 +103,7 @@ static void prop_13_host_arch_is_psabi_level(void **state) {
 #endif
 }
 
+#if defined(__x86_64__) && defined(__linux__)
 /* glibc's ld.so chooses glibc-hwcaps/x86-64-vN directories by the same psABI
  * levels, counting only state the OS enables, and lists those it supports in
  * --help. It must agree with us exactly. */
@@ -128,6 +136,7 @@ static int ld_so_level(void) {
   pclose(p);
   return seen ? best : -1; /* glibc older than 2.33 lists no levels */
 }
+#endif
 
 static void prop_13_host_arch_matches_ld_so_hwcaps(void **state) {
   (void)state;
@@ -197,7 +206,7 @@ static void host_arch_copies_like_snprintf(void **state) {
 /* sysfs read another way than hostinfo.c does: glob and stdio. */
 static int sysfs_largest_cache(uint64_t *out) {
   glob_t g;
-  if (glob("/sys/devices/system/cpu/cpu0/cache/index*/size", 0, NULL, &g) != 0)
+  if (glob("/sys/devices/system/cpu/cpu*/cache/index*/size", 0, NULL, &g) != 0)
     return 0;
   uint64_t best = 0;
   for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -236,6 +245,63 @@ static void prop_36_cache_bytes_is_largest_sysfs_cache(void **state) {
   assert_int_equal(rig_edge_host_cache_bytes(), got); /* computed once */
 }
 
+/* The caches of a prepared tree, by name: "biglittle", an arm64 system
+ * whose cpu0 is a little core with a 4 MiB L2 and whose big cores have
+ * 12 MiB L2 caches and no shared L3 (as Apple's M1 states under Linux);
+ * "l3", one 8 MiB cache that four cores share, beside their 1 MiB L2s.
+ * Writes it under root; the largest cache it states, 0 where it failed. */
+static uint64_t cache_tree(const char *root, const char *name) {
+  static const char *const sizes[2][4][3] = {
+      {{"128K", "64K", "4096K"}, {"128K", "64K", "4096K"},
+       {"192K", "128K", "12288K"}, {"192K", "128K", "12288K"}},
+      {{"32K", "1024K", "8M"}, {"32K", "1024K", "8M"},
+       {"32K", "1024K", "8M"}, {"32K", "1024K", "8M"}},
+  };
+  int which = strcmp(name, "l3") == 0;
+  for (int cpu = 0; cpu < 4; cpu++)
+    for (int i = 0; i < 3; i++) {
+      char rel[128];
+      snprintf(rel, sizeof rel, "devices/system/cpu/cpu%d/cache/index%d/size", cpu, i);
+      if (tree_write(root, rel, sizes[which][cpu][i]) != 0)
+        return 0;
+    }
+  return which ? 8u << 20 : 12u << 20;
+}
+
+/* In a fresh process: the cache that rig_edge_host_cache_bytes finds in
+ * tree name, against the largest the tree states; its exit status. */
+static int cache_case(const char *name) {
+  char root[512];
+  if (tree_make(root, sizeof root, "sysfs-cache") != 0)
+    return 10;
+  uint64_t want = cache_tree(root, name);
+  setenv("RIG_SYSFS_ROOT", root, 1);
+  uint64_t got = rig_edge_host_cache_bytes();
+  tree_remove(root);
+  if (want == 0)
+    return 11;
+  if (got != want) {
+    fprintf(stderr, "%s: cache %" PRIu64 " bytes, expected %" PRIu64 "\n", name, got, want);
+    return 12;
+  }
+  return 0;
+}
+
+/* PROP-36: the largest cache of any CPU, not only of cpu0: a big.LITTLE
+ * arm64 system's cpu0 may be a little core with the smaller cache. */
+static void prop_36_largest_cache_of_every_cpu(void **state) {
+  (void)state;
+  char *argv[] = {"test-hostinfo", "cache", "biglittle", NULL};
+  assert_int_equal(run_self(argv, NULL), 0);
+}
+
+/* PROP-36: a cache shared by every core (an L3) is the largest there. */
+static void prop_36_a_shared_l3_is_the_largest(void **state) {
+  (void)state;
+  char *argv[] = {"test-hostinfo", "cache", "l3", NULL};
+  assert_int_equal(run_self(argv, NULL), 0);
+}
+
 /* ---- memory ---------------------------------------------------------------- */
 
 static void host_memory_bytes_is_sysconf(void **state) {
@@ -245,7 +311,9 @@ static void host_memory_bytes_is_sysconf(void **state) {
   assert_int_equal(got, (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "cache") == 0)
+    return cache_case(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(prop_13_host_arch_is_psabi_level),
       cmocka_unit_test(prop_13_host_arch_matches_ld_so_hwcaps),
@@ -253,6 +321,8 @@ int main(void) {
       cmocka_unit_test(prop_18_host_arch_arm64_on_linux_is_plain),
       cmocka_unit_test(host_arch_copies_like_snprintf),
       cmocka_unit_test(prop_36_cache_bytes_is_largest_sysfs_cache),
+      cmocka_unit_test(prop_36_largest_cache_of_every_cpu),
+      cmocka_unit_test(prop_36_a_shared_l3_is_the_largest),
       cmocka_unit_test(host_memory_bytes_is_sysconf),
   };
   char arch[64];

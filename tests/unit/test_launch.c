@@ -624,10 +624,33 @@ static int quota_caps(void) {
 
 static void perf_5_cgroup_quota(void **state) { in_fresh_process("perf-quota"); }
 
+/* The CPUs of mask whose sysfs cpuN/file is over half the largest, read
+ * here independently of rig; 0 where none states one. */
+static unsigned sysfs_over_half(const cpu_set_t *mask, const char *file) {
+  long v[CPU_SETSIZE], top = -1;
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    char path[128];
+    v[c] = -1;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/%s", c, file);
+    FILE *f = CPU_ISSET(c, mask) ? fopen(path, "r") : NULL;
+    if (f) {
+      if (fscanf(f, "%ld", &v[c]) != 1)
+        v[c] = -1;
+      fclose(f);
+    }
+    top = v[c] > top ? v[c] : top;
+  }
+  unsigned n = 0;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    n += CPU_ISSET(c, mask) && top > 0 && 2 * v[c] > top;
+  return n;
+}
+
 /* PERF-1, PERF-3, PERF-4: with no cgroup quota (an empty cgroup tree),
- * the count is the CPUs of the mask whose stated capacity is over half the
- * largest, or all of them where none is stated, read here from sysfs
- * independently of rig. */
+ * the count is the CPUs of the mask whose stated capacity (else cpufreq's
+ * maximum frequency) is over half the largest, or all of them where
+ * neither is stated, read here from this machine's sysfs. test-perf-cores
+ * checks the same on prepared trees. */
 static int capacity_decides(void) {
   char root[256];
   const char *t = getenv("TMPDIR");
@@ -638,22 +661,11 @@ static int capacity_decides(void) {
   cpu_set_t mask;
   if (sched_getaffinity(0, sizeof mask, &mask) != 0)
     return 31;
-  long cap[CPU_SETSIZE], top = -1;
-  for (int c = 0; c < CPU_SETSIZE; c++) {
-    char path[96];
-    cap[c] = -1;
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpu_capacity", c);
-    FILE *f = CPU_ISSET(c, &mask) ? fopen(path, "r") : NULL;
-    if (f) {
-      if (fscanf(f, "%ld", &cap[c]) != 1)
-        cap[c] = -1;
-      fclose(f);
-    }
-    top = cap[c] > top ? cap[c] : top;
-  }
-  unsigned want = 0;
-  for (int c = 0; c < CPU_SETSIZE; c++)
-    want += CPU_ISSET(c, &mask) && (top <= 0 || 2 * cap[c] > top);
+  unsigned want = sysfs_over_half(&mask, "cpu_capacity");
+  if (!want)
+    want = sysfs_over_half(&mask, "cpufreq/cpuinfo_max_freq");
+  if (!want)
+    want = (unsigned)CPU_COUNT(&mask);
   unsigned n = rig_host_cores();
   rmdir(root);
   return n == want ? 0 : 32;
