@@ -246,12 +246,12 @@ RIG__HIDDEN rig_status rig__plugin_load(const char *driver, struct rig__plugin *
 typedef bool (*rig__folder_fn)(const char *folder, bool per_driver, void *ctx);
 RIG__HIDDEN bool rig__driver_folders(rig__folder_fn fn, void *ctx, const char **skipped,
                                      size_t *skipped_len);
-/* The path of driver's plugin in folder into path[n]; its length, 0 where
- * it does not fit. */
 /* The drivers the folders of rig__driver_folders hold, by name, comma-
  * separated into out ("none" where none): what an open that found no
  * plugin offers instead (list.c). */
 RIG__HIDDEN void rig__driver_names(char *out, size_t n);
+/* The path of driver's plugin in folder into path[n]; its length, 0 where
+ * it does not fit. */
 RIG__HIDDEN size_t rig__plugin_file(const char *folder, bool per_driver, const char *driver,
                                     char *path, size_t n);
 /* Opens a plugin's device NAME as rig_device_open does; *created: whether

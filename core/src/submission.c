@@ -31,8 +31,6 @@ static bool names(const rig_part *p, uint32_t slot) {
   return false;
 }
 
-/* A launch part: a function of an image on d, refs within the block, each
- * on 8 bytes (LAUNCH-5, OBJ-4). */
 /* A launch of NULL: most often a resolve's None for a misspelt name, which
  * the message names where this thread's resolve missed one. */
 static rig_status no_function(rig_device *d, size_t i) {
@@ -45,6 +43,8 @@ static rig_status no_function(rig_device *d, size_t i) {
                    "(NULL, as rig_image_resolve gives for a name the image lacks)", i);
 }
 
+/* A launch part: a function of an image on d, refs within the block, each
+ * on 8 bytes (LAUNCH-5, OBJ-4). */
 static rig_status check_launch(rig_device *d, const rig_part *p, size_t i) {
   if (!p->function)
     return no_function(d, i);
