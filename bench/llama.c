@@ -38,7 +38,10 @@
 #define TOKENS 128
 #define RUNS 5
 
-typedef struct shape { const char *name; int dim, hidden, layers, heads, vocab, seq; } shape;
+typedef struct shape {
+  const char *name;
+  int dim, hidden, layers, heads, vocab, seq;
+} shape;
 static const shape shapes[] = {
     {"dim 288, 6 layers", 288, 768, 6, 6, 32000, 256},
     {"dim 768, 12 layers", 768, 2048, 12, 12, 32000, 1024},
@@ -115,8 +118,9 @@ static void anchor_forward(anchor *a, int token, int pos) {
     matvec(a, tensor(a, LT_WV, l), a->xb, vc, dim, kv_dim, kv_dim, 0);
     struct llama_rope r = {a->q, kc, a->table, a->step, dim, kv_dim, hs};
     a->fn[LF_ROPE](&r, 0, dim / 2);
-    struct llama_attention at = {a->q,   kc,        vc, a->att, a->xb, a->step, c->n_heads,
-                                 c->n_heads / c->n_kv_heads, hs, kv_dim, c->seq_len};
+    struct llama_attention at = {a->q,  kc,      vc,         a->att,
+                                 a->xb, a->step, c->n_heads, c->n_heads / c->n_kv_heads,
+                                 hs,    kv_dim,  c->seq_len};
     rows(a, LF_ATTENTION, &at, c->n_heads);
     matvec(a, tensor(a, LT_WO, l), a->xb, a->x, dim, dim, 0, 1);
     struct llama_rmsnorm n2 = {a->x, tensor(a, LT_RMS_FFN, l), a->xb, dim};
@@ -133,7 +137,8 @@ static void anchor_forward(anchor *a, int token, int pos) {
 }
 
 static void anchor_free(anchor *a) {
-  float *all[] = {a->file, a->x, a->xb, a->q, a->att, a->hb, a->hb2, a->logits, a->table, a->kc, a->vc};
+  float *all[] = {a->file, a->x,      a->xb,    a->q,  a->att, a->hb,
+                  a->hb2,  a->logits, a->table, a->kc, a->vc};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     free(all[i]);
 }
@@ -144,11 +149,20 @@ static int anchor_open(anchor *a, const char *path, const llama_config *c, rig_i
   size_t n;
   *a = (anchor){.c = *c, .threads = (int)rig_host_cores()};
   a->file = rig_bench_read_file(path, &n);
-  int64_t hs = c->dim / c->n_heads, kv = (int64_t)c->n_layers * c->seq_len * (c->dim * c->n_kv_heads / c->n_heads);
-  size_t sizes[] = {(size_t)c->dim, (size_t)c->dim, (size_t)c->dim, (size_t)(c->n_heads * c->seq_len),
-                    (size_t)c->hidden_dim, (size_t)c->hidden_dim, (size_t)c->vocab_size,
-                    (size_t)(c->seq_len * hs), (size_t)kv, (size_t)kv};
-  float **bufs[] = {&a->x, &a->xb, &a->q, &a->att, &a->hb, &a->hb2, &a->logits, &a->table, &a->kc, &a->vc};
+  int64_t hs = c->dim / c->n_heads,
+          kv = (int64_t)c->n_layers * c->seq_len * (c->dim * c->n_kv_heads / c->n_heads);
+  size_t sizes[] = {(size_t)c->dim,
+                    (size_t)c->dim,
+                    (size_t)c->dim,
+                    (size_t)(c->n_heads * c->seq_len),
+                    (size_t)c->hidden_dim,
+                    (size_t)c->hidden_dim,
+                    (size_t)c->vocab_size,
+                    (size_t)(c->seq_len * hs),
+                    (size_t)kv,
+                    (size_t)kv};
+  float **bufs[] = {&a->x,   &a->xb,     &a->q,     &a->att, &a->hb,
+                    &a->hb2, &a->logits, &a->table, &a->kc,  &a->vc};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (!(*bufs[i] = calloc(sizes[i], sizeof(float))))
       return -1;
@@ -297,7 +311,7 @@ static int device_row(FILE *out, const char *path, const char *const *names, int
   uint64_t tokens;
   if (!failed) {
     rig_tokens(m, logits, 4, &failed); /* pipelines and command buffers made */
-    llama_close(m);                 /* reopened so that the times count one run */
+    llama_close(m); /* reopened so that the times count one run */
     failed = llama_open(path, names, n, &code, &m, why, sizeof why) != 0;
   }
   if (!failed) {

@@ -36,8 +36,8 @@ static void host_model(char *out, size_t cap) {
 
 /* The drivers built with rig: their version is rig's. */
 static bool ships_with_rig(const char *driver) {
-  static const char *const own[] = {"host", "memory", "io", "vulkan", "cuda", "amdgpu",
-                                     "sample", "test"};
+  static const char *const own[] = {"host", "memory", "io",     "vulkan",
+                                    "cuda", "amdgpu", "sample", "test"};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     if (strcmp(driver, own[i]) == 0)
       return true;
@@ -119,9 +119,13 @@ static void identity(rig_cli_record *r, const rig_device *d, const char *driver)
   if (d == rig_device_host())
     host_model(model, sizeof model);
   rig_cli_str(r, NULL, "model", "%s",
-              v ? v->name : c ? c->name : *model ? model : *rig_device_model(d) ? rig_device_model(d)
-              : rig_device_is_io(d) ? "a file"
-              : strcmp(driver, "memory") == 0 ? "host memory" : "");
+              v                               ? v->name
+              : c                             ? c->name
+              : *model                        ? model
+              : *rig_device_model(d)          ? rig_device_model(d)
+              : rig_device_is_io(d)           ? "a file"
+              : strcmp(driver, "memory") == 0 ? "host memory"
+                                              : "");
   rig_cli_str(r, NULL, "type", "%s", rig_cli_type(d));
   rig_cli_str(r, NULL, "driver", "%s", driver);
   driver_version(r, driver, d, v, c);

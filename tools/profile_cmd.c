@@ -118,8 +118,10 @@ int rig_profile_command(int argc, char **argv) {
   }
   struct stat sb;
   if (stat(path, &sb) != 0 && sig) { /* the profile is written at exit */
-    fprintf(stderr, "rig profile: %s was ended by signal %d (%s) and wrote no profile: rig "
-                    "writes it at the program's exit\n", argv[i + 1], sig, strsignal(sig));
+    fprintf(stderr,
+            "rig profile: %s was ended by signal %d (%s) and wrote no profile: rig "
+            "writes it at the program's exit\n",
+            argv[i + 1], sig, strsignal(sig));
     return st;
   }
   if (stat(path, &sb) != 0) {

@@ -125,8 +125,8 @@ RIG__HIDDEN rig_status rig__buffer_check(const rig_buffer *b, const char *fn);
 static inline rig_status rig__buffer_usable(const rig_buffer *b, const char *fn) {
   if (!b)
     return rig__fail(RIG_INVALID, NULL, 0, "%s: buffer is NULL", fn);
-  if (!rig__buffer_is_dead(b) && !atomic_load(&b->alloc->owner) &&
-      !rig__is_lost(b->alloc->dev) && !rig__is_lost(b->dev))
+  if (!rig__buffer_is_dead(b) && !atomic_load(&b->alloc->owner) && !rig__is_lost(b->alloc->dev) &&
+      !rig__is_lost(b->dev))
     return RIG_OK;
   return rig__buffer_check(b, fn);
 }

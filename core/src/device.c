@@ -34,7 +34,9 @@ RIG_API bool rig_device_computes(const rig_device *d) {
 RIG_API bool rig_device_queue_waits(const rig_device *d) {
   return d && (d->facts.flags & RIG_EDGE_QUEUE_WAITS);
 }
-RIG_API const char *rig_device_model(const rig_device *d) { return d ? d->facts.model : ""; }
+RIG_API const char *rig_device_model(const rig_device *d) {
+  return d ? d->facts.model : "";
+}
 RIG_API const char *rig_device_driver_version(const rig_device *d) {
   return d ? d->facts.version : "";
 }
@@ -281,21 +283,25 @@ static bool queues_ok(const rig_edge_driver *t, const rig_edge_facts *f, char *w
     if (q == RIG_EDGE_NO_QUEUE)
       continue;
     if (q >= f->queues) {
-      snprintf(why, n, "facts.part_queue[%s] is queue %u, past facts.queues (%u)%s",
-               kind_names[k], q, f->queues,
+      snprintf(why, n, "facts.part_queue[%s] is queue %u, past facts.queues (%u)%s", kind_names[k],
+               q, f->queues,
                t->abi_minor < 9 ? "" : "; a kind the device does not run stays RIG_EDGE_NO_QUEUE");
       return false;
     }
     if (t->abi_minor < 9) /* zeroed facts put it there: what an older driver opened with */
       continue;
     if (!(f->flags & RIG_EDGE_COMPUTES)) {
-      snprintf(why, n, "facts.part_queue[%s] is queue %u, but COMPUTES is not in facts.flags: a "
-               "device that runs no work puts no kind on a queue", kind_names[k], q);
+      snprintf(why, n,
+               "facts.part_queue[%s] is queue %u, but COMPUTES is not in facts.flags: a "
+               "device that runs no work puts no kind on a queue",
+               kind_names[k], q);
       return false;
     }
     if (k == RIG_EDGE_PART_LAUNCH && !t->load) {
-      snprintf(why, n, "facts.part_queue[RIG_EDGE_PART_LAUNCH] is queue %u, but the driver has no "
-               "load: it runs no code; leave it RIG_EDGE_NO_QUEUE", q);
+      snprintf(why, n,
+               "facts.part_queue[RIG_EDGE_PART_LAUNCH] is queue %u, but the driver has no "
+               "load: it runs no code; leave it RIG_EDGE_NO_QUEUE",
+               q);
       return false;
     }
   }

@@ -58,7 +58,7 @@ struct rig_device {
     bool stop_returned;           /* the driver's stop returned */
     _Atomic bool stopping;        /* a call runs, or ran, its stop */
     bool slot_pending;            /* stopped; leaves its slot when drained */
-    _Atomic bool drained;         /* stopped, and the last one came back:
+    _Atomic bool drained; /* stopped, and the last one came back:
                                      set under the memory lock, taken by
                                      after_move with none (reclaim.c) */
     bool forked;                  /* inherited by a child of fork: its driver

@@ -158,22 +158,29 @@ static rig_status not_found(const char *driver, const char *skipped, size_t skip
   if (!core_folder(lib, sizeof lib))
     snprintf(lib, sizeof lib, "unknown");
   if (getauxval(AT_SECURE)) /* secure_getenv read no RIG_DRIVER_PATH */
-    snprintf(where, sizeof where, "is not beside librig-core (%s) nor in %s (a setuid or "
-             "setgid program ignores RIG_DRIVER_PATH)", lib, RIG_DRIVER_DIR);
+    snprintf(where, sizeof where,
+             "is not beside librig-core (%s) nor in %s (a setuid or "
+             "setgid program ignores RIG_DRIVER_PATH)",
+             lib, RIG_DRIVER_DIR);
   else if (path_only())
-    snprintf(where, sizeof where, "is in no folder of RIG_DRIVER_PATH, the only folders "
+    snprintf(where, sizeof where,
+             "is in no folder of RIG_DRIVER_PATH, the only folders "
              "searched as RIG_DRIVER_PATH_ONLY is set");
   else
-    snprintf(where, sizeof where, "is in no folder of RIG_DRIVER_PATH, nor beside librig-core "
-             "(%s), nor in %s", lib, RIG_DRIVER_DIR);
+    snprintf(where, sizeof where,
+             "is in no folder of RIG_DRIVER_PATH, nor beside librig-core "
+             "(%s), nor in %s",
+             lib, RIG_DRIVER_DIR);
   if (skipped) /* the advice first: the folders after it may be long */
     return rig__fail(RIG_UNAVAILABLE, NULL, 0,
                      "no driver '%s': relative entries of RIG_DRIVER_PATH are ignored "
                      "('%.*s'), give absolute ones (drivers found: %s); librig-driver-%s.so %s",
-                     driver, (int)(skipped_len > 200 ? 200 : skipped_len), skipped, names,
-                     driver, where);
-  return rig__fail(RIG_UNAVAILABLE, NULL, 0, "no driver '%s' (drivers found: %s): "
-                   "librig-driver-%s.so %s", driver, names, driver, where);
+                     driver, (int)(skipped_len > 200 ? 200 : skipped_len), skipped, names, driver,
+                     where);
+  return rig__fail(RIG_UNAVAILABLE, NULL, 0,
+                   "no driver '%s' (drivers found: %s): "
+                   "librig-driver-%s.so %s",
+                   driver, names, driver, where);
 }
 
 static rig_status load_file(const char *driver, const char *path, struct rig__plugin *pl) {

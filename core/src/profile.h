@@ -10,7 +10,7 @@ struct rig_profile {
   rig_profile_record *records; /* sorted by start */
   size_t n;
   char **devices;              /* distinct device names, owned */
-  uint64_t *clock_error;       /* per device: its spans' bound, ns */
+  uint64_t *clock_error; /* per device: its spans' bound, ns */
   uint32_t ndevices;
   uint64_t dropped;
 };

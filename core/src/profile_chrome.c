@@ -51,9 +51,11 @@ static void put_name(FILE *f, const char *what, uint32_t pid, uint32_t tid, cons
  * bound, as the process's label (which Perfetto shows by its name) and as
  * a number, so that a reader of the trace allows for it across devices. */
 static void put_clock_error(FILE *f, uint32_t pid, uint64_t ns) {
-  fprintf(f, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
+  fprintf(f,
+          ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
           "\"args\":{\"labels\":\"clock within %" PRIu64 " ns of the host's\","
-          "\"clock_error_ns\":%" PRIu64 "}}", pid, ns, ns);
+          "\"clock_error_ns\":%" PRIu64 "}}",
+          pid, ns, ns);
 }
 
 /* Names each device's process and each queue its records ran on. */

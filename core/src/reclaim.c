@@ -112,8 +112,8 @@ static uint64_t host_peak_note(uint64_t live) {
     /* After epochs with no note, the last one saw the live bytes of the
      * last note, or fewer (a release notes nothing): not the old peak. */
     bool gap = now - host_peak.start_ns > 2 * EPOCH_NS;
-    host_peak.previous = gap ? (host_peak.last_live > live ? host_peak.last_live : live)
-                             : host_peak.current;
+    host_peak.previous =
+        gap ? (host_peak.last_live > live ? host_peak.last_live : live) : host_peak.current;
     host_peak.current = 0;
     host_peak.start_ns = now;
   }
@@ -218,7 +218,7 @@ static void host_trim_check(rig_device *d);
  * d's passed mappings of other words (OPEN-22). */
 static void before_move(rig_device *d) {
   if (d->is_host && atomic_load_explicit(&host_over, memory_order_relaxed))
-    host_trim_check(d);                               /* RECLAIM-49 */
+    host_trim_check(d); /* RECLAIM-49 */
   rig__holds_release();
   rig__move_stopped();
   rig__mappings_release(d, false);
@@ -442,8 +442,9 @@ static rig_status oom(rig_device *d, uint64_t n) {
 static rig_status over_budget(rig_device *d, rig_device *b, uint64_t n) {
   return rig__fail(RIG_OUT_OF_MEMORY, d, n,
                    "%s: out of memory for %llu bytes: over %s budget of %llu bytes "
-                   "(%llu in use)", d->name, (unsigned long long)n,
-                   b == d ? "its" : "the host's", (unsigned long long)atomic_load(&b->mem.budget),
+                   "(%llu in use)",
+                   d->name, (unsigned long long)n, b == d ? "its" : "the host's",
+                   (unsigned long long)atomic_load(&b->mem.budget),
                    (unsigned long long)atomic_load(&b->mem.allocated));
 }
 
@@ -476,7 +477,7 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
   rig_edge_error err = {0};
   bool budget = false;
   if (!d->is_host && bytes > atomic_load(&budget_of(d, kind)->mem.budget))
-    return over_budget(d, budget_of(d, kind), n);     /* RECLAIM-51, RECLAIM-78 */
+    return over_budget(d, budget_of(d, kind), n); /* RECLAIM-51, RECLAIM-78 */
   int r = try_allocate(d, bytes, kind, mem, &err, &budget);
   uint64_t since = 0;
   for (int round = 1; r == RIG_EDGE_NO_ROOM && round <= 3; round++) {
@@ -490,7 +491,7 @@ static rig_status allocate(rig_device *d, uint64_t n, uint64_t bytes, rig_kind k
   }
   if (r == RIG_EDGE_OK)
     return RIG_OK;
-  if (r == RIG_EDGE_NO_ROOM)                          /* RECLAIM-59 */
+  if (r == RIG_EDGE_NO_ROOM) /* RECLAIM-59 */
     return budget ? over_budget(d, budget_of(d, kind), n) : oom(d, n);
   if (r == RIG_EDGE_UNSUPPORTED)
     return rig__fail(RIG_INVALID, d, 0, "%s: %s", d->name, err.message);

@@ -292,7 +292,7 @@ rig_status rig__point_wait(rig_point p) {
   if (!d)
     return st;
   uint64_t v = rig_point_value(p);
-  rig__commit(d, v, true);                     /* TL-9 */
+  rig__commit(d, v, true); /* TL-9 */
   unsigned held = 0;
   bool opened = false;
   bool first = true, sliced = false;

@@ -36,11 +36,15 @@ static bool names(const rig_part *p, uint32_t slot) {
 static rig_status no_function(rig_device *d, size_t i) {
   const char *dev, *name = rig__missing_function(&dev);
   if (name)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches no function "
+    return rig__fail(RIG_INVALID, d, 0,
+                     "rig_submission_make: part %zu launches no function "
                      "(NULL); this thread's last rig_image_resolve that found none was of '%s' "
-                     "on %s", i, name, dev);
-  return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches no function "
-                   "(NULL, as rig_image_resolve gives for a name the image lacks)", i);
+                     "on %s",
+                     i, name, dev);
+  return rig__fail(RIG_INVALID, d, 0,
+                   "rig_submission_make: part %zu launches no function "
+                   "(NULL, as rig_image_resolve gives for a name the image lacks)",
+                   i);
 }
 
 /* A launch part: a function of an image on d, refs within the block, each
@@ -49,8 +53,10 @@ static rig_status check_launch(rig_device *d, const rig_part *p, size_t i) {
   if (!p->function)
     return no_function(d, i);
   if (rig_image_device(rig_function_image(p->function)) != d)
-    return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu launches a function "
-                     "of another device's image", i);
+    return rig__fail(RIG_INVALID, d, 0,
+                     "rig_submission_make: part %zu launches a function "
+                     "of another device's image",
+                     i);
   if ((p->nrefs && !p->refs) || p->nrefs > 4096 || p->params_bytes > (1u << 20))
     return rig__fail(RIG_INVALID, d, 0, "rig_submission_make: part %zu: %u refs, %u bytes", i,
                      p->nrefs, p->params_bytes);

@@ -39,47 +39,47 @@
 #include "pm4.h"
 
 #define AMD_VENDOR 0x1002u
-#define ALIGNMENT 4096u        /* a GPU page: every buffer object starts on one */
+#define ALIGNMENT 4096u /* a GPU page: every buffer object starts on one */
 #define DEFAULT_HANG_MS 10000u
-#define NODES_MAX 64u          /* render nodes looked at; more are not listed */
+#define NODES_MAX 64u /* render nodes looked at; more are not listed */
 
 /* ---- library.c ------------------------------------------------------------- */
 
 /* Each entry point the driver calls: (library, symbol). The struct member is
  * a pointer of the header's own type (__typeof__), so a signature that
  * differs from libdrm's header does not compile. */
-#define AMDGPU_SYMBOLS(X)                                                                     \
-  X(DRM, drmGetDevices2)                                                                      \
-  X(DRM, drmGetDevice2)                                                                       \
-  X(DRM, drmFreeDevices)                                                                      \
-  X(DRM, drmFreeDevice)                                                                       \
-  X(DRM, drmGetVersion)                                                                       \
-  X(DRM, drmFreeVersion)                                                                      \
-  X(AMD, amdgpu_device_initialize)                                                            \
-  X(AMD, amdgpu_device_deinitialize)                                                          \
-  X(AMD, amdgpu_query_gpu_info)                                                               \
-  X(AMD, amdgpu_query_heap_info)                                                              \
-  X(AMD, amdgpu_query_hw_ip_info)                                                             \
-  X(AMD, amdgpu_get_marketing_name)                                                           \
-  X(AMD, amdgpu_cs_ctx_create2)                                                               \
-  X(AMD, amdgpu_cs_ctx_free)                                                                  \
-  X(AMD, amdgpu_cs_query_reset_state2)                                                        \
-  X(AMD, amdgpu_cs_create_syncobj2)                                                           \
-  X(AMD, amdgpu_cs_destroy_syncobj)                                                           \
-  X(AMD, amdgpu_cs_syncobj_query)                                                             \
-  X(AMD, amdgpu_cs_syncobj_timeline_wait)                                                     \
-  X(AMD, amdgpu_cs_submit_raw2)                                                               \
-  X(AMD, amdgpu_bo_alloc)                                                                     \
-  X(AMD, amdgpu_bo_free)                                                                      \
-  X(AMD, amdgpu_bo_cpu_map)                                                                   \
-  X(AMD, amdgpu_bo_cpu_unmap)                                                                 \
-  X(AMD, amdgpu_bo_export)                                                                    \
-  X(AMD, amdgpu_create_bo_from_user_mem)                                                      \
-  X(AMD, amdgpu_va_range_alloc)                                                               \
-  X(AMD, amdgpu_va_range_free)                                                                \
-  X(AMD, amdgpu_bo_va_op)                                                                     \
-  X(AMD, amdgpu_query_info)                                                                   \
-  X(AMD, amdgpu_cs_export_syncobj)                                                            \
+#define AMDGPU_SYMBOLS(X)                                                                          \
+  X(DRM, drmGetDevices2)                                                                           \
+  X(DRM, drmGetDevice2)                                                                            \
+  X(DRM, drmFreeDevices)                                                                           \
+  X(DRM, drmFreeDevice)                                                                            \
+  X(DRM, drmGetVersion)                                                                            \
+  X(DRM, drmFreeVersion)                                                                           \
+  X(AMD, amdgpu_device_initialize)                                                                 \
+  X(AMD, amdgpu_device_deinitialize)                                                               \
+  X(AMD, amdgpu_query_gpu_info)                                                                    \
+  X(AMD, amdgpu_query_heap_info)                                                                   \
+  X(AMD, amdgpu_query_hw_ip_info)                                                                  \
+  X(AMD, amdgpu_get_marketing_name)                                                                \
+  X(AMD, amdgpu_cs_ctx_create2)                                                                    \
+  X(AMD, amdgpu_cs_ctx_free)                                                                       \
+  X(AMD, amdgpu_cs_query_reset_state2)                                                             \
+  X(AMD, amdgpu_cs_create_syncobj2)                                                                \
+  X(AMD, amdgpu_cs_destroy_syncobj)                                                                \
+  X(AMD, amdgpu_cs_syncobj_query)                                                                  \
+  X(AMD, amdgpu_cs_syncobj_timeline_wait)                                                          \
+  X(AMD, amdgpu_cs_submit_raw2)                                                                    \
+  X(AMD, amdgpu_bo_alloc)                                                                          \
+  X(AMD, amdgpu_bo_free)                                                                           \
+  X(AMD, amdgpu_bo_cpu_map)                                                                        \
+  X(AMD, amdgpu_bo_cpu_unmap)                                                                      \
+  X(AMD, amdgpu_bo_export)                                                                         \
+  X(AMD, amdgpu_create_bo_from_user_mem)                                                           \
+  X(AMD, amdgpu_va_range_alloc)                                                                    \
+  X(AMD, amdgpu_va_range_free)                                                                     \
+  X(AMD, amdgpu_bo_va_op)                                                                          \
+  X(AMD, amdgpu_query_info)                                                                        \
+  X(AMD, amdgpu_cs_export_syncobj)                                                                 \
   X(AMD, amdgpu_cs_import_syncobj)
 
 typedef struct drm_fns {
@@ -114,8 +114,8 @@ void library_drop(struct amddev *d);
 
 /* An AMD render node as the list found it. */
 typedef struct amd_node {
-  char path[64];             /* "/dev/dri/renderD128" */
-  char bus[32];              /* "0000:03:00.0", or "" */
+  char path[64]; /* "/dev/dri/renderD128" */
+  char bus[32]; /* "0000:03:00.0", or "" */
   uint16_t device_id;
   uint8_t revision;
 } amd_node;
@@ -133,9 +133,9 @@ typedef struct node_info {
   int fd;
   amdgpu_device_handle dev;
   struct amdgpu_gpu_info gpu;
-  char arch[16];             /* gfx name */
-  char name[96];             /* marketing name */
-  uint64_t vram, gtt;        /* heap sizes */
+  char arch[16]; /* gfx name */
+  char name[96]; /* marketing name */
+  uint64_t vram, gtt; /* heap sizes */
   uint32_t drm_major, drm_minor;
 } node_info;
 
@@ -148,11 +148,11 @@ void node_close(node_info *info);
 
 /* ---- the open: one rig device ----------------------------------------------------- */
 
-#define IB_DWORDS (64u * 1024u)     /* the IB ring: 256 KiB */
-#define ARGS_BYTES (1u << 20)       /* the ring of dispatch packets and arguments */
-#define STAMPS 4096u                /* timestamp pairs in flight (profiles) */
-#define CHUNKS 16u                  /* each ring's reuse is tracked per sixteenth */
-#define WAITS_MAX 32u               /* peer waits one submit's chunk holds; more wait on the host */
+#define IB_DWORDS (64u * 1024u) /* the IB ring: 256 KiB */
+#define ARGS_BYTES (1u << 20) /* the ring of dispatch packets and arguments */
+#define STAMPS 4096u /* timestamp pairs in flight (profiles) */
+#define CHUNKS 16u /* each ring's reuse is tracked per sixteenth */
+#define WAITS_MAX 32u /* peer waits one submit's chunk holds; more wait on the host */
 #define RING_BYTES (IB_DWORDS * 4u + ARGS_BYTES + 4096u + STAMPS * 16u)
 
 /* A buffer object with its GPU address: an allocation, a borrow, a ring,
@@ -161,41 +161,41 @@ typedef struct amem {
   amdgpu_bo_handle bo;
   amdgpu_va_handle range;
   uint64_t va, bytes;
-  void *host;                /* its CPU mapping, the borrowed range, or NULL */
-  uint32_t kms;              /* its handle in the submit's BO list */
-  bool cpu_mapped;           /* host is amdgpu_bo_cpu_map's */
+  void *host; /* its CPU mapping, the borrowed range, or NULL */
+  uint32_t kms; /* its handle in the submit's BO list */
+  bool cpu_mapped; /* host is amdgpu_bo_cpu_map's */
 } amem;
 
 /* A ring whose space is reused once the GPU passed the value that last
  * used each sixteenth of it. */
 typedef struct ring {
-  uint32_t size, head;       /* in the ring's unit (dwords, bytes) */
-  uint64_t used[CHUNKS];     /* the last value that wrote into each chunk */
+  uint32_t size, head; /* in the ring's unit (dwords, bytes) */
+  uint64_t used[CHUNKS]; /* the last value that wrote into each chunk */
 } amdring;
 
 typedef struct amdprof amdprof; /* profile.c */
 
 typedef struct amddev {
-  struct amddev *next;       /* the opens holding a node (library.c) */
+  struct amddev *next; /* the opens holding a node (library.c) */
   char name[48];
   node_info node;
   amd_node where;
   amdgpu_context_handle ctx;
-  uint32_t syncobj;          /* the timeline: one point per value */
+  uint32_t syncobj; /* the timeline: one point per value */
   uint32_t hang_ms;
   bool stopped;
-  bool walk;                 /* $RIG_AMDGPU_WALK: each IB framing-walked before its submit */
+  bool walk; /* $RIG_AMDGPU_WALK: each IB framing-walked before its submit */
   pm4_target target;
   rig_edge_facts facts;
-  pthread_mutex_t mlock;     /* the BO list */
+  pthread_mutex_t mlock; /* the BO list */
   struct drm_amdgpu_bo_list_entry *list;
   uint32_t nlist, caplist;
-  amem *rings;               /* IB ring, argument ring, word, stamps: one GTT object */
+  amem *rings; /* IB ring, argument ring, word, stamps: one GTT object */
   amdring ib, args;
-  volatile uint64_t *word;   /* the timeline word RELEASE_MEM writes */
+  volatile uint64_t *word; /* the timeline word RELEASE_MEM writes */
   uint64_t word_va, zeros_va, stamps_va;
-  uint64_t taken;            /* the last value submitted (atomic) */
-  int lost;                  /* a loss seen (atomic); lost_why set before */
+  uint64_t taken; /* the last value submitted (atomic) */
+  int lost; /* a loss seen (atomic); lost_why set before */
   char lost_why[200];
   amdprof *prof;
 } amddev;

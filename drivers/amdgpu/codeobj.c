@@ -42,12 +42,14 @@ int co_fail(char *why, size_t m, const char *fmt, ...) {
 #define bad(r, ...) co_fail((r)->why, (r)->m, __VA_ARGS__)
 
 /* e_flags' low byte names the target (LLVM's EF_AMDGPU_MACH_AMDGCN_*). */
-static const struct { uint32_t mach; const char *gfx; } machs[] = {
-    {0x2c, "gfx900"},  {0x2d, "gfx902"},  {0x2e, "gfx904"},  {0x2f, "gfx906"},
-    {0x30, "gfx908"},  {0x31, "gfx909"},  {0x32, "gfx90c"},  {0x3f, "gfx90a"},
-    {0x33, "gfx1010"}, {0x34, "gfx1011"}, {0x35, "gfx1012"}, {0x42, "gfx1013"},
-    {0x36, "gfx1030"}, {0x37, "gfx1031"}, {0x38, "gfx1032"}, {0x39, "gfx1033"},
-    {0x3e, "gfx1034"}, {0x3d, "gfx1035"}, {0x45, "gfx1036"}, {0x41, "gfx1100"},
+static const struct {
+  uint32_t mach;
+  const char *gfx;
+} machs[] = {
+    {0x2c, "gfx900"},  {0x2d, "gfx902"},  {0x2e, "gfx904"},  {0x2f, "gfx906"},  {0x30, "gfx908"},
+    {0x31, "gfx909"},  {0x32, "gfx90c"},  {0x3f, "gfx90a"},  {0x33, "gfx1010"}, {0x34, "gfx1011"},
+    {0x35, "gfx1012"}, {0x42, "gfx1013"}, {0x36, "gfx1030"}, {0x37, "gfx1031"}, {0x38, "gfx1032"},
+    {0x39, "gfx1033"}, {0x3e, "gfx1034"}, {0x3d, "gfx1035"}, {0x45, "gfx1036"}, {0x41, "gfx1100"},
     {0x46, "gfx1101"}, {0x47, "gfx1102"}, {0x44, "gfx1103"},
 };
 
@@ -132,8 +134,10 @@ static int descriptor(reading *r, co_kernel *k) {
   k->properties = (uint16_t)(d[56] | d[57] << 8);
   if (off < -(int64_t)k->kd || off > (int64_t)(r->c->image_bytes - k->kd - 4) ||
       (((int64_t)k->kd + off) & 255) != 0)
-    return bad(r, "kernel %s: its code (descriptor offset %lld) lies outside the image or "
-               "off a 256-byte boundary", k->name, (long long)off);
+    return bad(r,
+               "kernel %s: its code (descriptor offset %lld) lies outside the image or "
+               "off a 256-byte boundary",
+               k->name, (long long)off);
   k->entry = (uint64_t)((int64_t)k->kd + off);
   return 0;
 }
@@ -158,8 +162,8 @@ static int kernels(reading *r) {
     return bad(r, "out of memory");
   for (size_t i = 0; i < count; i++) {
     GElf_Sym sym;
-    const char *name = gelf_getsym(data, (int)i, &sym) ? elf_strptr(r->elf, sh.sh_link, sym.st_name)
-                                                     : NULL;
+    const char *name =
+        gelf_getsym(data, (int)i, &sym) ? elf_strptr(r->elf, sh.sh_link, sym.st_name) : NULL;
     size_t len = name ? strlen(name) : 0;
     if (len < 4 || strcmp(name + len - 3, ".kd") != 0 || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
       continue;
@@ -182,8 +186,10 @@ static int one_reloc(reading *r, Elf_Data *syms, size_t symn, const GElf_Rela *r
   uint32_t type = (uint32_t)GELF_R_TYPE(ra->r_info);
   co_reloc *out = &r->c->relocs[r->c->nrelocs];
   if (type != R_ABS64 && type != R_RELATIVE64)
-    return bad(r, "relocation type %u at 0x%llx is not one this driver applies (ABS64, "
-               "RELATIVE64)", type, (unsigned long long)ra->r_offset);
+    return bad(r,
+               "relocation type %u at 0x%llx is not one this driver applies (ABS64, "
+               "RELATIVE64)",
+               type, (unsigned long long)ra->r_offset);
   if (ra->r_offset > r->c->image_bytes - 8)
     return bad(r, "a relocation at 0x%llx lies outside the image",
                (unsigned long long)ra->r_offset);
@@ -252,14 +258,15 @@ static int no_scratch(reading *r) {
   for (uint32_t i = 0; i < r->c->nkernels; i++) {
     const co_kernel *k = &r->c->kernels[i];
     if (k->private_bytes || (k->rsrc2 & 1u))
-      return bad(r, "kernel %s uses %u bytes of private (scratch) memory, which this driver "
-                 "does not provide yet", k->name, k->private_bytes);
+      return bad(r,
+                 "kernel %s uses %u bytes of private (scratch) memory, which this driver "
+                 "does not provide yet",
+                 k->name, k->private_bytes);
   }
   return 0;
 }
 
-int codeobj_read(const void *bytes, size_t n, const char *gfx, codeobj *out, char *why,
-                 size_t m) {
+int codeobj_read(const void *bytes, size_t n, const char *gfx, codeobj *out, char *why, size_t m) {
   memset(out, 0, sizeof *out);
   reading r = {.bytes = bytes, .n = n, .c = out, .why = why, .m = m};
   if (elf_version(EV_CURRENT) == EV_NONE)

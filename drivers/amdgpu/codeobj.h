@@ -15,36 +15,36 @@
 
 typedef struct co_arg {
   uint32_t offset, size;
-  char kind[40];            /* .value_kind: "by_value", "global_buffer", "hidden_..." */
+  char kind[40]; /* .value_kind: "by_value", "global_buffer", "hidden_..." */
 } co_arg;
 
 typedef struct co_kernel {
-  char name[128];           /* .name */
-  uint64_t kd;              /* the descriptor's place in the image (NAME.kd) */
-  uint64_t entry;           /* the code's place in the image */
-  uint32_t group_bytes;     /* LDS per workgroup */
-  uint32_t private_bytes;   /* scratch per work-item */
+  char name[128]; /* .name */
+  uint64_t kd; /* the descriptor's place in the image (NAME.kd) */
+  uint64_t entry; /* the code's place in the image */
+  uint32_t group_bytes; /* LDS per workgroup */
+  uint32_t private_bytes; /* scratch per work-item */
   uint32_t kernarg_bytes, kernarg_align;
   uint32_t rsrc1, rsrc2, rsrc3;
-  uint16_t properties;      /* kernel_code_properties: which user SGPRs */
-  uint32_t wavefront;       /* 32 or 64 */
+  uint16_t properties; /* kernel_code_properties: which user SGPRs */
+  uint32_t wavefront; /* 32 or 64 */
   uint32_t nargs;
   co_arg *args;
 } co_kernel;
 
 typedef struct co_reloc {
-  uint64_t offset;          /* in the image: a 64-bit word */
+  uint64_t offset; /* in the image: a 64-bit word */
   int64_t addend;
-  uint64_t symbol;          /* the symbol's place in the image (ABS64) */
-  uint32_t type;            /* R_AMDGPU_ABS64 (3) or R_AMDGPU_RELATIVE64 (13) */
+  uint64_t symbol; /* the symbol's place in the image (ABS64) */
+  uint32_t type; /* R_AMDGPU_ABS64 (3) or R_AMDGPU_RELATIVE64 (13) */
 } co_reloc;
 
 typedef struct codeobj {
-  char target[16];          /* the gfx name e_flags names */
-  uint32_t version;         /* 4 or 5 */
-  uint32_t flags;           /* e_flags (xnack, sramecc in bits 8..11) */
-  uint8_t *image;           /* the segments at their addresses, zero between */
-  uint64_t image_bytes;     /* a multiple of 4096 */
+  char target[16]; /* the gfx name e_flags names */
+  uint32_t version; /* 4 or 5 */
+  uint32_t flags; /* e_flags (xnack, sramecc in bits 8..11) */
+  uint8_t *image; /* the segments at their addresses, zero between */
+  uint64_t image_bytes; /* a multiple of 4096 */
   uint32_t nkernels;
   co_kernel *kernels;
   uint32_t nrelocs;

@@ -37,8 +37,8 @@ int dispatch_check(const co_kernel *k, const pm4_target *t, uint32_t shared_byte
     return bad(why, m, "kernel %s: its descriptor asks for %u user SGPRs, RSRC2 says %u", k->name,
                need, said);
   if ((uint64_t)k->group_bytes + shared_bytes > 65536)
-    return bad(why, m, "kernel %s: %u + %u bytes of LDS, more than 64 KiB", k->name,
-               k->group_bytes, shared_bytes);
+    return bad(why, m, "kernel %s: %u + %u bytes of LDS, more than 64 KiB", k->name, k->group_bytes,
+               shared_bytes);
   if (t->gen == 9 && (k->properties & KCP_WAVEFRONT_SIZE32))
     return bad(why, m, "kernel %s: wave32 code on GFX9, which runs wave64 only", k->name);
   return 0;
@@ -107,8 +107,8 @@ static bool hidden(uint8_t *p, const co_arg *a, const launch *l) {
 int dispatch_kernargs(uint8_t *out, const co_kernel *k, const void *params, uint32_t params_bytes,
                       const launch *l, char *why, size_t m) {
   if (params_bytes > k->kernarg_bytes)
-    return bad(why, m, "kernel %s takes %u bytes of arguments, given %u", k->name,
-               k->kernarg_bytes, params_bytes);
+    return bad(why, m, "kernel %s takes %u bytes of arguments, given %u", k->name, k->kernarg_bytes,
+               params_bytes);
   memset(out, 0, k->kernarg_bytes);
   if (params_bytes)
     memcpy(out, params, params_bytes);

@@ -16,24 +16,24 @@
 /* kernel_code_properties (AMDGPU's kernel descriptor) */
 enum {
   KCP_PRIVATE_SEGMENT_BUFFER = 1u << 0, /* 4 SGPRs */
-  KCP_DISPATCH_PTR = 1u << 1,           /* 2 */
-  KCP_QUEUE_PTR = 1u << 2,              /* 2 */
-  KCP_KERNARG_SEGMENT_PTR = 1u << 3,    /* 2 */
-  KCP_DISPATCH_ID = 1u << 4,            /* 2 */
-  KCP_FLAT_SCRATCH_INIT = 1u << 5,      /* 2 */
-  KCP_PRIVATE_SEGMENT_SIZE = 1u << 6,   /* 1 */
+  KCP_DISPATCH_PTR = 1u << 1, /* 2 */
+  KCP_QUEUE_PTR = 1u << 2, /* 2 */
+  KCP_KERNARG_SEGMENT_PTR = 1u << 3, /* 2 */
+  KCP_DISPATCH_ID = 1u << 4, /* 2 */
+  KCP_FLAT_SCRATCH_INIT = 1u << 5, /* 2 */
+  KCP_PRIVATE_SEGMENT_SIZE = 1u << 6, /* 1 */
   KCP_WAVEFRONT_SIZE32 = 1u << 10,
 };
 
 /* One launch's shape and the GPU addresses of what it reads. */
 typedef struct launch {
   uint32_t groups[3], threads[3];
-  uint32_t shared_bytes;    /* dynamic LDS, on top of the kernel's own */
-  uint64_t code_base;       /* the image's GPU address */
-  uint64_t packet;          /* the dispatch packet's GPU address */
-  uint64_t kernargs;        /* the kernel arguments' GPU address */
-  uint64_t zeros;           /* 64 zero bytes: the queue the code may name */
-  uint64_t id;              /* the dispatch id */
+  uint32_t shared_bytes; /* dynamic LDS, on top of the kernel's own */
+  uint64_t code_base; /* the image's GPU address */
+  uint64_t packet; /* the dispatch packet's GPU address */
+  uint64_t kernargs; /* the kernel arguments' GPU address */
+  uint64_t zeros; /* 64 zero bytes: the queue the code may name */
+  uint64_t id; /* the dispatch id */
 } launch;
 
 /* Whether k can be dispatched on t: its user SGPRs add up to what RSRC2

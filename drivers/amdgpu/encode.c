@@ -17,7 +17,9 @@
 #define RELEASE_DW 8u
 #define DISPATCH_DW 64u
 
-static uint64_t at_of(const rig_edge_range *r) { return r->alloc->address + r->offset; }
+static uint64_t at_of(const rig_edge_range *r) {
+  return r->alloc->address + r->offset;
+}
 
 static bool follows_any(const rig_edge_part *p) {
   for (uint32_t q = 0; q < RIG_EDGE_MAX_QUEUES; q++)
@@ -43,9 +45,8 @@ void encode_size(const amddev *d, const rig_edge_work *w, uint32_t *dwords, uint
       dw += pm4_dma_dwords(&d->target, p->u.copy.dst.bytes);
     else if (p->kind == RIG_EDGE_PART_FILL) {
       dw += pm4_dma_dwords(&d->target, p->u.fill.dst.bytes) + 2 * 7; /* head, tail copies */
-      by += 64;                                                        /* their source */
-    }
-    else if (p->kind == RIG_EDGE_PART_LAUNCH) {
+      by += 64; /* their source */
+    } else if (p->kind == RIG_EDGE_PART_LAUNCH) {
       dw += DISPATCH_DW;
       by += dispatch_slot_bytes(((const amdfn *)p->u.launch.function)->k);
     }
@@ -63,18 +64,22 @@ int encode_check(const amddev *d, const rig_edge_part *p, rig_edge_error *err) {
   for (int i = 0; i < 3; i++) {
     t *= p->u.launch.threads[i];
     if (p->u.launch.groups[i] > UINT32_MAX || p->u.launch.threads[i] > 1024)
-      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: kernel %s: %llu groups of %llu "
-                           "threads on axis %d: at most 2^32-1 groups of 1024", d->name,
-                           f->k->name, (unsigned long long)p->u.launch.groups[i],
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                           "%s: kernel %s: %llu groups of %llu "
+                           "threads on axis %d: at most 2^32-1 groups of 1024",
+                           d->name, f->k->name, (unsigned long long)p->u.launch.groups[i],
                            (unsigned long long)p->u.launch.threads[i], i);
   }
   if (t > 1024)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: kernel %s: %llu threads a group, "
-                         "more than 1024", d->name, f->k->name, (unsigned long long)t);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: kernel %s: %llu threads a group, "
+                         "more than 1024",
+                         d->name, f->k->name, (unsigned long long)t);
   if (p->u.launch.params_bytes > f->k->kernarg_bytes)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: kernel %s takes %u argument bytes, "
-                         "given %u", d->name, f->k->name, f->k->kernarg_bytes,
-                         p->u.launch.params_bytes);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: kernel %s takes %u argument bytes, "
+                         "given %u",
+                         d->name, f->k->name, f->k->kernarg_bytes, p->u.launch.params_bytes);
   if (dispatch_check(f->k, &d->target, p->u.launch.shared_bytes, why, sizeof why) != 0)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s", d->name, why);
   return RIG_EDGE_OK;
@@ -103,9 +108,12 @@ static void launch_part(amddev *d, const rig_edge_work *w, const rig_edge_part *
   uint8_t *host = (uint8_t *)d->rings->host + IB_DWORDS * 4u;
   uint64_t va = d->rings->va + IB_DWORDS * 4u;
   char why[160];
-  launch l = {.shared_bytes = p->u.launch.shared_bytes, .code_base = f->base,
-              .packet = va + *args_at, .kernargs = va + *args_at + DISPATCH_PACKET_BYTES,
-              .zeros = d->zeros_va, .id = w->value};
+  launch l = {.shared_bytes = p->u.launch.shared_bytes,
+              .code_base = f->base,
+              .packet = va + *args_at,
+              .kernargs = va + *args_at + DISPATCH_PACKET_BYTES,
+              .zeros = d->zeros_va,
+              .id = w->value};
   for (int i = 0; i < 3; i++) {
     l.groups[i] = (uint32_t)p->u.launch.groups[i];
     l.threads[i] = (uint32_t)p->u.launch.threads[i];

@@ -29,7 +29,9 @@
 static int parse(amddev *d, const char *args, uint32_t *index, rig_edge_error *err) {
   enum { HANG, NKEYS };
   rig_edge_arg keys[NKEYS] = {
-      [HANG] = {.key = "hang_ms", .type = RIG_EDGE_ARG_NUMBER, .max = UINT32_MAX,
+      [HANG] = {.key = "hang_ms",
+                .type = RIG_EDGE_ARG_NUMBER,
+                .max = UINT32_MAX,
                 .value = DEFAULT_HANG_MS},
   };
   size_t head;
@@ -39,8 +41,8 @@ static int parse(amddev *d, const char *args, uint32_t *index, rig_edge_error *e
     return r;
   if (!head || !rig_edge_args_number(args, head, 0, NODES_MAX - 1, &n))
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                         "amdgpu: '%.*s' is not N, an AMD render node's index (0..%u)",
-                         (int)head, args, NODES_MAX - 1);
+                         "amdgpu: '%.*s' is not N, an AMD render node's index (0..%u)", (int)head,
+                         args, NODES_MAX - 1);
   *index = (uint32_t)n;
   d->hang_ms = (uint32_t)keys[HANG].value;
   snprintf(d->name, sizeof d->name, "amdgpu:%u", *index);
@@ -50,12 +52,12 @@ static int parse(amddev *d, const char *args, uint32_t *index, rig_edge_error *e
 static void make_facts(amddev *d) {
   rig_edge_facts *f = &d->facts;
   f->size = sizeof *f;
-  snprintf(f->arch, sizeof f->arch, "%s", d->node.arch);  /* PROP-12 */
+  snprintf(f->arch, sizeof f->arch, "%s", d->node.arch); /* PROP-12 */
   f->type = RIG_EDGE_TYPE_GPU;
-  snprintf(f->bus, sizeof f->bus, "%s", d->where.bus);    /* PROP-24 */
-  f->alignment = ALIGNMENT;                               /* PROP-28 */
-  f->cache_bytes = 0;                                     /* the kernel reports none */
-  f->budget = d->node.vram;                               /* RECLAIM-66 */
+  snprintf(f->bus, sizeof f->bus, "%s", d->where.bus); /* PROP-24 */
+  f->alignment = ALIGNMENT; /* PROP-28 */
+  f->cache_bytes = 0; /* the kernel reports none */
+  f->budget = d->node.vram; /* RECLAIM-66 */
   f->hang_ms = d->hang_ms;
   f->commit_k = 1;
   /* MAY_BLOCK: a submit waits for the rings' space the GPU has not passed. */
@@ -123,8 +125,8 @@ static int make_queue(amddev *d, rig_edge_error *err) {
   r = drm.amdgpu_cs_create_syncobj2(d->node.dev, 0, &d->syncobj);
   if (r != 0) {
     d->syncobj = 0;
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: amdgpu_cs_create_syncobj2: %s",
-                         d->name, strerror(-r));
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: amdgpu_cs_create_syncobj2: %s", d->name,
+                         strerror(-r));
   }
   return queue_make(d, err);
 }
@@ -138,8 +140,8 @@ static int open_node(amddev *d, uint32_t index, rig_edge_error *err) {
     r = node_list(nodes, NODES_MAX, &n, err);
   if (r == RIG_EDGE_OK && index >= n)
     r = rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
-                      "amdgpu: no device: amdgpu:%u asked, %u AMD render node%s found", index,
-                      n, n == 1 ? "" : "s");
+                      "amdgpu: no device: amdgpu:%u asked, %u AMD render node%s found", index, n,
+                      n == 1 ? "" : "s");
   if (r == RIG_EDGE_OK) {
     d->where = nodes[index];
     r = node_open(&d->where, &d->node, err);

@@ -23,13 +23,13 @@ typedef struct chip {
  * 144 VGH, 145 GC_11_0_0, 146 YC, 148 GC_11_0_1, 149 GC_10_3_6,
  * 151 GC_10_3_7. */
 static const chip chips[] = {
-    {141, 0x01, 0x14, "gfx900"},  /* Vega10 */
-    {141, 0x14, 0x28, "gfx904"},  /* Vega12 */
-    {141, 0x28, 0x32, "gfx906"},  /* Vega20 */
-    {141, 0x32, 0x3c, "gfx908"},  /* Arcturus */
-    {141, 0x3c, 0x46, "gfx90a"},  /* Aldebaran */
-    {142, 0x01, 0x81, "gfx902"},  /* Raven */
-    {142, 0x81, 0x91, "gfx909"},  /* Raven2 */
+    {141, 0x01, 0x14, "gfx900"}, /* Vega10 */
+    {141, 0x14, 0x28, "gfx904"}, /* Vega12 */
+    {141, 0x28, 0x32, "gfx906"}, /* Vega20 */
+    {141, 0x32, 0x3c, "gfx908"}, /* Arcturus */
+    {141, 0x3c, 0x46, "gfx90a"}, /* Aldebaran */
+    {142, 0x01, 0x81, "gfx902"}, /* Raven */
+    {142, 0x81, 0x91, "gfx909"}, /* Raven2 */
     {142, 0x91, 0x100, "gfx90c"}, /* Renoir */
     {143, 0x01, 0x0a, "gfx1010"}, /* Navi10 */
     {143, 0x0a, 0x14, "gfx1011"}, /* Navi12 */
@@ -50,8 +50,7 @@ static const chip chips[] = {
 
 const char *gfx_name(uint32_t family, uint32_t external_rev) {
   for (size_t i = 0; i < sizeof chips / sizeof chips[0]; i++)
-    if (chips[i].family == family && external_rev >= chips[i].first &&
-        external_rev < chips[i].end)
+    if (chips[i].family == family && external_rev >= chips[i].first && external_rev < chips[i].end)
       return chips[i].gfx;
   return NULL;
 }

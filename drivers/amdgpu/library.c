@@ -21,11 +21,11 @@
 drm_fns drm;
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool tried;           /* these three: under the open lock */
+static bool tried; /* these three: under the open lock */
 static int load_result;
 static char load_why[RIG_EDGE_MESSAGE_BYTES];
-static amddev *holders;      /* opens holding a render node (open lock) */
-static pid_t forked_from;    /* a child of fork: the parent that had opens */
+static amddev *holders; /* opens holding a render node (open lock) */
+static pid_t forked_from; /* a child of fork: the parent that had opens */
 
 enum { DRM, AMD };
 
@@ -71,7 +71,9 @@ void library_forked(void) {
     loss_mark(d, "forked: its render node, context and memory are the parent process's");
 }
 
-bool library_in_child(void) { return __atomic_load_n(&forked_from, __ATOMIC_RELAXED) != 0; }
+bool library_in_child(void) {
+  return __atomic_load_n(&forked_from, __ATOMIC_RELAXED) != 0;
+}
 
 static void *open_one(const char *variable, const char *fallback) {
   const char *path = secure_getenv(variable);
@@ -113,7 +115,8 @@ int library_load(rig_edge_error *err) {
   if (parent)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
                          "amdgpu: this process is a child of fork of process %d, whose amdgpu "
-                         "devices it does not use; open them in the parent", (int)parent);
+                         "devices it does not use; open them in the parent",
+                         (int)parent);
   if (!tried) {
     tried = true;
     load_result = open_libraries();

@@ -15,7 +15,9 @@
 
 #include "amdgpu_private.h"
 
-static uint64_t pages(uint64_t bytes) { return (bytes + 4095u) & ~4095ull; }
+static uint64_t pages(uint64_t bytes) {
+  return (bytes + 4095u) & ~4095ull;
+}
 
 /* The BO list grows at allocation, so that a submit never allocates. */
 static int list_add(amddev *d, amem *m) {
@@ -89,8 +91,8 @@ int mem_make(amddev *d, uint64_t bytes, uint32_t domain, uint64_t flags, bool ho
   if (!m)
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", d->name);
   m->bytes = pages(bytes ? bytes : 1);
-  struct amdgpu_bo_alloc_request req = {.alloc_size = m->bytes, .phys_alignment = 4096,
-                                        .preferred_heap = domain, .flags = flags};
+  struct amdgpu_bo_alloc_request req = {
+      .alloc_size = m->bytes, .phys_alignment = 4096, .preferred_heap = domain, .flags = flags};
   int r = drm.amdgpu_bo_alloc(d->node.dev, &req, &m->bo);
   if (r != 0) {
     m->bo = NULL;

@@ -73,7 +73,7 @@ static int args(mp_reader *r, co_kernel *k, char *why, size_t m) {
 typedef struct said {
   char symbol[140];
   uint64_t kernarg, align, private_bytes, wavefront;
-  co_kernel scratch;        /* the args, moved into the kernel matched */
+  co_kernel scratch; /* the args, moved into the kernel matched */
 } said;
 
 static int kernel_key(mp_reader *r, const mp_item *key, said *s, char *why, size_t m) {
@@ -99,13 +99,14 @@ static int match(codeobj *c, said *s, char *why, size_t m) {
   size_t len = strlen(s->symbol);
   co_kernel *k = NULL;
   for (uint32_t i = 0; i < c->nkernels && len > 3; i++)
-    if (strlen(c->kernels[i].name) == len - 3 && memcmp(c->kernels[i].name, s->symbol, len - 3) == 0)
+    if (strlen(c->kernels[i].name) == len - 3 &&
+        memcmp(c->kernels[i].name, s->symbol, len - 3) == 0)
       k = &c->kernels[i];
   if (!k || strcmp(s->symbol + len - 3, ".kd") != 0)
     return BAD("metadata: kernel symbol '%s' has no descriptor", s->symbol);
   if (s->kernarg != k->kernarg_bytes)
-    return BAD("kernel %s: the metadata's %llu argument bytes are not its descriptor's %u",
-               k->name, (unsigned long long)s->kernarg, k->kernarg_bytes);
+    return BAD("kernel %s: the metadata's %llu argument bytes are not its descriptor's %u", k->name,
+               (unsigned long long)s->kernarg, k->kernarg_bytes);
   if (s->wavefront != 32 && s->wavefront != 64)
     return BAD("kernel %s: wavefront size %llu (not 32 or 64)", k->name,
                (unsigned long long)s->wavefront);

@@ -15,7 +15,7 @@
 typedef struct amdimage {
   codeobj c;
   amem *mem;
-  amdfn *fns;                /* one per kernel, in c.kernels' order */
+  amdfn *fns; /* one per kernel, in c.kernels' order */
 } amdimage;
 
 int module_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t *out_code_bytes,

@@ -64,20 +64,54 @@ static bool number(mp_reader *r, mp_item *it, int type, size_t width) {
 static bool long_head(mp_reader *r, mp_item *it, uint8_t t) {
   static const uint8_t fixext[] = {1, 2, 4, 8, 16};
   switch (t) {
-  case 0xc0: it->type = MP_NIL; return true;
-  case 0xc2: case 0xc3: it->type = MP_BOOL; it->u = t == 0xc3; return true;
-  case 0xc4: case 0xc5: case 0xc6: return sized(r, it, MP_BIN, (size_t)1 << (t - 0xc4));
-  case 0xc7: case 0xc8: case 0xc9: return sized(r, it, MP_EXT, (size_t)1 << (t - 0xc7));
-  case 0xca: return number(r, it, MP_FLOAT, 4);
-  case 0xcb: return number(r, it, MP_FLOAT, 8);
-  case 0xcc: case 0xcd: case 0xce: case 0xcf: return number(r, it, MP_UINT, (size_t)1 << (t - 0xcc));
-  case 0xd0: case 0xd1: case 0xd2: case 0xd3: return number(r, it, MP_INT, (size_t)1 << (t - 0xd0));
-  case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
+  case 0xc0:
+    it->type = MP_NIL;
+    return true;
+  case 0xc2:
+  case 0xc3:
+    it->type = MP_BOOL;
+    it->u = t == 0xc3;
+    return true;
+  case 0xc4:
+  case 0xc5:
+  case 0xc6:
+    return sized(r, it, MP_BIN, (size_t)1 << (t - 0xc4));
+  case 0xc7:
+  case 0xc8:
+  case 0xc9:
+    return sized(r, it, MP_EXT, (size_t)1 << (t - 0xc7));
+  case 0xca:
+    return number(r, it, MP_FLOAT, 4);
+  case 0xcb:
+    return number(r, it, MP_FLOAT, 8);
+  case 0xcc:
+  case 0xcd:
+  case 0xce:
+  case 0xcf:
+    return number(r, it, MP_UINT, (size_t)1 << (t - 0xcc));
+  case 0xd0:
+  case 0xd1:
+  case 0xd2:
+  case 0xd3:
+    return number(r, it, MP_INT, (size_t)1 << (t - 0xd0));
+  case 0xd4:
+  case 0xd5:
+  case 0xd6:
+  case 0xd7:
+  case 0xd8:
     return bytes(r, it, MP_EXT, fixext[t - 0xd4]);
-  case 0xd9: case 0xda: case 0xdb: return sized(r, it, MP_STR, (size_t)1 << (t - 0xd9));
-  case 0xdc: case 0xdd: return sized(r, it, MP_ARRAY, t == 0xdc ? 2 : 4);
-  case 0xde: case 0xdf: return sized(r, it, MP_MAP, t == 0xde ? 2 : 4);
-  default: return false; /* 0xc1: never used */
+  case 0xd9:
+  case 0xda:
+  case 0xdb:
+    return sized(r, it, MP_STR, (size_t)1 << (t - 0xd9));
+  case 0xdc:
+  case 0xdd:
+    return sized(r, it, MP_ARRAY, t == 0xdc ? 2 : 4);
+  case 0xde:
+  case 0xdf:
+    return sized(r, it, MP_MAP, t == 0xde ? 2 : 4);
+  default:
+    return false; /* 0xc1: never used */
   }
 }
 

@@ -9,21 +9,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum mp_type { MP_NIL, MP_BOOL, MP_UINT, MP_INT, MP_FLOAT, MP_STR, MP_BIN, MP_ARRAY, MP_MAP,
-               MP_EXT };
+enum mp_type {
+  MP_NIL,
+  MP_BOOL,
+  MP_UINT,
+  MP_INT,
+  MP_FLOAT,
+  MP_STR,
+  MP_BIN,
+  MP_ARRAY,
+  MP_MAP,
+  MP_EXT
+};
 
 /* One item: a scalar's value, a string's bytes (not NUL-terminated), or
  * an array's or map's count (a map's count is of pairs). */
 typedef struct mp_item {
   int type;
-  uint64_t u;       /* MP_UINT, MP_BOOL; MP_INT's value as int64_t */
-  const char *s;    /* MP_STR, MP_BIN, MP_EXT */
-  uint32_t n;       /* bytes of s, or the count */
+  uint64_t u; /* MP_UINT, MP_BOOL; MP_INT's value as int64_t */
+  const char *s; /* MP_STR, MP_BIN, MP_EXT */
+  uint32_t n; /* bytes of s, or the count */
 } mp_item;
 
 typedef struct mp_reader {
   const uint8_t *p, *end;
-  int depth;        /* nesting while skipping, bounded */
+  int depth; /* nesting while skipping, bounded */
 } mp_reader;
 
 /* Reads the next item's head into it (an array's or map's elements follow

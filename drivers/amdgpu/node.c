@@ -97,14 +97,14 @@ static int check_node(const amd_node *node, int fd, rig_edge_error *err) {
   drm.drmFreeVersion(v);
   if (!amdgpu)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
-                         "amdgpu: %s is driven by the kernel's %s driver, not amdgpu",
-                         node->path, kernel);
+                         "amdgpu: %s is driven by the kernel's %s driver, not amdgpu", node->path,
+                         kernel);
   drmDevicePtr d = NULL;
   char why[128];
   int r = drm.drmGetDevice2(fd, 0, &d);
   if (r != 0)
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "amdgpu: %s: drmGetDevice2: %s",
-                         node->path, strerror(-r));
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "amdgpu: %s: drmGetDevice2: %s", node->path,
+                         strerror(-r));
   int amd = gfx_is_amd_node(d, why, sizeof why);
   drm.drmFreeDevice(&d);
   if (!amd)
@@ -140,8 +140,7 @@ int node_open(const amd_node *node, node_info *out, rig_edge_error *err) {
   memset(out, 0, sizeof *out);
   out->fd = open(node->path, O_RDWR | O_CLOEXEC);
   if (out->fd < 0)
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "amdgpu: %s: %s", node->path,
-                         strerror(errno));
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "amdgpu: %s: %s", node->path, strerror(errno));
   int r = check_node(node, out->fd, err);
   if (r == RIG_EDGE_OK) {
     int e = drm.amdgpu_device_initialize(out->fd, &out->drm_major, &out->drm_minor, &out->dev);

@@ -44,7 +44,9 @@ static void set_sh(pm4_buf *b, uint32_t reg, const uint32_t *v, uint32_t n) {
     put(b, v[i]);
 }
 
-static void set_one(pm4_buf *b, uint32_t reg, uint32_t v) { set_sh(b, reg, &v, 1); }
+static void set_one(pm4_buf *b, uint32_t reg, uint32_t v) {
+  set_sh(b, reg, &v, 1);
+}
 
 void pm4_dispatch_emit(pm4_buf *b, const pm4_target *t, const pm4_dispatch *d) {
   uint32_t pgm[2] = {(uint32_t)(d->code >> 8), (uint32_t)(d->code >> 40)};
@@ -60,7 +62,8 @@ void pm4_dispatch_emit(pm4_buf *b, const pm4_target *t, const pm4_dispatch *d) {
   set_sh(b, PM4_COMPUTE_START_X, zero, 3);
   set_sh(b, PM4_COMPUTE_NUM_THREAD_X, d->threads, 3);
   if (users)
-    set_sh(b, PM4_COMPUTE_USER_DATA_0, d->user, users > PM4_USER_DATA_MAX ? PM4_USER_DATA_MAX : users);
+    set_sh(b, PM4_COMPUTE_USER_DATA_0, d->user,
+           users > PM4_USER_DATA_MAX ? PM4_USER_DATA_MAX : users);
   put(b, PM4_HEADER(PM4_OP_DISPATCH_DIRECT, 3) | PM4_SHADER_COMPUTE);
   put(b, d->groups[0]);
   put(b, d->groups[1]);
@@ -79,9 +82,9 @@ void pm4_barrier(pm4_buf *b, const pm4_target *t, bool l2) {
   else
     put(b, 0); /* CP_COHER_CNTL: GCR_CNTL below says it all */
   put(b, 0xffffffffu); /* CP_COHER_SIZE: all of memory */
-  put(b, 0xffffffu);   /* CP_COHER_SIZE_HI */
-  put(b, 0);           /* CP_COHER_BASE */
-  put(b, 0);           /* CP_COHER_BASE_HI */
+  put(b, 0xffffffu); /* CP_COHER_SIZE_HI */
+  put(b, 0); /* CP_COHER_BASE */
+  put(b, 0); /* CP_COHER_BASE_HI */
   put(b, 0x0000000au); /* POLL_INTERVAL, the kernel's */
   if (t->gen >= 10)
     put(b, PM4_GCR_GLI_INV(1) | PM4_GCR_GLK_INV | PM4_GCR_GLV_INV | PM4_GCR_GL1_INV |
@@ -216,12 +219,18 @@ static int body(const uint32_t *p, uint32_t op, uint32_t len, uint32_t at, const
 /* Each opcode's body length, or 0 for any. */
 static uint32_t expected(uint32_t op, const pm4_target *t) {
   switch (op) {
-  case PM4_OP_DISPATCH_DIRECT: return 4;
-  case PM4_OP_EVENT_WRITE: return 1;
-  case PM4_OP_RELEASE_MEM: return 7;
-  case PM4_OP_DMA_DATA: return 6;
-  case PM4_OP_ACQUIRE_MEM: return t->gen == 9 ? 6 : 7;
-  default: return 0;
+  case PM4_OP_DISPATCH_DIRECT:
+    return 4;
+  case PM4_OP_EVENT_WRITE:
+    return 1;
+  case PM4_OP_RELEASE_MEM:
+    return 7;
+  case PM4_OP_DMA_DATA:
+    return 6;
+  case PM4_OP_ACQUIRE_MEM:
+    return t->gen == 9 ? 6 : 7;
+  default:
+    return 0;
   }
 }
 

@@ -19,9 +19,9 @@ typedef struct entry {
 
 struct amdprof {
   rig_edge_profile *ring;
-  pthread_mutex_t lock;     /* the entries: submit, and harvests beside it */
+  pthread_mutex_t lock; /* the entries: submit, and harvests beside it */
   uint64_t anchor_ticks, anchor_ns, khz;
-  uint64_t head, tail;      /* pairs begun, pairs written: both only grow */
+  uint64_t head, tail; /* pairs begun, pairs written: both only grow */
   entry entries[STAMPS];
 };
 
@@ -53,8 +53,11 @@ bool profile_begin(amddev *d, const rig_edge_work *w, uint32_t i, uint32_t *slot
   bool room = p->head - p->tail < STAMPS;
   if (room) {
     *slot = (uint32_t)(p->head % STAMPS);
-    p->entries[*slot] = (entry){.value = w->value, .part = i, .kind = w->parts[i].kind,
-                                .queue = w->parts[i].queue, .label = rig_edge_work_label(w, i)};
+    p->entries[*slot] = (entry){.value = w->value,
+                                .part = i,
+                                .kind = w->parts[i].kind,
+                                .queue = w->parts[i].queue,
+                                .label = rig_edge_work_label(w, i)};
     p->head++;
   }
   pthread_mutex_unlock(&p->lock);
@@ -75,8 +78,13 @@ void profile_harvest(amddev *d, uint64_t reached) {
     uint32_t slot = (uint32_t)(p->tail % STAMPS);
     const entry *e = &p->entries[slot];
     uint64_t start = ns_of(p, stamps[2 * slot]), end = ns_of(p, stamps[2 * slot + 1]);
-    rig_edge_span s = {.value = e->value, .start_ns = start, .end_ns = end < start ? start : end,
-                       .part = e->part, .kind = e->kind, .queue = e->queue, .label = e->label};
+    rig_edge_span s = {.value = e->value,
+                       .start_ns = start,
+                       .end_ns = end < start ? start : end,
+                       .part = e->part,
+                       .kind = e->kind,
+                       .queue = e->queue,
+                       .label = e->label};
     rig_edge_profile_record(p->ring, &s);
     p->tail++;
   }

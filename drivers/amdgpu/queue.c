@@ -21,7 +21,9 @@
 
 #include "amdgpu_private.h"
 
-static uint64_t reached(const amddev *d) { return __atomic_load_n(d->word, __ATOMIC_ACQUIRE); }
+static uint64_t reached(const amddev *d) {
+  return __atomic_load_n(d->word, __ATOMIC_ACQUIRE);
+}
 
 int queue_make(amddev *d, rig_edge_error *err) {
   const char *walk = secure_getenv("RIG_AMDGPU_WALK");
@@ -72,9 +74,9 @@ int queue_wait(void *h, uint64_t value, uint32_t timeout_ms, rig_edge_error *err
     return loss_query(d) ? loss_check(d, err) : RIG_EDGE_TIMEOUT;
   if (r != 0) {
     loss_query(d);
-    return loss_check(d, err) ? RIG_EDGE_FAULT
-                              : rig_edge_fail(err, RIG_EDGE_FAULT, "%s: syncobj wait: %s",
-                                              d->name, strerror(-r));
+    return loss_check(d, err)
+               ? RIG_EDGE_FAULT
+               : rig_edge_fail(err, RIG_EDGE_FAULT, "%s: syncobj wait: %s", d->name, strerror(-r));
   }
   profile_harvest(d, reached(d));
   if (reached(d) < value && !loss_query(d)) {
@@ -95,8 +97,8 @@ int queue_reach(amddev *d, uint64_t value, rig_edge_error *err) {
       return r;
     if (bound && now_ns() - start > bound) {
       char why[120];
-      snprintf(why, sizeof why, "hang: value %llu not reached in %u ms",
-               (unsigned long long)value, d->hang_ms);
+      snprintf(why, sizeof why, "hang: value %llu not reached in %u ms", (unsigned long long)value,
+               d->hang_ms);
       loss_mark(d, why);
       return loss_check(d, err);
     }
@@ -112,8 +114,7 @@ static int reserve(amddev *d, amdring *r, uint32_t n, uint64_t value, uint32_t *
     return RIG_EDGE_OK;
   }
   if (n > r->size / 2) /* check refuses such work; a submit without it fails here */
-    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: %u units of a ring of %u", d->name, n,
-                         r->size);
+    return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: %u units of a ring of %u", d->name, n, r->size);
   if (r->head + n > r->size)
     r->head = 0;
   uint32_t chunk = r->size / CHUNKS;
@@ -132,8 +133,8 @@ static int reserve(amddev *d, amdring *r, uint32_t n, uint64_t value, uint32_t *
 
 static int submit_ib(amddev *d, const rig_edge_work *w, uint64_t va, uint32_t dwords,
                      rig_edge_error *err) {
-  struct drm_amdgpu_cs_chunk_ib ib = {.ip_type = AMDGPU_HW_IP_COMPUTE, .va_start = va,
-                                      .ib_bytes = dwords * 4u};
+  struct drm_amdgpu_cs_chunk_ib ib = {
+      .ip_type = AMDGPU_HW_IP_COMPUTE, .va_start = va, .ib_bytes = dwords * 4u};
   struct drm_amdgpu_cs_chunk_syncobj sig = {.handle = d->syncobj, .point = w->value};
   struct drm_amdgpu_cs_chunk_syncobj waits[WAITS_MAX];
   struct drm_amdgpu_bo_list_in list = {.bo_info_size = sizeof(struct drm_amdgpu_bo_list_entry)};
@@ -160,8 +161,7 @@ static int submit_ib(amddev *d, const rig_edge_work *w, uint64_t va, uint32_t dw
     loss_mark(d, "the kernel cancels this context's submits (-ECANCELED)");
   if (loss_check(d, err) != RIG_EDGE_OK)
     return RIG_EDGE_FAULT;
-  return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: amdgpu_cs_submit_raw2: %s", d->name,
-                       strerror(-r));
+  return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: amdgpu_cs_submit_raw2: %s", d->name, strerror(-r));
 }
 
 int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
@@ -204,8 +204,8 @@ int queue_check(void *h, const rig_edge_work *w, rig_edge_error *err) {
   if (dw > IB_DWORDS / 2 || bytes > ARGS_BYTES / 2)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
                          "%s: work of %u parts needs %u IB dwords and %u argument bytes; one "
-                         "value takes at most %u and %u", d->name, w->nparts, dw, bytes,
-                         IB_DWORDS / 2, ARGS_BYTES / 2);
+                         "value takes at most %u and %u",
+                         d->name, w->nparts, dw, bytes, IB_DWORDS / 2, ARGS_BYTES / 2);
   return RIG_EDGE_OK;
 }
 

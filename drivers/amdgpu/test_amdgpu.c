@@ -60,8 +60,12 @@ static int listed(const char *want) {
 }
 
 static int paths(const char *want) {
-  static const char *bad[] = {"amdgpu:", "amdgpu:x", "amdgpu:64", "amdgpu:0,colour=1",
-                              "amdgpu:0,hang_ms=-1", "amdgpu:0,hang_ms=1,hang_ms=2"};
+  static const char *bad[] = {"amdgpu:",
+                              "amdgpu:x",
+                              "amdgpu:64",
+                              "amdgpu:0,colour=1",
+                              "amdgpu:0,hang_ms=-1",
+                              "amdgpu:0,hang_ms=1,hang_ms=2"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     rig_device *d = NULL;
     rig_status s = rig_device_open(bad[i], &d);
@@ -108,8 +112,7 @@ static void *code_object(const char *name, const char *target, size_t *n) {
 
 /* Kernel fn of NAME-ARCH.co loaded onto d, asserting it loads; NULL (and
  * a note) where no object for d's arch is committed. */
-static rig_function *load_kernel(rig_device *d, const char *name, const char *fn,
-                                 rig_image **im) {
+static rig_function *load_kernel(rig_device *d, const char *name, const char *fn, rig_image **im) {
   size_t n;
   void *bytes = code_object(name, rig_device_arch(d), &n);
   if (!bytes) {
@@ -126,7 +129,8 @@ static void facts(void **st) {
   rig_device *d = open_under_test("");
   const char *arch = rig_device_arch(d);
   print_message("%s: arch %s bus %s budget %llu\n", rig_device_name(d), arch,
-                rig_device_bus(d) ? rig_device_bus(d) : "", (unsigned long long)rig_device_budget(d));
+                rig_device_bus(d) ? rig_device_bus(d) : "",
+                (unsigned long long)rig_device_budget(d));
   assert_memory_equal(arch, "gfx", 3);
   assert_int_equal(rig_device_type_of(d), RIG_DEVICE_TYPE_GPU);
   assert_true(rig_device_budget(d) > 0);
@@ -188,7 +192,8 @@ static void the_add_example(void **st) {
   enum { N = 5000 };
   static float xs[N], ys[N], zs[N];
   add_example_inputs(xs, ys, zs, N);
-  rig_buffer *x = create_ok(d, sizeof xs), *y = create_ok(d, sizeof ys), *z = create_ok(d, sizeof zs);
+  rig_buffer *x = create_ok(d, sizeof xs), *y = create_ok(d, sizeof ys),
+             *z = create_ok(d, sizeof zs);
   ok(rig_buffer_put(x, 0, xs, sizeof xs));
   ok(rig_buffer_put(y, 0, ys, sizeof ys));
   rig_point p = add_example_run(s, x, y, z, N);

@@ -10,14 +10,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-      printf(__VA_ARGS__);                                                                \
-      printf("\n");                                                                       \
-      failures++;                                                                         \
-    }                                                                                     \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                       \
+      printf(__VA_ARGS__);                                                                         \
+      printf("\n");                                                                                \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
 static inline unsigned char *slurp(const char *path, size_t *n) {

@@ -21,7 +21,6 @@
 #include "codeobj.h"
 #include "test_check.h"
 
-
 static int dump(const char *path) {
   size_t n;
   char why[256];
@@ -65,8 +64,8 @@ static void read_one(const char *dir, const char *file) {
     return;
   int rc = codeobj_read(b, n, gfx, &c, why, sizeof why);
   if (strncmp(file, "scratch-", 8) == 0) {
-    CHECK(rc != 0 && strstr(why, "kernel sum_private uses") && strstr(why, "scratch"),
-          "%s: %s", file, rc ? why : "read");
+    CHECK(rc != 0 && strstr(why, "kernel sum_private uses") && strstr(why, "scratch"), "%s: %s",
+          file, rc ? why : "read");
   } else {
     CHECK(rc == 0, "%s: %s", file, why);
     if (rc == 0) {

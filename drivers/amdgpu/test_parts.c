@@ -11,15 +11,17 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                              \
-      failures++;                                                                         \
-    }                                                                                     \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                       \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
-static int same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static int same(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
 
 static void names(void) {
   /* The families are the kernel header's numbers. */
@@ -34,9 +36,9 @@ static void names(void) {
   CHECK(same(gfx_name(AMDGPU_FAMILY_NV, 0x46), "gfx1034"));
   CHECK(same(gfx_name(145, 0x01), "gfx1100"));
   CHECK(same(gfx_name(145, 0x10), "gfx1102"));
-  CHECK(gfx_name(AMDGPU_FAMILY_VI, 0x50) == NULL);  /* Polaris: before GFX9 */
-  CHECK(gfx_name(AMDGPU_FAMILY_AI, 0x00) == NULL);  /* no chip at revision 0 */
-  CHECK(gfx_name(AMDGPU_FAMILY_AI, 0x46) == NULL);  /* past Aldebaran: unknown */
+  CHECK(gfx_name(AMDGPU_FAMILY_VI, 0x50) == NULL); /* Polaris: before GFX9 */
+  CHECK(gfx_name(AMDGPU_FAMILY_AI, 0x00) == NULL); /* no chip at revision 0 */
+  CHECK(gfx_name(AMDGPU_FAMILY_AI, 0x46) == NULL); /* past Aldebaran: unknown */
   CHECK(gfx_name(AMDGPU_FAMILY_NV, 0x50) == NULL);
   CHECK(gfx_name(0, 0) == NULL);
 }
@@ -57,8 +59,11 @@ static void filter(void) {
   drmPciBusInfo bus = {.domain = 0, .bus = 3, .dev = 0, .func = 0};
   drmPciDeviceInfo pci = {.vendor_id = 0x1002, .device_id = 0x73bf};
   char *nodes[DRM_NODE_MAX] = {[DRM_NODE_RENDER] = "/dev/dri/renderD128"};
-  drmDevice d = {.nodes = nodes, .available_nodes = 1 << DRM_NODE_RENDER,
-                 .bustype = DRM_BUS_PCI, .businfo.pci = &bus, .deviceinfo.pci = &pci};
+  drmDevice d = {.nodes = nodes,
+                 .available_nodes = 1 << DRM_NODE_RENDER,
+                 .bustype = DRM_BUS_PCI,
+                 .businfo.pci = &bus,
+                 .deviceinfo.pci = &pci};
   char why[128] = "";
   CHECK(gfx_is_amd_node(&d, why, sizeof why) == 1);
   pci.vendor_id = 0x10de;

@@ -22,7 +22,6 @@
 #include "dispatch.h"
 #include "pm4.h"
 
-
 static uint32_t mem[4096];
 
 static pm4_buf fresh(void) {
@@ -37,8 +36,12 @@ static void same(const char *what, const pm4_buf *b, const uint32_t *want, uint3
 }
 
 static pm4_dispatch sample_dispatch(void) {
-  pm4_dispatch d = {.code = 0x7f1234567800ull, .rsrc1 = 0x00af0041u, .rsrc2 = 0x0000008cu,
-                    .rsrc3 = 0x5u, .threads = {64, 1, 1}, .groups = {16, 2, 1}};
+  pm4_dispatch d = {.code = 0x7f1234567800ull,
+                    .rsrc1 = 0x00af0041u,
+                    .rsrc2 = 0x0000008cu,
+                    .rsrc3 = 0x5u,
+                    .threads = {64, 1, 1},
+                    .groups = {16, 2, 1}};
   for (uint32_t i = 0; i < 6; i++)
     d.user[i] = 0x1000u + i;
   return d;
@@ -62,9 +65,10 @@ static void golden_dispatch(const char *gfx, uint32_t rsrc3_at, uint32_t initiat
     want[n++] = rsrc3_at - 0x2c00;
     want[n++] = 5;
   }
-  uint32_t tail[] = {0xc0017600, 0x215, 0, 0xc0017600, 0x218, 0, 0xc0037600, 0x204, 0, 0, 0,
-                     0xc0037600, 0x207, 64, 1, 1, 0xc0067600, 0x240, 0x1000, 0x1001, 0x1002,
-                     0x1003, 0x1004, 0x1005, 0xc0031502, 16, 2, 1, initiator};
+  uint32_t tail[] = {0xc0017600, 0x215, 0,      0xc0017600, 0x218,    0,      0xc0037600, 0x204,
+                     0,          0,     0,      0xc0037600, 0x207,    64,     1,          1,
+                     0xc0067600, 0x240, 0x1000, 0x1001,     0x1002,   0x1003, 0x1004,     0x1005,
+                     0xc0031502, 16,    2,      1,          initiator};
   memcpy(want + n, tail, sizeof tail);
   n += sizeof tail / sizeof tail[0];
   same(gfx, &b, want, n);
@@ -113,7 +117,7 @@ static void golden_dma(void) {
   pm4_copy(&b, &t9, 0x200000000ull, 0x100000000ull, 3u << 20);
   /* 3 MiB on GFX9: 0x1ff000 (2 MiB less 4 KiB) then 0x101000; DST/SRC through
    * L2 (3), CP_SYNC; RAW_WAIT with the count */
-  uint32_t c9[] = {0xc0055000, 0xe0300000, 0, 1, 0, 2, 0x401ff000,
+  uint32_t c9[] = {0xc0055000, 0xe0300000, 0,        1, 0,        2, 0x401ff000,
                    0xc0055000, 0xe0300000, 0x1ff000, 1, 0x1ff000, 2, 0x40101000};
   same("gfx9 copy", &b, c9, 14);
   CHECK(pm4_dma_dwords(&t9, 3u << 20) == 14, "dma dwords");
@@ -132,9 +136,9 @@ static void golden_dma(void) {
    * bytes copied from the source's phase 3 */
   b = fresh();
   pm4_fill_any(&b, &t11, 0x1001, 0x44332211u, 10, 0x200000000ull);
-  uint32_t any[] = {0xc0055000, 0xe0300000, 0, 2, 0x1001, 0, 0x40000003,
+  uint32_t any[] = {0xc0055000, 0xe0300000, 0,          2, 0x1001, 0, 0x40000003,
                     0xc0055000, 0xc0300000, 0x33221144, 0, 0x1004, 0, 0x40000004,
-                    0xc0055000, 0xe0300000, 3, 2, 0x1008, 0, 0x40000003};
+                    0xc0055000, 0xe0300000, 3,          2, 0x1008, 0, 0x40000003};
   same("gfx11 fill of 10 bytes at 0x1001", &b, any, 21);
   b = fresh();
   pm4_fill_any(&b, &t11, 0x2000, 0xabababab, 2, 0x200000000ull); /* 2 bytes: a tail alone */

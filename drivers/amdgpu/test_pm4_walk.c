@@ -10,7 +10,6 @@
 #include "dispatch.h"
 #include "pm4.h"
 
-
 static uint32_t mem[1 << 16];
 static const char *const targets[] = {"gfx900", "gfx90a", "gfx1030", "gfx1100"};
 
@@ -29,17 +28,27 @@ static void random_buffers(void) {
     for (int k = 0; k < 12; k++) {
       seed = seed * 1103515245u + 12345u;
       uint32_t r = seed >> 8;
-      pm4_dispatch d = {.code = (uint64_t)r << 8, .rsrc2 = (r % 17) << 1,
-                        .threads = {1 + r % 1024, 1, 1}, .groups = {1 + r % 999, 1 + r % 3, 1},
+      pm4_dispatch d = {.code = (uint64_t)r << 8,
+                        .rsrc2 = (r % 17) << 1,
+                        .threads = {1 + r % 1024, 1, 1},
+                        .groups = {1 + r % 999, 1 + r % 3, 1},
                         .wave32 = r & 1};
       switch (r % 5) {
-      case 0: pm4_dispatch_emit(&b, &t, &d); break;
-      case 1: pm4_barrier(&b, &t, r & 2); break;
-      case 2: pm4_copy(&b, &t, (uint64_t)r << 12, 0x1000, 1 + (uint64_t)r * 97 % (200u << 20)); break;
+      case 0:
+        pm4_dispatch_emit(&b, &t, &d);
+        break;
+      case 1:
+        pm4_barrier(&b, &t, r & 2);
+        break;
+      case 2:
+        pm4_copy(&b, &t, (uint64_t)r << 12, 0x1000, 1 + (uint64_t)r * 97 % (200u << 20));
+        break;
       case 3:
         pm4_fill_any(&b, &t, ((uint64_t)r << 12) + r % 4, r, 1 + (uint64_t)r % (30u << 20), 64);
         break;
-      default: pm4_release(&b, &t, (uint64_t)r << 3, r, r & 4); break;
+      default:
+        pm4_release(&b, &t, (uint64_t)r << 3, r, r & 4);
+        break;
       }
     }
     pm4_pad(&b);
@@ -97,26 +106,33 @@ static void one_object(const char *dir, const char *file, const char *gfx, const
   const co_kernel *k = codeobj_kernel(&c, kernel);
   CHECK(k && dispatch_check(k, &t, 0, why, sizeof why) == 0, "%s %s: %s", file, kernel, why);
   if (k) {
-    launch l = {.groups = {4, 1, 1}, .threads = {64, 1, 1}, .code_base = 0x7f0000000000ull,
-                .packet = 0x7f0000100000ull, .kernargs = 0x7f0000100040ull, .zeros = 0x7f0000200000ull};
+    launch l = {.groups = {4, 1, 1},
+                .threads = {64, 1, 1},
+                .code_base = 0x7f0000000000ull,
+                .packet = 0x7f0000100000ull,
+                .kernargs = 0x7f0000100040ull,
+                .zeros = 0x7f0000200000ull};
     uint8_t packet[64], args[4096] = {0};
     uint64_t params[4] = {1, 2, 3, 4};
     dispatch_packet(packet, k, &l);
-    CHECK(packet[4] == 64 && packet[12] == 0 && packet[13] == 1, "%s: packet sizes", file); /* 256 */
+    CHECK(packet[4] == 64 && packet[12] == 0 && packet[13] == 1, "%s: packet sizes",
+          file); /* 256 */
     uint64_t kd;
     memcpy(&kd, packet + 32, 8);
     CHECK(kd == l.code_base + k->kd, "%s: kernel object 0x%llx", file, (unsigned long long)kd);
-    CHECK(dispatch_kernargs(args, k, params, k->kernarg_bytes < 32 ? k->kernarg_bytes : 32, &l,
-                            why, sizeof why) == 0 && (k->kernarg_bytes < 8 || args[0] == 1),
+    CHECK(dispatch_kernargs(args, k, params, k->kernarg_bytes < 32 ? k->kernarg_bytes : 32, &l, why,
+                            sizeof why) == 0 &&
+              (k->kernarg_bytes < 8 || args[0] == 1),
           "%s: %s", file, why);
     CHECK(dispatch_kernargs(args, k, params, k->kernarg_bytes + 1, &l, why, sizeof why) != 0 &&
-              strstr(why, "given"), "%s: too many argument bytes taken", file);
+              strstr(why, "given"),
+          "%s: too many argument bytes taken", file);
     pm4_dispatch d;
     dispatch_registers(&d, k, &t, &l);
     uint32_t at = k->properties & KCP_PRIVATE_SEGMENT_BUFFER ? 4 : 0;
     if (k->properties & KCP_DISPATCH_PTR)
-      CHECK(d.user[at] == 0x100000 && d.user[at + 1] == 0x7f00, "%s: dispatch ptr in SGPR %u",
-            file, at);
+      CHECK(d.user[at] == 0x100000 && d.user[at + 1] == 0x7f00, "%s: dispatch ptr in SGPR %u", file,
+            at);
     CHECK(d.code == l.code_base + k->entry && d.wave32 == (k->wavefront == 32), "%s: %u", file,
           k->wavefront);
     pm4_buf b = {.dw = mem, .cap = 4096};
@@ -128,8 +144,8 @@ static void one_object(const char *dir, const char *file, const char *gfx, const
     pm4_release(&b, &t, 0x1010, 42, false);
     pm4_pad(&b);
     CHECK(pm4_walk(b.dw, b.n, &t, why, sizeof why) == 0, "%s: %s", file, why);
-    printf("%s %s: properties 0x%x, %u user SGPRs, wave%u, %u argument bytes, IB %u dwords\n",
-           file, kernel, k->properties, (k->rsrc2 >> 1) & 31, k->wavefront, k->kernarg_bytes, b.n);
+    printf("%s %s: properties 0x%x, %u user SGPRs, wave%u, %u argument bytes, IB %u dwords\n", file,
+           kernel, k->properties, (k->rsrc2 >> 1) & 31, k->wavefront, k->kernarg_bytes, b.n);
   }
   codeobj_free(&c);
   free(bytes);

@@ -50,10 +50,9 @@ int waits_chunk(amddev *d, const rig_edge_work *w, struct drm_amdgpu_cs_chunk_sy
       continue;
     }
     /* past the chunk's room: wait here (the submit may block) */
-    int r = drm.amdgpu_cs_syncobj_timeline_wait(d->node.dev, &handle, &point, 1, INT64_MAX,
-                                                DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL |
-                                                    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-                                                NULL);
+    int r = drm.amdgpu_cs_syncobj_timeline_wait(
+        d->node.dev, &handle, &point, 1, INT64_MAX,
+        DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
     if (r != 0)
       return rig_edge_fail(err, RIG_EDGE_FAULT, "%s: a wait on a peer's point: %s", d->name,
                            strerror(-r));

@@ -53,9 +53,9 @@ typedef struct io_dev {
   pthread_mutex_t lock;   /* frontier and free */
   uint64_t frontier;      /* the first byte no create reserved yet */
   span *free;             /* released ranges, reused first-fit */
-  uint64_t held;          /* allocations and mapped pages core holds */
-  bool stopped;           /* core stopped it: the file goes with the last */
-  bool let_go;            /* the file is closed; fd names nothing */
+  uint64_t held; /* allocations and mapped pages core holds */
+  bool stopped; /* core stopped it: the file goes with the last */
+  bool let_go; /* the file is closed; fd names nothing */
   _Atomic uint64_t fault; /* 1 + the offset of the first page lost under
                              a mapping (fault.c), or 0 */
   _Atomic int pages_errno; /* a failed msync of returned pages, for the

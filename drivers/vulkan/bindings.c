@@ -81,21 +81,29 @@ static int set_one(rvk_dev *v, rvk_func *f, const rvk_spirv_layout *l, const cha
   char *end;
   unsigned long id = eq && eq > s && s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
   if (!eq || eq == s || end != eq || id > UINT32_MAX)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: option '%.*s' is not ID=VALUE or "
-                         "ID=default", f->name, (int)len, s);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: option '%.*s' is not ID=VALUE or "
+                         "ID=default",
+                         f->name, (int)len, s);
   const rvk_spirv_spec *c = spec_by_id(l, (uint32_t)id);
   if (!c)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s declares no specialization "
-                         "constant %lu", f->name, id);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s declares no specialization "
+                         "constant %lu",
+                         f->name, id);
   if (is_axis(f, c->spec_id))
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: specialization constant %lu is the "
-                         "group's size, which the run's threads set", f->name, id);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: specialization constant %lu is the "
+                         "group's size, which the run's threads set",
+                         f->name, id);
   bool twice = defaulted(defaults, c->spec_id);
   for (uint32_t k = 0; k < f->nspec; k++)
     twice |= f->spec_ids[k] == c->spec_id;
   if (twice)
-      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: specialization constant %lu set "
-                           "twice", f->name, id);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: specialization constant %lu set "
+                         "twice",
+                         f->name, id);
   size_t vlen = len - (size_t)(eq + 1 - s);
   if (vlen == 7 && memcmp(eq + 1, "default", 7) == 0) {
     defaults[++defaults[0]] = c->spec_id; /* kept at its default, as the program said */
@@ -103,10 +111,15 @@ static int set_one(rvk_dev *v, rvk_func *f, const rvk_spirv_layout *l, const cha
   }
   uint64_t value;
   if (!parse_value(eq + 1, vlen, c, &value))
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: '%.*s' is no value of "
-                         "specialization constant %lu (%s%u)", f->name, (int)vlen,
-                         eq + 1, id, c->kind == 'f' ? "float" : c->kind == 'b' ? "bool" :
-                         c->kind == 'i' ? "int" : "uint", c->kind == 'b' ? 32 : c->width);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: '%.*s' is no value of "
+                         "specialization constant %lu (%s%u)",
+                         f->name, (int)vlen, eq + 1, id,
+                         c->kind == 'f'   ? "float"
+                         : c->kind == 'b' ? "bool"
+                         : c->kind == 'i' ? "int"
+                                          : "uint",
+                         c->kind == 'b' ? 32 : c->width);
   uint32_t k = f->nspec++;
   f->spec_ids[k] = c->spec_id;
   f->spec_data[k] = value;
@@ -134,10 +147,11 @@ static int set_specs(rvk_dev *v, rvk_func *f, const rvk_spirv_layout *l, const c
     for (uint32_t j = 0; j < f->nspec; j++)
       set |= f->spec_ids[j] == c->spec_id;
     if (!set && !is_axis(f, c->spec_id) && !defaulted(defaults, c->spec_id))
-      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: specialization constant %u is "
+      return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                           "%s: specialization constant %u is "
                            "not set (resolve \"%s:%u=VALUE\", or \"%s:%u=default\" to keep its "
-                           "default %" PRIu64 ")", f->name, c->spec_id, f->name,
-                           c->spec_id, f->name, c->spec_id, c->def);
+                           "default %" PRIu64 ")",
+                           f->name, c->spec_id, f->name, c->spec_id, f->name, c->spec_id, c->def);
   }
   return RIG_EDGE_OK;
 }
@@ -147,17 +161,21 @@ static int check_limits(rvk_dev *v, rvk_func *f, const rvk_spirv_layout *l, rig_
   const VkPhysicalDeviceLimits *lim = &v->props.limits;
   uint32_t most = l->nbind ? lim->maxPushConstantsSize : RVK_PUSH_BYTES;
   if (l->push_bytes > most)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: its push-constant block is %u "
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: its push-constant block is %u "
                          "bytes; the device takes at most %u (maxPushConstantsSize)",
                          f->name, l->push_bytes, most);
   if (l->shared_fixed && l->shared_bytes > lim->maxComputeSharedMemorySize)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: its shared memory is %" PRIu64
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: its shared memory is %" PRIu64
                          " bytes; the device gives a group at most %u "
-                         "(maxComputeSharedMemorySize)", f->name, l->shared_bytes,
-                         lim->maxComputeSharedMemorySize);
+                         "(maxComputeSharedMemorySize)",
+                         f->name, l->shared_bytes, lim->maxComputeSharedMemorySize);
   if (l->nbind && !v->push_desc)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s binds buffers; the device lacks "
-                         "VK_KHR_push_descriptor, which rig binds them with", f->name);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s binds buffers; the device lacks "
+                         "VK_KHR_push_descriptor, which rig binds them with",
+                         f->name);
   return RIG_EDGE_OK;
 }
 
@@ -174,9 +192,9 @@ static int make_layouts(rvk_dev *v, rvk_func *f, rig_edge_error *err) {
       .pBindings = b};
   VkResult vr = vkCreateDescriptorSetLayout(v->dev, &dci, NULL, &f->dsl);
   if (vr != VK_SUCCESS)
-    return rig_edge_fail(err, vr == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_EDGE_NO_ROOM
-                         : RIG_EDGE_UNSUPPORTED, "vkCreateDescriptorSetLayout: %s",
-                         rvk_result_name(vr));
+    return rig_edge_fail(
+        err, vr == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_EDGE_NO_ROOM : RIG_EDGE_UNSUPPORTED,
+        "vkCreateDescriptorSetLayout: %s", rvk_result_name(vr));
   VkPushConstantRange range = {VK_SHADER_STAGE_COMPUTE_BIT, 0, (f->push_bytes + 3) / 4 * 4};
   VkPipelineLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                    .setLayoutCount = 1,
@@ -186,9 +204,9 @@ static int make_layouts(rvk_dev *v, rvk_func *f, rig_edge_error *err) {
   if ((vr = vkCreatePipelineLayout(v->dev, &ci, NULL, &f->layout)) != VK_SUCCESS) {
     vkDestroyDescriptorSetLayout(v->dev, f->dsl, NULL);
     f->dsl = VK_NULL_HANDLE;
-    return rig_edge_fail(err, vr == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_EDGE_NO_ROOM
-                         : RIG_EDGE_UNSUPPORTED, "vkCreatePipelineLayout: %s",
-                         rvk_result_name(vr));
+    return rig_edge_fail(
+        err, vr == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_EDGE_NO_ROOM : RIG_EDGE_UNSUPPORTED,
+        "vkCreatePipelineLayout: %s", rvk_result_name(vr));
   }
   return RIG_EDGE_OK;
 }
@@ -276,10 +294,11 @@ static int check_shared(const rvk_dev *v, rvk_func *f, const uint64_t t[3], rig_
     pthread_mutex_unlock(&f->shared_lock);
   }
   if (bytes > v->props.limits.maxComputeSharedMemorySize)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: groups of %" PRIu64 "x%" PRIu64
-                         "x%" PRIu64 " threads take %" PRIu64 " bytes of shared memory; the "
-                         "device gives a group at most %u (maxComputeSharedMemorySize)", v->name,
-                         f->name, t[0], t[1], t[2], bytes,
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s: groups of %" PRIu64 "x%" PRIu64 "x%" PRIu64
+                         " threads take %" PRIu64 " bytes of shared memory; the "
+                         "device gives a group at most %u (maxComputeSharedMemorySize)",
+                         v->name, f->name, t[0], t[1], t[2], bytes,
                          v->props.limits.maxComputeSharedMemorySize);
   return RIG_EDGE_OK;
 }
@@ -292,16 +311,18 @@ static int check_ref(const rvk_dev *v, const rvk_func *f, const uint8_t *params,
   VkBuffer buf;
   memcpy(&a, params + 8 * i, 8);
   if (!rvk_find_buffer(v, a, &buf, &offset, &rest))
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: bytes %u..%u of the parameter "
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s: bytes %u..%u of the parameter "
                          "block hold no buffer of this device: binding %u's buffer is ref %u, "
-                         "at byte %u", v->name, f->name, 8 * i, 8 * i + 7, f->bind_no[i], i,
-                         8 * i);
+                         "at byte %u",
+                         v->name, f->name, 8 * i, 8 * i + 7, f->bind_no[i], i, 8 * i);
   const VkPhysicalDeviceLimits *l = &v->props.limits;
   uint64_t align = f->bind_type[i] == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
                        ? l->minUniformBufferOffsetAlignment
                        : l->minStorageBufferOffsetAlignment;
   if (align && offset % align)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: binding %u's buffer starts %" PRIu64
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s: binding %u's buffer starts %" PRIu64
                          " bytes into its memory; a descriptor starts on a multiple of %" PRIu64,
                          v->name, f->name, f->bind_no[i], offset, align);
   return RIG_EDGE_OK;
@@ -315,17 +336,20 @@ int rvk_check_bindings(const rvk_dev *v, const rig_edge_part *p, uint64_t dispat
   rvk_func *f = p->u.launch.function;
   const uint64_t *g = p->u.launch.groups;
   if (f->num_groups && dispatches > 1)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s reads gl_NumWorkGroups, which a grid "
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s reads gl_NumWorkGroups, which a grid "
                          "of %" PRIu64 "x%" PRIu64 "x%" PRIu64 " groups split into %" PRIu64
                          " dispatches (the device's maxComputeWorkGroupCount is %u) would give "
-                         "wrong", v->name, f->name, g[0], g[1], g[2], dispatches,
+                         "wrong",
+                         v->name, f->name, g[0], g[1], g[2], dispatches,
                          v->props.limits.maxComputeWorkGroupCount[0]);
   int r = check_shared(v, f, p->u.launch.threads, err);
   if (r != RIG_EDGE_OK || !f->nbind)
     return r;
   uint64_t need = 8ull * f->nbind + f->push_bytes;
   if (p->u.launch.params_bytes < need)
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: %s: a parameter block of %u bytes; it "
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                         "%s: %s: a parameter block of %u bytes; it "
                          "takes %u refs (bytes 0..%u) and %u bytes of push constants after them",
                          v->name, f->name, p->u.launch.params_bytes, f->nbind, 8 * f->nbind - 1,
                          f->push_bytes);
@@ -348,8 +372,8 @@ void rvk_push_bindings(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p) {
     memcpy(&a, params + 8 * i, 8);
     (void)rvk_find_buffer(v, a, &buf, &offset, &rest);
     bool uniform = f->bind_type[i] == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-    uint64_t most = uniform ? v->props.limits.maxUniformBufferRange
-                            : v->props.limits.maxStorageBufferRange;
+    uint64_t most =
+        uniform ? v->props.limits.maxUniformBufferRange : v->props.limits.maxStorageBufferRange;
     info[i] = (VkDescriptorBufferInfo){buf, offset, rest > most ? most : rest};
     wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                    .dstBinding = f->bind_no[i],

@@ -141,7 +141,8 @@ int rvk_resolve(void *h, void *image, const char *name, void **out_function,
   int found = rvk_spirv_entry(im->words, im->nwords, f->name, &g);
   if (found <= 0) {
     int r = found == 0 ? RIG_EDGE_OK
-                       : rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: entry point %s: its "
+                       : rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
+                                       "%s: entry point %s: its "
                                        "group size is neither a LocalSize nor constants",
                                        v->name, f->name);
     func_free(f);

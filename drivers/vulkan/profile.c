@@ -34,7 +34,7 @@ struct rvk_prof {
   VkQueryPool pool;
   double period;      /* ns per tick */
   int64_t offset;     /* host ns - device ns */
-  uint64_t error_ns;  /* the offset's bound, either way */
+  uint64_t error_ns; /* the offset's bound, either way */
   uint64_t mask;      /* the ticks' valid bits */
   uint64_t head, tail; /* pairs handed out, pairs read back: both only grow */
   pair_info info[RVK_PAIRS];
@@ -54,14 +54,15 @@ static bool calibrate_ext(rvk_dev *v, rvk_prof *p) {
   if (!v->GetCalibratedTimestamps || !domains || domains(v->phys, &n, have) < 0)
     return false;
   for (uint32_t i = 0; i < n; i++)
-    found |= have[i] == VK_TIME_DOMAIN_DEVICE_EXT ? 1u
-             : have[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? 2u : 0u;
+    found |= have[i] == VK_TIME_DOMAIN_DEVICE_EXT            ? 1u
+             : have[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? 2u
+                                                             : 0u;
   if (found != 3u)
     return false;
-  VkCalibratedTimestampInfoEXT ci[2] = {
-      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
-      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
-       .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  VkCalibratedTimestampInfoEXT ci[2] = {{.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+                                         .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+                                        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+                                         .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
   uint64_t best = UINT64_MAX;
   for (uint32_t k = 0; k < RVK_SAMPLES; k++) {
     uint64_t ts[2], dev = 0;
@@ -80,10 +81,10 @@ static bool calibrate_ext(rvk_dev *v, rvk_prof *p) {
 
 /* One timestamp between two readings of the host's clock: cb writes it,
  * submitted with fence (reset after). */
-static VkResult sample(rvk_dev *v, rvk_prof *p, VkCommandBuffer cb, VkFence fence,
-                       uint64_t *before, uint64_t *after, uint64_t *ticks) {
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                     .pCommandBuffers = &cb};
+static VkResult sample(rvk_dev *v, rvk_prof *p, VkCommandBuffer cb, VkFence fence, uint64_t *before,
+                       uint64_t *after, uint64_t *ticks) {
+  VkSubmitInfo si = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
   *before = rig_edge_now_ns();
   pthread_mutex_lock(&v->sh->qlock);
   VkResult r = vkQueueSubmit(v->queue, 1, &si, fence);
@@ -125,9 +126,11 @@ static int calibrate_trips(rvk_dev *v, rvk_prof *p, rig_edge_error *err) {
   uint64_t best = UINT64_MAX;
   for (uint32_t k = 0; k < RVK_SAMPLES && r == VK_SUCCESS; k++) {
     uint64_t before, after, ticks = 0;
-    if ((r = sample(v, p, cb, fence, &before, &after, &ticks)) == VK_SUCCESS && after - before < best) {
+    if ((r = sample(v, p, cb, fence, &before, &after, &ticks)) == VK_SUCCESS &&
+        after - before < best) {
       best = after - before;
-      p->offset = (int64_t)(before / 2 + after / 2) - (int64_t)((double)(ticks & p->mask) * p->period);
+      p->offset =
+          (int64_t)(before / 2 + after / 2) - (int64_t)((double)(ticks & p->mask) * p->period);
     }
   }
   if (fence)

@@ -48,8 +48,8 @@ typedef struct rig_vulkan_device {
  * of its submission and every later part follows it (one queue). */
 #define RIG_VULKAN_PACKET(op, n) (((uint32_t)(op) << 16) | (uint32_t)(n))
 enum rig_vulkan_op {
-  RIG_VULKAN_NOP = 0x5601,    /* n >= 1: does nothing; its other words are ignored */
-  RIG_VULKAN_FILL = 0x5602,   /* n = 6: address (2 words), bytes (2 words), a pattern
+  RIG_VULKAN_NOP = 0x5601, /* n >= 1: does nothing; its other words are ignored */
+  RIG_VULKAN_FILL = 0x5602, /* n = 6: address (2 words), bytes (2 words), a pattern
                                  word: vkCmdFillBuffer; address and bytes multiples of 4 */
   RIG_VULKAN_UPDATE = 0x5603, /* n = 3 + k, 1 <= k <= 16384: address (2 words), then k
                                  words written there: vkCmdUpdateBuffer; address a

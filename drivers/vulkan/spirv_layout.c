@@ -11,11 +11,16 @@
 
 #define HEADER_WORDS 5u
 #define MAX_DEPTH 16 /* nesting of types and constant expressions it follows */
-#define MAX_STEPS 4096 /* look-ups of one evaluation: a module of types that
+#define MAX_STEPS                                                                                  \
+  4096 /* look-ups of one evaluation: a module of types that
                           branch at every level takes no longer than this */
 
-static uint32_t op_of(uint32_t first) { return first & SpvOpCodeMask; }
-static uint32_t count_of(uint32_t first) { return first >> SpvWordCountShift; }
+static uint32_t op_of(uint32_t first) {
+  return first & SpvOpCodeMask;
+}
+static uint32_t count_of(uint32_t first) {
+  return first >> SpvWordCountShift;
+}
 
 static size_t next(const uint32_t *w, size_t n, size_t i) {
   uint32_t c = count_of(w[i]);
@@ -79,7 +84,7 @@ typedef struct eval_ctx {
   size_t n;
   const rvk_spirv_value *vals;
   uint32_t nvals;
-  uint32_t bad;   /* the id it could not evaluate */
+  uint32_t bad; /* the id it could not evaluate */
   uint32_t steps; /* look-ups so far */
 } eval_ctx;
 
@@ -95,33 +100,69 @@ static bool spec_value(eval_ctx *e, uint32_t id, uint64_t def_value, uint64_t *o
   return true;
 }
 
+/* OpSpecConstantOp's CompositeExtract: of a composite constant, one index. */
+static bool fold_extract(eval_ctx *e, const uint32_t *x, uint32_t c, uint64_t *out, int depth) {
+  uint32_t cc;
+  const uint32_t *y = c >= 6 ? def(e->w, e->n, x[4], &cc) : NULL;
+  if (!y || (op_of(y[0]) != SpvOpConstantComposite && op_of(y[0]) != SpvOpSpecConstantComposite) ||
+      x[5] + 3 >= cc)
+    return false;
+  return eval(e, y[3 + x[5]], out, depth + 1);
+}
+
 /* OpSpecConstantOp's integer operations, as a driver folds them. */
 static bool fold(eval_ctx *e, const uint32_t *x, uint32_t c, uint64_t *out, int depth) {
   uint32_t op = x[3];
   uint64_t a = 0, b = 0;
-  if (op == SpvOpCompositeExtract) { /* of a composite constant, one index */
-    uint32_t cc;
-    const uint32_t *y = c >= 6 ? def(e->w, e->n, x[4], &cc) : NULL;
-    if (!y || (op_of(y[0]) != SpvOpConstantComposite && op_of(y[0]) != SpvOpSpecConstantComposite) ||
-        x[5] + 3 >= cc)
-      return false;
-    return eval(e, y[3 + x[5]], out, depth + 1);
-  }
+  if (op == SpvOpCompositeExtract)
+    return fold_extract(e, x, c, out, depth);
   if (c < 5 || !eval(e, x[4], &a, depth + 1) || (c >= 6 && !eval(e, x[5], &b, depth + 1)))
     return false;
   switch (op) {
-  case SpvOpIAdd: *out = a + b; return true;
-  case SpvOpISub: *out = a - b; return true;
-  case SpvOpIMul: *out = a * b; return true;
-  case SpvOpUDiv: case SpvOpSDiv: if (!b) return false; *out = a / b; return true;
-  case SpvOpUMod: case SpvOpSMod: case SpvOpSRem: if (!b) return false; *out = a % b; return true;
-  case SpvOpShiftLeftLogical: *out = b < 64 ? a << b : 0; return true;
-  case SpvOpShiftRightLogical: case SpvOpShiftRightArithmetic: *out = b < 64 ? a >> b : 0; return true;
-  case SpvOpBitwiseAnd: *out = a & b; return true;
-  case SpvOpBitwiseOr: *out = a | b; return true;
-  case SpvOpBitwiseXor: *out = a ^ b; return true;
-  case SpvOpUConvert: case SpvOpSConvert: *out = a; return true;
-  default: return false;
+  case SpvOpIAdd:
+    *out = a + b;
+    return true;
+  case SpvOpISub:
+    *out = a - b;
+    return true;
+  case SpvOpIMul:
+    *out = a * b;
+    return true;
+  case SpvOpUDiv:
+  case SpvOpSDiv:
+    if (!b)
+      return false;
+    *out = a / b;
+    return true;
+  case SpvOpUMod:
+  case SpvOpSMod:
+  case SpvOpSRem:
+    if (!b)
+      return false;
+    *out = a % b;
+    return true;
+  case SpvOpShiftLeftLogical:
+    *out = b < 64 ? a << b : 0;
+    return true;
+  case SpvOpShiftRightLogical:
+  case SpvOpShiftRightArithmetic:
+    *out = b < 64 ? a >> b : 0;
+    return true;
+  case SpvOpBitwiseAnd:
+    *out = a & b;
+    return true;
+  case SpvOpBitwiseOr:
+    *out = a | b;
+    return true;
+  case SpvOpBitwiseXor:
+    *out = a ^ b;
+    return true;
+  case SpvOpUConvert:
+  case SpvOpSConvert:
+    *out = a;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -150,10 +191,18 @@ static bool type_bytes(eval_ctx *e, uint32_t id, bool expl, uint64_t *out, int d
   if (!x)
     return false;
   switch (op_of(x[0])) {
-  case SpvOpTypeBool: *out = 4; return true;
-  case SpvOpTypeInt: case SpvOpTypeFloat: *out = c >= 3 ? x[2] / 8 : 0; return c >= 3;
-  case SpvOpTypePointer: *out = 8; return true; /* a buffer reference */
-  case SpvOpTypeVector: case SpvOpTypeMatrix:
+  case SpvOpTypeBool:
+    *out = 4;
+    return true;
+  case SpvOpTypeInt:
+  case SpvOpTypeFloat:
+    *out = c >= 3 ? x[2] / 8 : 0;
+    return c >= 3;
+  case SpvOpTypePointer:
+    *out = 8;
+    return true; /* a buffer reference */
+  case SpvOpTypeVector:
+  case SpvOpTypeMatrix:
     if (c < 4 || !type_bytes(e, x[2], expl, &elem, depth + 1))
       return false;
     *out = elem * x[3];
@@ -162,8 +211,8 @@ static bool type_bytes(eval_ctx *e, uint32_t id, bool expl, uint64_t *out, int d
     if (c < 4 || !eval(e, x[3], &len, depth + 1) || !type_bytes(e, x[2], expl, &elem, depth + 1))
       return false;
     uint32_t s32;
-    stride = expl && decorated(e->w, e->n, id, UINT32_MAX, SpvDecorationArrayStride, &s32) ? s32
-                                                                                          : elem;
+    stride =
+        expl && decorated(e->w, e->n, id, UINT32_MAX, SpvDecorationArrayStride, &s32) ? s32 : elem;
     *out = len * stride;
     return true;
   case SpvOpTypeStruct: {
@@ -202,10 +251,10 @@ static const char *opaque_kind(const uint32_t *w, size_t n, uint32_t t) {
     return c >= 8 && x[3] == SpvDimBuffer ? "a texel buffer"
            : c >= 8 && x[7] == 2          ? "a storage image"
                                           : "a sampled image";
-  return op == SpvOpTypeSampler                 ? "a sampler"
-         : op == SpvOpTypeSampledImage          ? "a combined image sampler"
+  return op == SpvOpTypeSampler                    ? "a sampler"
+         : op == SpvOpTypeSampledImage             ? "a combined image sampler"
          : op == SpvOpTypeAccelerationStructureKHR ? "an acceleration structure"
-                                                : "a descriptor of a kind rig does not bind";
+                                                   : "a descriptor of a kind rig does not bind";
 }
 
 /* Adds the buffer variable x (an OpVariable of count c) to out, or says
@@ -225,10 +274,11 @@ static int add_binding(const uint32_t *w, size_t n, const uint32_t *x, rvk_spirv
     return FAIL("the resource%s (binding %u) has a type rig does not read", name, binding);
   if (op_of(t[0]) == SpvOpTypeArray || op_of(t[0]) == SpvOpTypeRuntimeArray)
     return FAIL("binding %u of set %u%s is an array of descriptors; rig binds one buffer a "
-                "binding", binding, set, name);
+                "binding",
+                binding, set, name);
   if (sc == SpvStorageClassUniformConstant)
-    return FAIL("binding %u of set %u%s is %s; rig binds storage and uniform buffers only",
-                binding, set, name, opaque_kind(w, n, p[3]));
+    return FAIL("binding %u of set %u%s is %s; rig binds storage and uniform buffers only", binding,
+                set, name, opaque_kind(w, n, p[3]));
   if (set != 0)
     return FAIL("binding %u of set %u%s: rig binds descriptor set 0 only", binding, set, name);
   uint32_t kind = sc == SpvStorageClassStorageBuffer ||
@@ -315,7 +365,7 @@ static int read_instruction(const uint32_t *w, size_t n, const uint32_t *x, uint
 }
 
 int rvk_spirv_read_layout(const uint32_t *w, size_t n, rvk_spirv_layout *out, char *why,
-                     size_t whyn) {
+                          size_t whyn) {
   memset(out, 0, sizeof *out);
   for (size_t i = HEADER_WORDS; i < n; i = next(w, n, i)) {
     uint32_t c = count_of(w[i]);
@@ -325,8 +375,8 @@ int rvk_spirv_read_layout(const uint32_t *w, size_t n, rvk_spirv_layout *out, ch
       return -1;
   }
   char ignored[8];
-  out->shared_fixed = rvk_spirv_shared(w, n, NULL, 0, &out->shared_bytes, ignored,
-                                       sizeof ignored) == 0;
+  out->shared_fixed =
+      rvk_spirv_shared(w, n, NULL, 0, &out->shared_bytes, ignored, sizeof ignored) == 0;
   /* A size that depends on a specialization constant is evaluated per
    * pipeline: only a size of constants alone is fixed. */
   if (out->shared_fixed)
@@ -351,8 +401,10 @@ int rvk_spirv_shared(const uint32_t *w, size_t n, const rvk_spirv_value *vals, u
     const uint32_t *p = def(w, n, x[1], &pc);
     uint64_t bytes;
     if (!p || pc < 4 || !type_bytes(&e, p[3], false, &bytes, 0)) {
-      snprintf(why, whyn, "the shared variable '%s' is sized by an expression rig does not "
-               "evaluate (id %u)", name_of(w, n, x[2]), e.bad);
+      snprintf(why, whyn,
+               "the shared variable '%s' is sized by an expression rig does not "
+               "evaluate (id %u)",
+               name_of(w, n, x[2]), e.bad);
       return -1;
     }
     total += bytes;

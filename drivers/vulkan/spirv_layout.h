@@ -39,12 +39,12 @@ typedef struct rvk_spirv_spec {
 typedef struct rvk_spirv_layout {
   uint32_t nbind;
   rvk_spirv_binding bind[RVK_SPIRV_MAX_BINDINGS]; /* in (set, binding) order */
-  uint32_t push_bytes;  /* the push-constant block's end, 0 where none */
+  uint32_t push_bytes; /* the push-constant block's end, 0 where none */
   uint32_t nspec;
   rvk_spirv_spec spec[RVK_SPIRV_MAX_SPECS];
-  bool num_groups;      /* decorates the NumWorkgroups built-in */
-  bool shared_fixed;    /* Workgroup memory sized by constants alone */
-  uint64_t shared_bytes;/* its bytes, where fixed */
+  bool num_groups; /* decorates the NumWorkgroups built-in */
+  bool shared_fixed; /* Workgroup memory sized by constants alone */
+  uint64_t shared_bytes; /* its bytes, where fixed */
 } rvk_spirv_layout;
 
 /* Reads what the module asks of a pipeline into *out. Returns 0, or -1
@@ -52,7 +52,8 @@ typedef struct rvk_spirv_layout {
  * sampler, a set other than 0, an array of buffers, too many bindings or
  * specialization constants, a push-constant block whose size it cannot
  * read). */
-int rvk_spirv_read_layout(const uint32_t *w, size_t n, rvk_spirv_layout *out, char *why, size_t whyn);
+int rvk_spirv_read_layout(const uint32_t *w, size_t n, rvk_spirv_layout *out, char *why,
+                          size_t whyn);
 
 /* A specialization constant's value: by SpecId, for rvk_spirv_shared. */
 typedef struct rvk_spirv_value {

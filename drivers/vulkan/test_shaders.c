@@ -155,7 +155,10 @@ static void saxpy_uniform_block_and_push_constants(void **st) {
   rig_device *d = open_under_test("");
   enum { N = 1000 };
   float x[N], y[N], got[N];
-  struct { float a; uint32_t n; } params = {0.5f, N - 3}; /* the last 3 stay */
+  struct {
+    float a;
+    uint32_t n;
+  } params = {0.5f, N - 3}; /* the last 3 stay */
   for (int i = 0; i < N; i++)
     x[i] = (float)(2 * i), y[i] = (float)(i % 11);
   rig_buffer *bufs[3] = {vk_buffer_of(d, &params, sizeof params), vk_buffer_of(d, x, sizeof x),
@@ -221,10 +224,10 @@ static void ggml_scale_aliased_bindings_and_a_spec_constant(void **st) {
     rig_submission *s = launch_make_ok(d, resolve_ok(im, names[k]), refs, 2, 32);
     rig_run *r = take_ok(s);
     grid_ok(r, 0, (N + 63) / 64, 64);
-    ok(rig_run_int32(r, 0, 16, N));   /* KX */
-    ok(rig_run_int32(r, 0, 20, 1));   /* KY */
+    ok(rig_run_int32(r, 0, 16, N)); /* KX */
+    ok(rig_run_int32(r, 0, 20, 1)); /* KY */
     ok(rig_run_float(r, 0, 24, 2.0f + (float)k)); /* param1 */
-    ok(rig_run_float(r, 0, 28, 1.0f));            /* param2 */
+    ok(rig_run_float(r, 0, 28, 1.0f)); /* param2 */
     ok(rig_buffer_fill(bufs[1], 0, 1));
     ok(run_wait(r, bufs, 2));
     ok(rig_buffer_get(bufs[1], 0, got, sizeof got));
@@ -362,7 +365,9 @@ static void grid_over_65535_groups(void **st) {
 static void refused_at_resolve(void **st) {
   (void)st;
   rig_device *d = open_under_test("");
-  static const struct { const char *shader, *says; } forms[] = {
+  static const struct {
+    const char *shader, *says;
+  } forms[] = {
       {"refused_image", "binding 0 of set 0 'img' is a storage image; rig binds storage and "
                         "uniform buffers only"},
       {"refused_sampler", "binding 1 of set 0 'tex' is a combined image sampler"},

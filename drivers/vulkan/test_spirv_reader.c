@@ -338,7 +338,7 @@ static void layouts_of_public_shaders(void **st) {
   }
   assert_int_equal(l.push_bytes, 12); /* M, N, K */
   assert_int_equal(l.nspec, 3);
-  assert_false(l.shared_fixed);       /* sized by all three constants */
+  assert_false(l.shared_fixed); /* sized by all three constants */
   assert_false(l.num_groups);
   uint64_t bytes;
   rvk_spirv_value v[3] = {{0, 16}, {1, 4}, {2, 32}}; /* (4*32 + 32*16) floats */

@@ -39,8 +39,8 @@
 #define RVK_PARAMS_BYTES (2u << 20) /* large parameter blocks of one command buffer */
 #define RVK_PARAMS_ALIGN 256u    /* each large block's start in it */
 #define RVK_MAX_DISPATCHES 65536u /* dispatches one launch may split into */
-#define RVK_MAX_BINDINGS 32u     /* buffers a shader binds: the least maxPushDescriptors */
-#define RVK_MAX_SPECS 32u        /* specialization constants resolve sets */
+#define RVK_MAX_BINDINGS 32u /* buffers a shader binds: the least maxPushDescriptors */
+#define RVK_MAX_SPECS 32u /* specialization constants resolve sets */
 #define RVK_CACHED_CBS 4         /* command buffers kept for work that comes again */
 
 /* Memory the driver made: an allocation, or host memory it maps. */
@@ -49,8 +49,8 @@ typedef struct rvk_mem {
   VkDeviceMemory mem;
   uint64_t base;            /* the first byte's offset in buf */
   uint64_t size;            /* buf's bytes */
-  uint64_t address;         /* the first byte's device address (0: none) */
-  uint64_t bytes;           /* the bytes from base that core addresses */
+  uint64_t address; /* the first byte's device address (0: none) */
+  uint64_t bytes; /* the bytes from base that core addresses */
   bool imported;            /* host memory mapped by map() */
   VkMemoryPropertyFlags flags; /* of its memory type */
   struct rvk_mem *prev, *next; /* the device's list */
@@ -106,7 +106,7 @@ typedef struct rvk_prof rvk_prof; /* profile.c */
  * module's LocalSize or a specialization constant (local_size_x_id ...). */
 typedef struct rvk_func {
   struct rvk_image *image;
-  char *name;               /* the entry point's name, without resolve's options */
+  char *name; /* the entry point's name, without resolve's options */
   uint32_t fixed[3];        /* an axis's LocalSize where fixed, else 0 */
   uint32_t spec[3];         /* an axis's SpecId where it specializes, else UINT32_MAX */
   rvk_pipe *pipes;          /* made at the first launch of each shape (submit) */
@@ -114,17 +114,17 @@ typedef struct rvk_func {
   struct rvk_func *next;
 
   /* bindings.c: what the module asks of its pipeline */
-  VkDescriptorSetLayout dsl;  /* set 0 of push descriptors, where it binds buffers */
-  VkPipelineLayout layout;    /* its own where it binds buffers, else VK_NULL_HANDLE */
-  uint32_t nbind;             /* buffers: refs at bytes 0, 8, ... of the block */
+  VkDescriptorSetLayout dsl; /* set 0 of push descriptors, where it binds buffers */
+  VkPipelineLayout layout; /* its own where it binds buffers, else VK_NULL_HANDLE */
+  uint32_t nbind; /* buffers: refs at bytes 0, 8, ... of the block */
   uint32_t bind_no[RVK_MAX_BINDINGS];
   VkDescriptorType bind_type[RVK_MAX_BINDINGS];
-  uint32_t push_bytes;        /* its push-constant block's end */
-  bool num_groups;            /* reads gl_NumWorkGroups: one dispatch only */
-  bool shared_fixed;          /* shared memory sized by constants alone */
+  uint32_t push_bytes; /* its push-constant block's end */
+  bool num_groups; /* reads gl_NumWorkGroups: one dispatch only */
+  bool shared_fixed; /* shared memory sized by constants alone */
   pthread_mutex_t shared_lock; /* shared_last: checks of submits run concurrently */
-  uint64_t shared_last[4];    /* the last shape checked (x, y, z) and its bytes */
-  uint32_t nspec;             /* specialization constants resolve's name set */
+  uint64_t shared_last[4]; /* the last shape checked (x, y, z) and its bytes */
+  uint32_t nspec; /* specialization constants resolve's name set */
   VkSpecializationMapEntry spec_map[RVK_MAX_SPECS];
   uint64_t spec_data[RVK_MAX_SPECS]; /* each value in a slot of 8 bytes */
   uint32_t spec_ids[RVK_MAX_SPECS];
@@ -182,8 +182,8 @@ typedef struct rvk_dev {
   VkCommandPool pool;
   rvk_mem scratch;
   bool bda, import, pci, budget_ext;
-  bool push_desc;           /* VK_KHR_push_descriptor: descriptor-bound shaders run */
-  bool calibrated;          /* VK_EXT_calibrated_timestamps (profile.c) */
+  bool push_desc; /* VK_KHR_push_descriptor: descriptor-bound shaders run */
+  bool calibrated; /* VK_EXT_calibrated_timestamps (profile.c) */
   bool uma;                 /* all its device-local memory is host-visible */
   bool device_host;         /* the host addresses its Device memory: uma, host=1 */
   uint64_t import_align;
@@ -313,8 +313,7 @@ void rvk_func_layout_free(rvk_dev *v, rvk_func *f);
 int rvk_check_bindings(const rvk_dev *v, const rig_edge_part *p, uint64_t dispatches,
                        rig_edge_error *err);
 void rvk_push_bindings(rvk_dev *v, VkCommandBuffer cb, const rig_edge_part *p);
-bool rvk_find_buffer(const rvk_dev *v, uint64_t a, VkBuffer *buf, uint64_t *offset,
-                     uint64_t *rest);
+bool rvk_find_buffer(const rvk_dev *v, uint64_t a, VkBuffer *buf, uint64_t *offset, uint64_t *rest);
 
 /* words.c: words parts, rig-vulkan.h's packets */
 int rvk_check_words(const rvk_dev *v, const rig_edge_part *p, rig_edge_error *err);

@@ -24,15 +24,27 @@
 #endif
 
 #ifdef NOT_COUNTED
-bool llama_allocs_counted(void) { return false; }
-long llama_allocs(void) { return 0; }
-long llama_allocs_rig(void) { return 0; }
+bool llama_allocs_counted(void) {
+  return false;
+}
+long llama_allocs(void) {
+  return 0;
+}
+long llama_allocs_rig(void) {
+  return 0;
+}
 #else
 static atomic_long allocs, allocs_rig;
 
-bool llama_allocs_counted(void) { return true; }
-long llama_allocs(void) { return atomic_load_explicit(&allocs, memory_order_relaxed); }
-long llama_allocs_rig(void) { return atomic_load_explicit(&allocs_rig, memory_order_relaxed); }
+bool llama_allocs_counted(void) {
+  return true;
+}
+long llama_allocs(void) {
+  return atomic_load_explicit(&allocs, memory_order_relaxed);
+}
+long llama_allocs_rig(void) {
+  return atomic_load_explicit(&allocs_rig, memory_order_relaxed);
+}
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t k, size_t n);

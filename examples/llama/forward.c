@@ -79,8 +79,12 @@ int llama_open(const char *path, const char *const *names, int n, const llama_co
   return 0;
 }
 
-const llama_config *llama_config_of(const llama *m) { return &m->c; }
-rig_point llama_last_point(const llama *m) { return m->last; }
+const llama_config *llama_config_of(const llama *m) {
+  return &m->c;
+}
+rig_point llama_last_point(const llama *m) {
+  return m->last;
+}
 
 int llama_argmax(const float *v, int n) {
   int best = 0;

@@ -43,11 +43,16 @@ static int parse(int argc, char **argv, args *a) {
     if (i + 1 >= argc)
       return usage(o[0] == '-' ? "an option without its value" : "more than one checkpoint");
     const char *v = argv[++i];
-    if (!strcmp(o, "--tokenizer")) a->tokenizer = v;
-    else if (!strcmp(o, "--prompt")) a->prompt = v;
-    else if (!strcmp(o, "--device")) a->device = v;
-    else if (!strcmp(o, "--split")) a->split = v;
-    else if (!strcmp(o, "--logits")) a->logits = v;
+    if (!strcmp(o, "--tokenizer"))
+      a->tokenizer = v;
+    else if (!strcmp(o, "--prompt"))
+      a->prompt = v;
+    else if (!strcmp(o, "--device"))
+      a->device = v;
+    else if (!strcmp(o, "--split"))
+      a->split = v;
+    else if (!strcmp(o, "--logits"))
+      a->logits = v;
     else if (!strcmp(o, "--steps")) {
       char *end;
       long n = strtol(v, &end, 10);

@@ -9,8 +9,8 @@
 
 #include "model.h"
 
-const char *const llama_fn_names[LF_COUNT] = {"llama_embed", "llama_rmsnorm", "llama_matvec",
-                                              "llama_rope", "llama_attention", "llama_swiglu"};
+const char *const llama_fn_names[LF_COUNT] = {"llama_embed", "llama_rmsnorm",   "llama_matvec",
+                                              "llama_rope",  "llama_attention", "llama_swiglu"};
 
 #define HEADER_BYTES 28u
 
@@ -60,21 +60,37 @@ int llama_config_read(rig_device *f, llama_config *c, char *why, size_t n) {
 
 /* The float count of each tensor over all layers, and per layer. */
 static uint64_t floats_of(const llama_config *c, enum llama_tensor t, bool per_layer) {
-  uint64_t dim = (uint64_t)c->dim, hid = (uint64_t)c->hidden_dim, L = per_layer ? 1 : (uint64_t)c->n_layers;
+  uint64_t dim = (uint64_t)c->dim, hid = (uint64_t)c->hidden_dim,
+           L = per_layer ? 1 : (uint64_t)c->n_layers;
   uint64_t kv_dim = dim * (uint64_t)c->n_kv_heads / (uint64_t)c->n_heads;
   switch (t) {
-  case LT_EMBED: return (uint64_t)c->vocab_size * dim;
-  case LT_RMS_ATT: case LT_RMS_FFN: return L * dim;
-  case LT_WQ: case LT_WO: return L * dim * dim;
-  case LT_WK: case LT_WV: return L * dim * kv_dim;
-  case LT_W1: case LT_W2: case LT_W3: return L * dim * hid;
-  case LT_RMS_FINAL: return dim;
-  case LT_CLASSIFIER: return (uint64_t)c->vocab_size * dim;
-  default: return 0;
+  case LT_EMBED:
+    return (uint64_t)c->vocab_size * dim;
+  case LT_RMS_ATT:
+  case LT_RMS_FFN:
+    return L * dim;
+  case LT_WQ:
+  case LT_WO:
+    return L * dim * dim;
+  case LT_WK:
+  case LT_WV:
+    return L * dim * kv_dim;
+  case LT_W1:
+  case LT_W2:
+  case LT_W3:
+    return L * dim * hid;
+  case LT_RMS_FINAL:
+    return dim;
+  case LT_CLASSIFIER:
+    return (uint64_t)c->vocab_size * dim;
+  default:
+    return 0;
   }
 }
 
-static bool per_layer(enum llama_tensor t) { return t >= LT_RMS_ATT && t <= LT_W3; }
+static bool per_layer(enum llama_tensor t) {
+  return t >= LT_RMS_ATT && t <= LT_W3;
+}
 
 uint64_t llama_tensor_at(const llama_config *c, enum llama_tensor t, int l, size_t *bytes) {
   if (t == LT_CLASSIFIER && c->shared_classifier)
@@ -92,8 +108,7 @@ uint64_t llama_tensor_at(const llama_config *c, enum llama_tensor t, int l, size
 uint64_t llama_file_bytes(const llama_config *c) {
   size_t bytes;
   uint64_t at = llama_tensor_at(c, LT_CLASSIFIER, 0, &bytes);
-  return c->shared_classifier ? llama_tensor_at(c, LT_RMS_FINAL, 0, &bytes) + bytes
-                              : at + bytes;
+  return c->shared_classifier ? llama_tensor_at(c, LT_RMS_FINAL, 0, &bytes) + bytes : at + bytes;
 }
 
 uint64_t llama_token_weight_bytes(const llama_config *c) {

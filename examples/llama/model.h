@@ -19,8 +19,19 @@ typedef struct llama_config {
 
 /* The tensors, in file order. */
 enum llama_tensor {
-  LT_EMBED, LT_RMS_ATT, LT_WQ, LT_WK, LT_WV, LT_WO, LT_RMS_FFN, LT_W1, LT_W2, LT_W3,
-  LT_RMS_FINAL, LT_CLASSIFIER, LT_COUNT
+  LT_EMBED,
+  LT_RMS_ATT,
+  LT_WQ,
+  LT_WK,
+  LT_WV,
+  LT_WO,
+  LT_RMS_FFN,
+  LT_W1,
+  LT_W2,
+  LT_W3,
+  LT_RMS_FINAL,
+  LT_CLASSIFIER,
+  LT_COUNT
 };
 
 /* Reads and checks the header at the start of io device f; 0, or -1 with
@@ -36,9 +47,12 @@ uint64_t llama_token_weight_bytes(const llama_config *c);
 
 /* The code each kind of device runs, as bytes carried in the program. */
 typedef struct llama_code {
-  const void *host; size_t host_bytes;       /* kernels.c as an ELF object */
-  const void *spirv[6]; size_t spirv_bytes[6]; /* vulkan/NAME.comp, by llama_fn */
-  const void *ptx[6]; size_t ptx_bytes[6];     /* cuda/NAME.cu, by llama_fn */
+  const void *host;
+  size_t host_bytes; /* kernels.c as an ELF object */
+  const void *spirv[6];
+  size_t spirv_bytes[6]; /* vulkan/NAME.comp, by llama_fn */
+  const void *ptx[6];
+  size_t ptx_bytes[6]; /* cuda/NAME.cu, by llama_fn */
 } llama_code;
 /* Fills c with the code this program carries (code.c). */
 void llama_code_fill(llama_code *c);

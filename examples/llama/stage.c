@@ -119,7 +119,10 @@ static int load_code(builder *b, const llama_code *code) {
     size_t n = vulkan ? code->spirv_bytes[f] : cuda ? code->ptx_bytes[f] : code->host_bytes;
     if (!bytes) {
       snprintf(b->why, b->why_bytes, "%s: this program carries no %s code for %s", name,
-               vulkan ? "SPIR-V" : cuda ? "PTX" : "host", llama_fn_names[f]);
+               vulkan ? "SPIR-V"
+               : cuda ? "PTX"
+                      : "host",
+               llama_fn_names[f]);
       return -1;
     }
     if (f == 0 || vulkan || cuda) { /* the host's one object holds every kernel */
@@ -140,7 +143,11 @@ static int load_code(builder *b, const llama_code *code) {
 }
 
 /* One ref: mem m read (or read and written) at byte at of the block. */
-typedef struct ref_of { llama_mem m; bool write; uint32_t at; } ref_of;
+typedef struct ref_of {
+  llama_mem m;
+  bool write;
+  uint32_t at;
+} ref_of;
 
 /* Adds a launch of f over n threads with its refs and its integer
  * parameters from int_off on. Elementwise kernels run as one group on the
@@ -237,9 +244,13 @@ static int ffn_half(builder *b, const llama_mem *w, const llama_mem *a) {
 static int activations(builder *b, llama_mem *a) {
   const llama_config *c = b->c;
   size_t f = sizeof(float);
-  size_t sizes[] = {(size_t)c->dim * f, (size_t)c->dim * f, (size_t)c->dim * f,
-                    (size_t)c->n_heads * (size_t)c->seq_len * f, 0,
-                    (size_t)c->hidden_dim * f, (size_t)c->hidden_dim * f};
+  size_t sizes[] = {(size_t)c->dim * f,
+                    (size_t)c->dim * f,
+                    (size_t)c->dim * f,
+                    (size_t)c->n_heads * (size_t)c->seq_len * f,
+                    0,
+                    (size_t)c->hidden_dim * f,
+                    (size_t)c->hidden_dim * f};
   for (int i = 0; i < 7; i++) {
     a[i] = i == 4 ? rope_table(b) : mem_new(b, sizes[i]);
     if (!a[i].own)
@@ -321,9 +332,8 @@ int llama_stage_build(llama_stage *s, const llama_config *c, rig_device *file,
   if (!b.parts || !b.refs || !s->launches)
     snprintf(why, n, "out of host memory");
   else if (load_code(&b, code) == 0 && (s->step = mem_new(&b, 2 * sizeof(int64_t))).own &&
-           activations(&b, a) == 0 &&
-           (!s->first || ends(&b, file, a, true) == 0) && layers(&b, file, a) == 0 &&
-           (!s->last || ends(&b, file, a, false) == 0)) {
+           activations(&b, a) == 0 && (!s->first || ends(&b, file, a, true) == 0) &&
+           layers(&b, file, a) == 0 && (!s->last || ends(&b, file, a, false) == 0)) {
     s->x = a[0];
     if (rig_submission_make(s->run_on, b.parts, b.nparts, &s->sub) != RIG_OK)
       fail(&b, "the forward pass's submission");

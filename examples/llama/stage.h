@@ -25,9 +25,9 @@ typedef struct llama_mem {
 } llama_mem;
 
 typedef struct llama_stage {
-  rig_device *dev;    /* holds the memory */
+  rig_device *dev; /* holds the memory */
   rig_device *run_on; /* runs the kernels: dev, or the host */
-  int l0, l1;         /* layers [l0, l1) */
+  int l0, l1; /* layers [l0, l1) */
   bool first, last;
   llama_mem *mems;
   size_t nmems, cap_mems;

@@ -21,7 +21,10 @@ static int by_piece(const void *a, const void *b) {
   return strcmp(sort_by->vocab[*(const int *)a], sort_by->vocab[*(const int *)b]);
 }
 
-struct key { const llama_tokenizer *t; const char *s; };
+struct key {
+  const llama_tokenizer *t;
+  const char *s;
+};
 static int find_piece(const void *k, const void *e) {
   const struct key *key = k;
   return strcmp(key->s, key->t->vocab[*(const int *)e]);

@@ -83,12 +83,10 @@ rig__link_label rig__link_rel_label(const rig__link_state *l, size_t rsec, size_
  * (GOTTPOFF, TLSDESC), whose message stays LINK-6's plain one. */
 static bool through_got(const char *type_name) {
   return type_name && strstr(type_name, "GOT") && !strstr(type_name, "TPOFF") &&
-         !strstr(type_name, "TPREL") &&
-         !strstr(type_name, "TLS");
+         !strstr(type_name, "TPREL") && !strstr(type_name, "TLS");
 }
 
-rig_link_status rig__link_fail_type(rig__link_state *l, size_t rsec, size_t j,
-                                    const GElf_Rela *r) {
+rig_link_status rig__link_fail_type(rig__link_state *l, size_t rsec, size_t j, const GElf_Rela *r) {
   const char *tn = rig__link_reloc_name(l->machine, (unsigned)GELF_R_TYPE(r->r_info));
   rig__link_label rl = rig__link_rel_label(l, rsec, j, r);
   if (!through_got(tn))

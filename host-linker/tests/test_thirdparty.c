@@ -157,8 +157,7 @@ static void relro_says_hold_indexes(void) {
 
 /* A loop under #pragma omp parallel for, built with -fopenmp. */
 static void openmp_says_build_without_it(void) {
-  const char *const words[] = {"-fopenmp", "__kmpc_fork_call", "without -fopenmp", "(LINK-",
-                               NULL};
+  const char *const words[] = {"-fopenmp", "__kmpc_fork_call", "without -fopenmp", "(LINK-", NULL};
   CHECK(refused_saying("bad_openmp", words));
 }
 

@@ -33,7 +33,8 @@
  * times that under an emulator (qemu-aarch64 runs those calls 10 to 50
  * times slower, and 30 ms let submit_2_3_9 see the point reached in 2 of
  * 3 runs). */
-#define SLOW (child_emulator() ? "test:order-slow,delay_us=300000" : "test:order-slow,delay_us=30000")
+#define SLOW                                                                                       \
+  (child_emulator() ? "test:order-slow,delay_us=300000" : "test:order-slow,delay_us=30000")
 
 static rig_device *open_name(const char *name) {
   rig_device *d = NULL;

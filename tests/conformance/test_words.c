@@ -45,9 +45,9 @@ static void vulkan_packets_run_in_order(rig_device *d) {
   conf_ok(rig_submission_address(probe, b, &a));
   rig_submission_release(probe);
   const uint32_t lo = (uint32_t)a, hi = (uint32_t)(a >> 32);
-  const uint32_t packets[6 + 5] = {RIG_VULKAN_PACKET(RIG_VULKAN_FILL, 6), lo, hi, 40, 0,
-                                   0x77777777u, RIG_VULKAN_PACKET(RIG_VULKAN_UPDATE, 5), lo, hi,
-                                   0x04030201u, 0x08070605u};
+  const uint32_t packets[6 + 5] = {
+      RIG_VULKAN_PACKET(RIG_VULKAN_FILL, 6),   lo, hi, 40,          0,          0x77777777u,
+      RIG_VULKAN_PACKET(RIG_VULKAN_UPDATE, 5), lo, hi, 0x04030201u, 0x08070605u};
   rig_part parts[3] = {rig_part_fill(0, 0x11, 1), rig_part_words(packets, 11),
                        rig_part_fill(1, 0x5a, 1)};
   rig_submission *s;

@@ -37,8 +37,13 @@ static int load(const char *path, model *m, float **data) {
   if (!*data || fread(*data, 1, (size_t)bytes, f) != (size_t)bytes)
     return -1;
   fclose(f);
-  *m = (model){.dim = h[0], .hidden = h[1], .layers = h[2], .heads = h[3], .kv_heads = h[4],
-               .vocab = abs(h[5]), .seq = h[6]};
+  *m = (model){.dim = h[0],
+               .hidden = h[1],
+               .layers = h[2],
+               .heads = h[3],
+               .kv_heads = h[4],
+               .vocab = abs(h[5]),
+               .seq = h[6]};
   size_t dim = (size_t)m->dim, L = (size_t)m->layers, hid = (size_t)m->hidden;
   size_t kv = dim * (size_t)m->kv_heads / (size_t)m->heads, hs = dim / (size_t)m->heads;
   float *at = *data;
@@ -189,9 +194,15 @@ int main(int argc, char **argv) {
   }
   FILE *lf = argc > 4 ? fopen(argv[4], "wb") : NULL;
   size_t kv = (size_t)m.layers * (size_t)m.seq * (size_t)(m.dim * m.kv_heads / m.heads);
-  state s = {calloc((size_t)m.dim, 4), calloc((size_t)m.dim, 4), calloc((size_t)m.dim, 4),
-             calloc((size_t)m.hidden, 4), calloc((size_t)m.hidden, 4), calloc((size_t)m.dim, 4),
-             calloc((size_t)(m.heads * m.seq), 4), calloc((size_t)m.vocab, 4), calloc(kv, 4),
+  state s = {calloc((size_t)m.dim, 4),
+             calloc((size_t)m.dim, 4),
+             calloc((size_t)m.dim, 4),
+             calloc((size_t)m.hidden, 4),
+             calloc((size_t)m.hidden, 4),
+             calloc((size_t)m.dim, 4),
+             calloc((size_t)(m.heads * m.seq), 4),
+             calloc((size_t)m.vocab, 4),
+             calloc(kv, 4),
              calloc(kv, 4)};
   int token = prompt[0];
   for (int pos = 0; pos < steps;) {

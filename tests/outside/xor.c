@@ -69,9 +69,13 @@ static int xor_facts(void *h, rig_edge_facts *f, rig_edge_error *err) {
   return RIG_EDGE_OK;
 }
 
-static int xor_stop(void *h, rig_edge_error *err) { return RIG_EDGE_OK; }
+static int xor_stop(void *h, rig_edge_error *err) {
+  return RIG_EDGE_OK;
+}
 
-static void xor_destroy(void *h) { free(h); }
+static void xor_destroy(void *h) {
+  free(h);
+}
 
 static int xor_bind_word(void *h, volatile uint64_t *word, rig_edge_error *err) {
   ((xor_dev *)h)->word = word;
@@ -113,21 +117,19 @@ const rig_edge_driver xor_table = {
 #else
 static const rig_edge_driver xor_table = {
 #endif
-    RIG_EDGE_DRIVER_INIT("xor"),
-    .open = xor_open,
-    .facts = xor_facts,
-    .stop = xor_stop,
-    .destroy = xor_destroy,
-    .bind_word = xor_bind_word,
-    .submit = xor_submit,
-    .allocate = xor_allocate,
+    RIG_EDGE_DRIVER_INIT("xor"), .open = xor_open,
+    .facts = xor_facts,          .stop = xor_stop,
+    .destroy = xor_destroy,      .bind_word = xor_bind_word,
+    .submit = xor_submit,        .allocate = xor_allocate,
     .release = xor_release,
 };
 
 #if defined(XOR_HIDDEN_ENTRY)
 /* The mistake: the entry written as a plain function, which
  * -fvisibility=hidden keeps out of the plugin's exports. */
-const struct rig_edge_driver *rig_edge_entry_v1(void) { return &xor_table; }
+const struct rig_edge_driver *rig_edge_entry_v1(void) {
+  return &xor_table;
+}
 #elif !defined(XOR_LINKED)
 RIG_EDGE_DRIVER(xor_table)
 #endif

@@ -76,11 +76,11 @@ static void test_pre_7_prop_22_31_38_remote_facts(void **state) {
   test_server_start(&s, key);
   rig_device *h = test_remote_host("m-props", &s, key, 0), *a = test_remote_on(h, "memory:a");
   rig_device *here = open_ok("memory:props-here");
-  assert_string_equal(rig_device_arch(a), rig_device_arch(here));          /* PROP-22 */
-  assert_int_equal(rig_device_alignment(a), rig_device_alignment(here));    /* PROP-31 */
+  assert_string_equal(rig_device_arch(a), rig_device_arch(here)); /* PROP-22 */
+  assert_int_equal(rig_device_alignment(a), rig_device_alignment(here)); /* PROP-31 */
   uint64_t there = 1, mine = 2;
   assert_int_equal(rig_device_cache_bytes(a, &there), rig_device_cache_bytes(here, &mine));
-  assert_int_equal(there, mine);                                            /* PROP-38 */
+  assert_int_equal(there, mine); /* PROP-38 */
   close_release(here);
   close_release(a);
   close_release(h);
@@ -126,11 +126,11 @@ static void test_mach_21_pairs_on_the_other_machine(void **state) {
   rig_device *s0 = test_remote_on(h, "sample:0");
   rig_device *all[4] = {h, a, b, s0};
   for (int i = 0; i < 4; i++)
-    assert_true(rig_device_reaches(all[i], all[i]));           /* MACH-12 */
+    assert_true(rig_device_reaches(all[i], all[i])); /* MACH-12 */
   assert_true(rig_device_reaches(h, a) && rig_device_reaches(h, b)); /* MACH-13 */
   assert_true(rig_device_reaches(a, h) && rig_device_reaches(b, h)); /* MACH-16 */
   assert_true(rig_device_reaches(a, b) && rig_device_reaches(b, a));
-  assert_false(rig_device_reaches(a, s0));                     /* MACH-20 */
+  assert_false(rig_device_reaches(a, s0)); /* MACH-20 */
   assert_false(rig_device_reaches(b, s0));
   for (int i = 3; i >= 1; i--)
     close_release(all[i]);
@@ -279,7 +279,7 @@ static void test_open_6_8_54_opens_on_a_closed_or_lost_host(void **state) {
   ok(rig_device_close(h));
   assert_string_equal(rig_device_lost(a), "closed");
   assert_string_equal(rig_device_lost(b), "closed");
-  open_refused_by_host(h, "memory:a");                       /* OPEN-54, 6, 8 */
+  open_refused_by_host(h, "memory:a"); /* OPEN-54, 6, 8 */
   open_refused_by_host(h, "memory:new");
   rig_device_release(a);
   rig_device_release(b);
@@ -290,9 +290,9 @@ static void test_open_6_8_54_opens_on_a_closed_or_lost_host(void **state) {
   a = test_remote_on(h, "memory:a");
   test_server_kill(&s2);
   rig_buffer *x = NULL;
-  assert_int_equal(rig_buffer_create(a, 64, &x), RIG_LOST);  /* the machine is lost */
+  assert_int_equal(rig_buffer_create(a, 64, &x), RIG_LOST); /* the machine is lost */
   assert_non_null(rig_device_lost(h));
-  open_refused_by_host(h, "memory:other");                   /* OPEN-6, 8 */
+  open_refused_by_host(h, "memory:other"); /* OPEN-6, 8 */
   close_release(a);
   close_release(h);
 }

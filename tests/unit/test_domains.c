@@ -760,7 +760,7 @@ typedef struct lockfree {
   uint64_t cache, budget, allocated, submitted_d, submitted_t, signaled_d, signaled_t;
   rig_stats stats_t;
   void *host_address;
-  rig_profile *prof;       /* taken outside, read and freed inside */
+  rig_profile *prof; /* taken outside, read and freed inside */
   size_t prof_records;
   uint32_t prof_devices;
   checks c;

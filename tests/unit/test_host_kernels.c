@@ -55,8 +55,8 @@ static rig_buffer *filled(size_t n, uint32_t seed) {
 
 /* Launches function name of im over rows (groups of 8 threads), with a
  * 32-byte block: bufs[i] at 8 * i, n at 24 where nbufs is 3. */
-static void launch_rows(rig_image *im, const char *name, rig_buffer **bufs, size_t nbufs,
-                        int64_t n, int64_t rows) {
+static void launch_rows(rig_image *im, const char *name, rig_buffer **bufs, size_t nbufs, int64_t n,
+                        int64_t rows) {
   rig_function *f;
   ok(rig_image_resolve(im, name, &f));
   assert_non_null(f);

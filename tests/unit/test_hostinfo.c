@@ -252,10 +252,14 @@ static void prop_36_cache_bytes_is_largest_sysfs_cache(void **state) {
  * Writes it under root; the largest cache it states, 0 where it failed. */
 static uint64_t cache_tree(const char *root, const char *name) {
   static const char *const sizes[2][4][3] = {
-      {{"128K", "64K", "4096K"}, {"128K", "64K", "4096K"},
-       {"192K", "128K", "12288K"}, {"192K", "128K", "12288K"}},
-      {{"32K", "1024K", "8M"}, {"32K", "1024K", "8M"},
-       {"32K", "1024K", "8M"}, {"32K", "1024K", "8M"}},
+      {{"128K", "64K", "4096K"},
+       {"128K", "64K", "4096K"},
+       {"192K", "128K", "12288K"},
+       {"192K", "128K", "12288K"}},
+      {{"32K", "1024K", "8M"},
+       {"32K", "1024K", "8M"},
+       {"32K", "1024K", "8M"},
+       {"32K", "1024K", "8M"}},
   };
   int which = strcmp(name, "l3") == 0;
   for (int cpu = 0; cpu < 4; cpu++)

@@ -118,8 +118,8 @@ static void io_2_of_io_reads_and_writes_the_file(void **state) {
   assert_int_equal(rig_buffer_of_io(rig_device_host(), 0, 1, &b), RIG_INVALID);
   rig_buffer_release(b);
   rig_buffer *moves;
-  ok(rig_buffer_create(d, 16, &moves));                   /* moves collected memory */
-  assert_true(file_is_pattern(1000, 5000, 9));            /* nothing given back */
+  ok(rig_buffer_create(d, 16, &moves)); /* moves collected memory */
+  assert_true(file_is_pattern(1000, 5000, 9)); /* nothing given back */
   rig_buffer_release(moves);
   close_release(d);
 }
@@ -246,7 +246,7 @@ static void err_26_read_only_file(void **state) {
   unsigned char one = 1;
   assert_int_equal(rig_buffer_put(b, 0, &one, 1), RIG_IO);
   assert_non_null(strstr(rig_error_last()->message, "Bad file descriptor"));
-  assert_ptr_equal(rig_error_last()->device, d);                 /* ERR-26: the device */
+  assert_ptr_equal(rig_error_last()->device, d); /* ERR-26: the device */
   assert_null(rig_device_lost(d));                               /* ERR-26 */
   assert_true(buffer_is_pattern(b, 5));                   /* still serves */
   rig_buffer_release(b);

@@ -142,7 +142,7 @@ static void io_8_failed_syncs_are_reported(void **state) {
   fail_fdatasync = EIO;
   assert_int_equal(open_io(RIG_IO_CREATE | RIG_IO_DURABLE, 8192, &d), RIG_UNAVAILABLE);
   assert_non_null(strstr(rig_error_last()->message, "Input/output error"));
-  assert_int_equal(file_size(), -1);                      /* no file left */
+  assert_int_equal(file_size(), -1); /* no file left */
   d = open_io_ok(RIG_IO_CREATE | RIG_IO_DURABLE, 8192);
   rig_buffer *a, *on, *x;
   ok(rig_buffer_of_io(d, 0, 8192, &a));
@@ -152,14 +152,14 @@ static void io_8_failed_syncs_are_reported(void **state) {
   fail_fdatasync = EIO;
   assert_int_equal(rig_device_io_sync(d), RIG_IO);
   assert_non_null(strstr(rig_error_last()->message, "fdatasync"));
-  ok(rig_device_io_sync(d));                              /* once: the disk is well */
+  ok(rig_device_io_sync(d)); /* once: the disk is well */
   rig_device *m = open_ok("memory:io-msync");
   ok(rig_buffer_borrow(m, a, &on));
   ok(rig_buffer_fill(on, 0x33, 1));
   rig_buffer_release(on);
   fail_msync = EIO;
-  ok(rig_buffer_create(m, 16, &x));                       /* the move gives the pages back */
-  assert_int_equal(fail_msync, 0);                        /* the msync ran, and failed */
+  ok(rig_buffer_create(m, 16, &x)); /* the move gives the pages back */
+  assert_int_equal(fail_msync, 0); /* the msync ran, and failed */
   assert_int_equal(rig_device_io_sync(d), RIG_IO);
   assert_non_null(strstr(rig_error_last()->message, "msync of a borrow's pages"));
   ok(rig_device_io_sync(d));

@@ -89,7 +89,7 @@ static void refused_put_changes_nothing(size_t n) {
   close_release(d);
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
-  assert_int_equal(st.st_size, 100);                      /* IO-9: not grown */
+  assert_int_equal(st.st_size, 100); /* IO-9: not grown */
   char got[100];
   int fd = open(path, O_RDONLY);
   assert_int_equal(read(fd, got, sizeof got), 100);
@@ -141,8 +141,10 @@ static void io_9_full_file_system_without_fallocate(void **state) {
   if (!scratch("a loop device"))
     skip();
   snprintf(img, sizeof img, "%s/ext2.img", dir);
-  snprintf(cmd, sizeof cmd, "truncate -s 4M %s && mkfs.ext2 -q -F %s 2>&1 && "
-           "losetup -f --show %s 2>/dev/null", img, img, img);
+  snprintf(cmd, sizeof cmd,
+           "truncate -s 4M %s && mkfs.ext2 -q -F %s 2>&1 && "
+           "losetup -f --show %s 2>/dev/null",
+           img, img, img);
   if (!shell(cmd, loopdev, sizeof loopdev) || strncmp(loopdev, "/dev/loop", 9) != 0 ||
       mount(loopdev, mnt, "ext2", 0, NULL) != 0) {
     print_message("skipped: no ext2 on a loop device here (%s)\n", loopdev);

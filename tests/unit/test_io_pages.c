@@ -83,20 +83,20 @@ static void io_10_a_borrow_reserves_disk_space(void **state) {
   ok(rig_device_open_io(&o, &d));
   struct stat st;
   assert_int_equal(stat(file, &st), 0);
-  assert_int_equal(st.st_blocks, 0);                            /* sparse */
+  assert_int_equal(st.st_blocks, 0); /* sparse */
   rig_buffer *a, *b, *w;
   ok(rig_buffer_of_io(d, 0, half, &a));
   ok(rig_buffer_of_io(d, 0, all, &b));
   ok(rig_buffer_borrow(rig_device_host(), a, &w));
   assert_int_equal(stat(file, &st), 0);
-  assert_true((uint64_t)st.st_blocks * 512 >= half);           /* reserved, untouched */
+  assert_true((uint64_t)st.st_blocks * 512 >= half); /* reserved, untouched */
   rig_buffer_release(w);
   w = NULL;
   assert_int_equal(rig_buffer_borrow(rig_device_host(), b, &w), RIG_IO);
   assert_non_null(strstr(rig_error_last()->message, "No space left on device"));
   assert_null(w);
   assert_null(rig_device_lost(d));
-  ok(rig_buffer_put(a, 0, "abcd", 4));                          /* serves on */
+  ok(rig_buffer_put(a, 0, "abcd", 4)); /* serves on */
   rig_buffer_release(a);
   rig_buffer_release(b);
   close_release(d);

@@ -30,7 +30,9 @@
 static const char *wrong[THREADS];
 static char why[THREADS][RIG_MESSAGE_BYTES];
 
-static bool allowed(rig_status st) { return st == RIG_OK || st == RIG_LOST; }
+static bool allowed(rig_status st) {
+  return st == RIG_OK || st == RIG_LOST;
+}
 
 /* One use: a buffer on d, a fill, a copy to the host and back, read. A
  * close by another thread may lose any step (RIG_LOST); no other status. */
@@ -49,8 +51,8 @@ static const char *use(rig_device *d, int k) {
     bad = "host create";
   else if (!allowed(st = rig_buffer_copy(b, h)))
     bad = "copy";
-  else if (st == RIG_OK && (rig_buffer_get(h, 0, &got, 4) != RIG_OK ||
-                            got != 0x5a5a5a5au + (uint32_t)k))
+  else if (st == RIG_OK &&
+           (rig_buffer_get(h, 0, &got, 4) != RIG_OK || got != 0x5a5a5a5au + (uint32_t)k))
     bad = "bytes";
   rig_buffer_release(h);
   rig_buffer_release(b);
@@ -88,8 +90,7 @@ static void threads_open_use_close_one_name(void **state) {
     assert_int_equal(pthread_join(th[t], NULL), 0);
   for (int t = 0; t < THREADS; t++)
     if (wrong[t])
-      fail_msg("thread %d: %s answered a status no interleaving allows: %s", t, wrong[t],
-               why[t]);
+      fail_msg("thread %d: %s answered a status no interleaving allows: %s", t, wrong[t], why[t]);
   /* The name still opens, and the device it gives works. */
   rig_device *d;
   ok(rig_device_open_memory(NAME, &d));

@@ -48,7 +48,8 @@ static void paths_give_way_to_the_advice(void **state) {
   long_path(b, sizeof b, "/opt/prefix", "lib/rig/drivers");
   snprintf(full, sizeof full,
            "no driver 'x': nor beside librig-core (%s), nor in %s; relative entries of "
-           "RIG_DRIVER_PATH are ignored ('drivers')", a, b);
+           "RIG_DRIVER_PATH are ignored ('drivers')",
+           a, b);
   rig__message_fit(out, sizeof out, full);
   assert_true(strlen(out) < sizeof out);
   assert_non_null(strstr(out, "no driver 'x': nor beside librig-core (/work/ci/"));

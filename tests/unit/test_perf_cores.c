@@ -113,13 +113,23 @@ static void in_fresh_process(const char *name) {
 }
 
 /* PERF-3: capacities over half the largest; cpufreq is not read. */
-static void perf_3_capacity_over_half(void **state) { in_fresh_process("capacity"); }
-static void perf_3_half_is_not_over_half(void **state) { in_fresh_process("half"); }
+static void perf_3_capacity_over_half(void **state) {
+  in_fresh_process("capacity");
+}
+static void perf_3_half_is_not_over_half(void **state) {
+  in_fresh_process("half");
+}
 /* PERF-3 where the kernel states no capacity: cpufreq's maximum. */
-static void perf_3_cpufreq_maximum_without_capacity(void **state) { in_fresh_process("cpufreq"); }
-static void perf_3_equal_frequencies_are_all_fast(void **state) { in_fresh_process("equal"); }
+static void perf_3_cpufreq_maximum_without_capacity(void **state) {
+  in_fresh_process("cpufreq");
+}
+static void perf_3_equal_frequencies_are_all_fast(void **state) {
+  in_fresh_process("equal");
+}
 /* PERF-4: neither stated: every CPU of the mask. */
-static void perf_4_every_cpu_where_nothing_is_stated(void **state) { in_fresh_process("neither"); }
+static void perf_4_every_cpu_where_nothing_is_stated(void **state) {
+  in_fresh_process("neither");
+}
 
 int main(int argc, char **argv) {
   if (argc == 2)

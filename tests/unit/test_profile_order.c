@@ -73,7 +73,7 @@ static const rig_profile_record *record_of(const rig_profile_record *r, size_t n
 
 typedef struct worst {
   int64_t margin; /* least of next start - prev end + bounds */
-  int64_t gap;    /* least of next start - prev end */
+  int64_t gap; /* least of next start - prev end */
   size_t pairs, late;
 } worst;
 
@@ -84,8 +84,8 @@ static void check_pair(const rig_profile *p, const rig_profile_record *r, size_t
   if (!a || !b || !x || !y)
     return;
   int64_t gap = (int64_t)y->start_ns - (int64_t)x->end_ns;
-  int64_t bound = (int64_t)(rig_profile_clock_error(p, x->device) +
-                            rig_profile_clock_error(p, y->device));
+  int64_t bound =
+      (int64_t)(rig_profile_clock_error(p, x->device) + rig_profile_clock_error(p, y->device));
   w->pairs++;
   if (gap < w->gap)
     w->gap = gap;
@@ -173,7 +173,8 @@ static void chains_across_devices_keep_their_order(void **state) {
     print_message("%s: clock bound %" PRIu64 " ns\n", rig_profile_device(p, d),
                   rig_profile_clock_error(p, d));
   print_message("%zu pairs over %d chains: least gap %" PRId64 " ns, least gap + bounds %" PRId64
-                " ns, %zu out of order\n", w.pairs, CHAINS, w.gap, w.margin, w.late);
+                " ns, %zu out of order\n",
+                w.pairs, CHAINS, w.gap, w.margin, w.late);
   assert_true(w.pairs >= CHAINS * 4); /* both Vulkan steps and the host's were timed */
   assert_int_equal(w.late, 0);
   rig_profile_free(p);

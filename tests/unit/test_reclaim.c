@@ -243,11 +243,13 @@ static void out_of_memory_names_the_budget_that_refused(void **state) {
   rig_device *d = budgeted("rc-names-budget");
   rig_buffer *b = NULL, *live;
   assert_int_equal(rig_buffer_create(d, 2 * MiB, &b), RIG_OUT_OF_MEMORY);
-  assert_string_equal(rig_error_last()->message, "memory:rc-names-budget: out of memory for "
+  assert_string_equal(rig_error_last()->message,
+                      "memory:rc-names-budget: out of memory for "
                       "2097152 bytes: over its budget of 1048576 bytes (0 in use)");
   ok(rig_buffer_create(d, 768 * KiB, &live));
   assert_int_equal(rig_buffer_create(d, 512 * KiB, &b), RIG_OUT_OF_MEMORY);
-  expect_message("out of memory for 524288 bytes: over its budget of 1048576 bytes (786432 in use)");
+  expect_message(
+      "out of memory for 524288 bytes: over its budget of 1048576 bytes (786432 in use)");
   assert_null(b);
   rig_buffer_release(live);
   done(d);

@@ -52,7 +52,9 @@ static rig_device *open_gpu(const char *label, const char *test_options, const c
 
 /* Whether d runs `double` itself: a Vulkan device. */
 static bool on_cuda(void) { return under_test && strncmp(under_test, "cuda:", 5) == 0; }
-static bool on_amdgpu(void) { return under_test && strncmp(under_test, "amdgpu:", 7) == 0; }
+static bool on_amdgpu(void) {
+  return under_test && strncmp(under_test, "amdgpu:", 7) == 0;
+}
 static bool runs_double(void) {
   return under_test && (strncmp(under_test, "vulkan:", 7) == 0 || on_cuda() || on_amdgpu());
 }

@@ -55,9 +55,11 @@ extern "C" {
  * the inline constructors of <rig/submission.h> start from it, as C++
  * before C++20 has no designated initialisers. */
 #ifdef __cplusplus
-#define RIG_ZERO_INIT {}
+#define RIG_ZERO_INIT                                                                              \
+  {}
 #else
-#define RIG_ZERO_INIT {0}
+#define RIG_ZERO_INIT                                                                              \
+  { 0 }
 #endif
 
 /* ---- status and errors ---------------------------------------------------- */

@@ -8,7 +8,7 @@
 // Pointers travel as ulong in the parameter structs: OpenCL C refuses
 // pointers inside a kernel's struct argument, and the layout is then the
 // CUDA kernels' byte for byte (drivers/cuda/kernels).
-#define GLOBAL_ID() \
-  ((ulong)__builtin_amdgcn_workgroup_id_x() * \
-       ((__constant ushort *)__builtin_amdgcn_dispatch_ptr())[2] + \
+#define GLOBAL_ID()                                                                                \
+  ((ulong)__builtin_amdgcn_workgroup_id_x() *                                                      \
+       ((__constant ushort *)__builtin_amdgcn_dispatch_ptr())[2] +                                 \
    __builtin_amdgcn_workitem_id_x())

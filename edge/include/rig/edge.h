@@ -91,15 +91,15 @@ typedef struct rig_edge_error {
 /* ---- facts --------------------------------------------------------------- */
 
 enum rig_edge_flag {
-  RIG_EDGE_MAPS_HOST = 1u << 0,      /* maps host memory (MACH-15, MACH-23) */
+  RIG_EDGE_MAPS_HOST = 1u << 0, /* maps host memory (MACH-15, MACH-23) */
   RIG_EDGE_HOST_ADDRESSES = 1u << 1, /* the host addresses its memory (MACH-14) */
-  RIG_EDGE_OWN_WORD = 1u << 2,       /* keeps its word itself: core reads it
+  RIG_EDGE_OWN_WORD = 1u << 2, /* keeps its word itself: core reads it
                                         through signaled() (STOP-6) */
-  RIG_EDGE_QUEUE_WAITS = 1u << 3,    /* its queues wait on other devices' words
+  RIG_EDGE_QUEUE_WAITS = 1u << 3, /* its queues wait on other devices' words
                                         (SUBMIT-2); needs map_word */
-  RIG_EDGE_MAY_BLOCK = 1u << 4,      /* room/submit/commit may block (DOM-5) */
-  RIG_EDGE_RUNS_ON_HOST = 1u << 5,   /* its work is this process's code (PROP-26) */
-  RIG_EDGE_COMPUTES = 1u << 6,       /* it runs work (false for io devices) */
+  RIG_EDGE_MAY_BLOCK = 1u << 4, /* room/submit/commit may block (DOM-5) */
+  RIG_EDGE_RUNS_ON_HOST = 1u << 5, /* its work is this process's code (PROP-26) */
+  RIG_EDGE_COMPUTES = 1u << 6, /* it runs work (false for io devices) */
   /* Submit runs the work before it returns (DOM-6), as the memory
      driver's does: it stores work->value in the word core bound
      (rig_edge_word_store) before it returns RIG_EDGE_OK, and nothing
@@ -157,7 +157,7 @@ typedef struct rig_edge_facts {
   uint64_t cache_bytes;        /* last-level cache, 0 where unknown (PROP-32) */
   uint64_t budget;             /* the start budget (RECLAIM-66) */
   uint32_t hang_ms;            /* 0: work bounded elsewhere (HANG-1) */
-  uint32_t commit_k;           /* informative: commits at least every k values;
+  uint32_t commit_k; /* informative: commits at least every k values;
                                   rig never reads it */
   uint32_t queues;             /* number of queues, at most RIG_EDGE_MAX_QUEUES */
   uint8_t part_queue[RIG_EDGE_PART_KINDS]; /* queue per part kind, or NO_QUEUE */

@@ -30,8 +30,7 @@ static void kernel_jacobi_2d_step(int n, double A[n][n], double B[n][n], int64_t
 
 /* correlation's mean and standard deviation of columns [first, end). */
 static void kernel_correlation_stats(int m, int n, double float_n, double data[n][m],
-                                     double mean[m], double stddev[m], int64_t first,
-                                     int64_t end) {
+                                     double mean[m], double stddev[m], int64_t first, int64_t end) {
   double eps = 0.1;
   for (int64_t j = first; j < end; j++) {
     mean[j] = 0.0;
@@ -59,8 +58,8 @@ struct pb_gemm {
 };
 void pb_gemm(const struct pb_gemm *p, int64_t first, int64_t end) {
   int ni = (int)p->ni, nj = (int)p->nj, nk = (int)p->nk;
-  kernel_gemm(ni, nj, nk, p->alpha, p->beta, (double (*)[nj])p->C, (double (*)[nk])p->A,
-              (double (*)[nj])p->B, first, end);
+  kernel_gemm(ni, nj, nk, p->alpha, p->beta, (double(*)[nj])p->C, (double(*)[nk])p->A,
+              (double(*)[nj])p->B, first, end);
 }
 
 /* Threads 0..n-3 are the interior rows 1..n-2. */
@@ -71,7 +70,7 @@ struct pb_jacobi {
 };
 void pb_jacobi(const struct pb_jacobi *p, int64_t first, int64_t end) {
   int n = (int)p->n;
-  kernel_jacobi_2d_step(n, (double (*)[n])p->A, (double (*)[n])p->B, first + 1, end + 1);
+  kernel_jacobi_2d_step(n, (double(*)[n])p->A, (double(*)[n])p->B, first + 1, end + 1);
 }
 
 struct pb_corr {
@@ -81,6 +80,5 @@ struct pb_corr {
 };
 void pb_corr(const struct pb_corr *p, int64_t first, int64_t end) {
   int m = (int)p->m, n = (int)p->n;
-  kernel_correlation_stats(m, n, (double)n, (double (*)[m])p->data, p->mean, p->stddev, first,
-                           end);
+  kernel_correlation_stats(m, n, (double)n, (double(*)[m])p->data, p->mean, p->stddev, first, end);
 }
