@@ -54,8 +54,8 @@ void serve_log(const serve_client *c, const char *fmt, ...) {
 static void on_client_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
   serve_client *c = arg;
   (void)ep;
-  if (!c->broken)
-    snprintf(c->why, sizeof c->why, "%s", ucs_status_string(status));
+  if (!c->broken) /* "closed by the client", not UCX's "Endpoint timeout" */
+    rig_ucx_cause(status, "client", true, c->why, sizeof c->why);
   c->broken = true;
 }
 
@@ -224,7 +224,7 @@ static bool received(serve_client *c) {
   ucp_request_free(c->recv);
   c->recv = NULL;
   if (st != UCS_OK && !c->broken) {
-    snprintf(c->why, sizeof c->why, "receive: %s", ucs_status_string(st));
+    rig_ucx_cause(st, "client", true, c->why, sizeof c->why);
     c->broken = true;
   }
   return st == UCS_OK;

@@ -21,6 +21,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def run(cmd, env=None, want=0):
@@ -109,10 +110,11 @@ def case_bench_help(rig):
         expect(g in out, f"the group {g}", out)
 
 
-def start_server(rig, key):
-    """A `rig serve` on a free loopback port; returns it and its address."""
+def start_server(rig, key, log=subprocess.DEVNULL):
+    """A `rig serve` on a free loopback port, its stderr to log; returns it
+    and its address."""
     srv = subprocess.Popen([rig, "serve", "--listen", "127.0.0.1:0", "--key", key],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                           stdout=subprocess.PIPE, stderr=log, text=True)
     line = srv.stdout.readline()
     prefix = "rig serve: listening on "
     if not line.startswith(prefix):
@@ -126,9 +128,20 @@ def case_info_machine(rig):
         key, wrong = os.path.join(tmp, "key"), os.path.join(tmp, "wrong")
         pathlib.Path(key).write_text("the cli test's shared secret")
         pathlib.Path(wrong).write_text("not the secret")
-        srv, addr = start_server(rig, key)
+        log_path = os.path.join(tmp, "serve.log")
+        log = open(log_path, "w")
+        srv, addr = start_server(rig, key, log)
         try:
             out = run([rig, "info", "--machine", f"m1={addr}", "--key", key]).stdout
+            # A client that exits is logged in words a person can act on, not UCX's.
+            text = ""
+            for _ in range(50):
+                text = pathlib.Path(log_path).read_text()
+                if "disconnected" in text:
+                    break
+                time.sleep(0.1)
+            expect("disconnected: connection closed by the client" in text
+                   and "Endpoint" not in text, "the server says the client left", text)
             expect("devices open on machine m1" in out, "the heading names the machine", out)
             rows = {line.split()[0]: line.split() for line in out.splitlines()[2:] if line}
             expect("CPU@m1" in rows and rows["CPU@m1"][1] == "remote", "the host's row", out)
@@ -144,6 +157,10 @@ def case_info_machine(rig):
         finally:
             srv.terminate()
             srv.wait(timeout=30)
+            log.close()
+        err = run([rig, "info", "--machine", f"m1={addr}", "--key", key], want=1).stderr
+        expect("connection refused" in err and addr in err and "Endpoint" not in err,
+               "no server at the address: connection refused", err)
         err = run([rig, "info", "--machine", "no-address", "--key", key], want=1).stderr
         expect("NAME=ADDR:PORT" in err, "a bad --machine says what it takes", err)
         err = run([rig, "info", "--machine", "m3=x:1"], want=2).stderr

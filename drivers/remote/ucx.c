@@ -13,6 +13,21 @@ uint64_t rig_ucx_now_ms(void) {
   return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
+void rig_ucx_cause(ucs_status_t st, const char *who, bool answered, char *out, size_t n) {
+  bool broke = st == UCS_ERR_NOT_CONNECTED || st == UCS_ERR_UNREACHABLE ||
+               st == UCS_ERR_REJECTED || st == UCS_ERR_CONNECTION_RESET ||
+               st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_IO_ERROR ||
+               st == UCS_ERR_CANCELED;
+  if (broke && !answered)
+    snprintf(out, n, "connection refused (no %s listens at that address, or the network "
+                     "drops the connection)", who);
+  else if (broke)
+    snprintf(out, n, "connection closed by the %s (it exited or was killed, or the network "
+                     "between broke)", who);
+  else
+    snprintf(out, n, "connection failed: UCX: %s", ucs_status_string(st));
+}
+
 void rig_ucx_sent(void *request, ucs_status_t status, void *user_data) {
   (void)request, (void)status, (void)user_data;
 }
@@ -112,8 +127,29 @@ static void rest(ucp_worker_h worker, int *fd, uint64_t *since, uint64_t deadlin
   (void)poll(&pf, 1, left < 100 ? (int)left : 100);
 }
 
+/* Ends req early: where ep is given, closes *ep by force, which ends every
+ * request on it at once with an error (a put or send that UCX cannot
+ * cancel included, so none keeps the caller waiting, or reading its
+ * memory, after the bound), and leaves *ep NULL; else cancels req. */
+static void stop(ucp_worker_h worker, void *req, ucp_ep_h *ep) {
+  if (!ep || !*ep) {
+    ucp_request_cancel(worker, req);
+    return;
+  }
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+  void *closing = ucp_ep_close_nbx(*ep, &prm);
+  *ep = NULL;
+  uint64_t until = rig_ucx_now_ms() + 1000;
+  while (closing && !UCS_PTR_IS_ERR(closing) &&
+         ucp_request_check_status(closing) == UCS_INPROGRESS && rig_ucx_now_ms() < until)
+    ucp_worker_progress(worker);
+  if (closing && !UCS_PTR_IS_ERR(closing) && ucp_request_check_status(closing) != UCS_INPROGRESS)
+    ucp_request_free(closing);
+}
+
 static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_ms,
-                             const volatile bool *broken, bool rests) {
+                             const volatile bool *broken, bool rests, ucp_ep_h *ep) {
   if (req == NULL)
     return UCS_OK;
   if (UCS_PTR_IS_ERR(req))
@@ -138,7 +174,7 @@ static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_m
       why = UCS_ERR_TIMED_OUT;
     if (why != UCS_OK) {
       deadline_ms = now;
-      ucp_request_cancel(worker, req); /* then progress until it ends */
+      stop(worker, req, ep); /* then progress until it ends */
     } else if (rests)
       rest(worker, &fd, &since, deadline_ms);
   }
@@ -148,12 +184,18 @@ static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_m
 
 ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
                           const volatile bool *broken) {
-  return wait_for(worker, req, deadline_ms, broken, false);
+  return wait_for(worker, req, deadline_ms, broken, false, NULL);
 }
 
 ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadline_ms,
                                   const volatile bool *broken) {
-  return wait_for(worker, req, deadline_ms, broken, true);
+  return wait_for(worker, req, deadline_ms, broken, true, NULL);
+}
+
+ucs_status_t rig_ucx_wait_or_close(ucp_worker_h worker, ucp_ep_h *ep, void *req,
+                                   uint64_t deadline_ms, const volatile bool *broken,
+                                   bool rests) {
+  return wait_for(worker, req, deadline_ms, broken, rests, ep);
 }
 
 void rig_ucx_idle_start(rig_ucx_idle *i, ucp_worker_h worker) {

@@ -34,6 +34,23 @@ ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
  * processes moving the bytes. */
 ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadline_ms,
                                   const volatile bool *broken);
+/* rig_ucx_wait (rests: rig_ucx_wait_resting) that, where req must end
+ * early (the deadline, *broken), closes *ep by force instead of cancelling
+ * req, and leaves *ep NULL: UCX cancels no put, get, flush or stream send,
+ * and one left running past the deadline kept its caller waiting: each of
+ * an RMA move's eight pieces in flight then waited a bound and a second of
+ * its own (a 256 MiB copy under a 2 s bound was lost after 24 s). A closed
+ * endpoint ends every request on it at once, with an error. */
+ucs_status_t rig_ucx_wait_or_close(ucp_worker_h worker, ucp_ep_h *ep, void *req,
+                                   uint64_t deadline_ms, const volatile bool *broken,
+                                   bool rests);
+/* Words a person can act on for st, the failure of an endpoint to the
+ * peer (who: "server" or "client"): "connection refused" where it never
+ * answered (answered false: nothing listens there, or a firewall drops
+ * it), "closed by the WHO" where the connection broke after, else UCX's
+ * own words. UCX reports a refused connection as "Endpoint is not
+ * connected" and a peer's exit as "Endpoint timeout". Writes to out. */
+void rig_ucx_cause(ucs_status_t st, const char *who, bool answered, char *out, size_t n);
 /* Now on CLOCK_MONOTONIC, in milliseconds. */
 uint64_t rig_ucx_now_ms(void);
 /* Completion callbacks that do nothing: rig_ucx_wait polls the request. */
