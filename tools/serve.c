@@ -19,7 +19,9 @@
 #include <string.h>
 #include <sys/random.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 
+#include "key.h"
 #include "serve_private.h"
 #include "sha256.h"
 
@@ -27,7 +29,7 @@ typedef struct server {
   ucp_context_h ctx;
   ucp_worker_h worker;
   ucp_listener_h listener;
-  uint8_t key[4096];
+  uint8_t key[RIG_KEY_MAX];
   size_t key_n;
   serve_client *clients;
   serve_client *incoming; /* connected while a request ran: step_all adds them */
@@ -326,23 +328,18 @@ static bool step_all(server *s) {
 static int usage(void) {
   fprintf(stderr, "usage: rig serve [--listen ADDR:PORT] --key FILE\n"
                   "  ADDR:PORT defaults to 127.0.0.1:13370; port 0 takes a free one.\n"
-                  "  FILE holds the shared secret (1 to 4096 bytes) that clients prove.\n");
+                  "  UCX uses only the network device of ADDR, unless UCX_NET_DEVICES is set.\n"
+                  "  FILE holds the shared secret (1 to 4096 bytes) that clients prove;\n"
+                  "  only its owner may read it (chmod 600 FILE).\n");
   return 2;
 }
 
 static bool read_key(server *s, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    serve_log(NULL, "key file %s: cannot be read", path);
-    return false;
-  }
-  uint8_t extra;
-  s->key_n = fread(s->key, 1, sizeof s->key, f);
-  bool more = fread(&extra, 1, 1, f) == 1;
-  fclose(f);
-  if (s->key_n == 0 || more)
-    serve_log(NULL, "key file %s: %s", path, more ? "more than 4096 bytes" : "empty");
-  return s->key_n > 0 && !more;
+  char why[300];
+  if (rig_key_read(path, s->key, &s->key_n, why, sizeof why))
+    return true;
+  serve_log(NULL, "%s", why);
+  return false;
 }
 
 /* Listens on address and prints "rig serve: listening on ADDR:PORT" with
@@ -351,11 +348,23 @@ static bool listen_on(server *s, const char *address) {
   struct sockaddr_storage sa;
   socklen_t len;
   char why[200];
-  if (!rig_ucx_address(address, &sa, &len, why, sizeof why) ||
-      !rig_ucx_start(&s->ctx, &s->worker, true, why, sizeof why)) {
+  char device[IF_NAMESIZE + 1] = "";
+  if (!rig_ucx_address(address, &sa, &len, why, sizeof why)) {
     serve_log(NULL, "%s", why);
     return false;
   }
+  /* UCX's transports listen on every network device they use: only the
+   * listen address's, unless the user chose (docs/remote.md). */
+  bool narrow = rig_ucx_device_of((struct sockaddr *)&sa, device, sizeof device);
+  if (!rig_ucx_start_on(&s->ctx, &s->worker, true, narrow ? device : NULL, why, sizeof why)) {
+    serve_log(NULL, "%s", why);
+    return false;
+  }
+  if (getenv("UCX_NET_DEVICES"))
+    serve_log(NULL, "UCX uses the network devices UCX_NET_DEVICES names: %s",
+              getenv("UCX_NET_DEVICES"));
+  else if (narrow)
+    serve_log(NULL, "UCX uses the network device %s only (the listen address's)", device);
   ucp_listener_params_t p = {.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR |
                                            UCP_LISTENER_PARAM_FIELD_CONN_HANDLER,
                              .sockaddr = {(struct sockaddr *)&sa, len},

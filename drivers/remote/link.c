@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "key.h"
 #include "sha256.h"
 #include "ucx.h"
 
@@ -154,19 +155,6 @@ int rig_link_call(rig_link *l, const rig_wire_msg *req, const void *data, size_t
   return r;
 }
 
-/* Reads the shared secret: 1 to 4096 bytes, whatever they are. */
-static int read_key(const char *path, uint8_t *key, size_t *n, rig_edge_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "key file %s: cannot be read", path);
-  *n = fread(key, 1, 4097, f);
-  fclose(f);
-  if (*n == 0 || *n > 4096)
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "key file %s: %s", path,
-                         *n ? "more than 4096 bytes" : "empty");
-  return RIG_EDGE_OK;
-}
-
 /* HELLO, then AUTH with the HMAC of the server's nonce (docs/remote.md). */
 static int prove(rig_link *l, const uint8_t *key, size_t key_n, rig_edge_error *err) {
   uint8_t nonce[RIG_WIRE_NONCE], msg[RIG_WIRE_NONCE + 32], mac[RIG_SHA256_BYTES];
@@ -218,8 +206,9 @@ static void disconnect(rig_link *l) {
 
 int rig_link_open(const char *machine, const char *address, const char *key_file,
                   uint32_t hang_ms, rig_link **out, rig_edge_error *err) {
-  uint8_t key[4097];
+  uint8_t key[RIG_KEY_MAX];
   size_t key_n = 0;
+  char why[300];
   rig_link *l = calloc(1, sizeof *l);
   if (!l)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: out of memory", machine);
@@ -228,7 +217,9 @@ int rig_link_open(const char *machine, const char *address, const char *key_file
   pthread_mutex_init(&l->lock, NULL);
   l->hang_ms = hang_ms;
   l->refs = 1;
-  int r = read_key(key_file, key, &key_n, err);
+  int r = rig_key_read(key_file, key, &key_n, why, sizeof why)
+              ? RIG_EDGE_OK
+              : rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s", why);
   if (r == RIG_EDGE_OK && (r = connect_to(l, address, err)) == RIG_EDGE_OK &&
       (r = prove(l, key, key_n, err)) != RIG_EDGE_OK) {
     if (l->broken) /* never opened, so not "lost": where it failed, and why */

@@ -1,7 +1,12 @@
 /* ucx.c: UCP set-up and waits shared by the remote driver and rig serve. */
 #include "ucx.h"
 
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,11 +43,51 @@ void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *u
 
 bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *why,
                    size_t why_n) {
+  return rig_ucx_start_on(ctx, worker, wakeup, NULL, why, why_n);
+}
+
+static bool same_address(const struct sockaddr *a, const struct sockaddr *b) {
+  if (a->sa_family != b->sa_family)
+    return false;
+  if (a->sa_family == AF_INET)
+    return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+           ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+  return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+bool rig_ucx_device_of(const struct sockaddr *sa, char *name, size_t n) {
+  bool v4 = sa->sa_family == AF_INET;
+  if (!v4 && sa->sa_family != AF_INET6)
+    return false;
+  const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  uint32_t a4 = v4 ? ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) : 0;
+  if ((v4 && a4 == INADDR_ANY) || (!v4 && IN6_IS_ADDR_UNSPECIFIED(a6)))
+    return false;
+  bool loopback = v4 ? (a4 >> 24) == 127 : IN6_IS_ADDR_LOOPBACK(a6);
+  struct ifaddrs *all = NULL;
+  if (getifaddrs(&all) != 0)
+    return false;
+  bool found = false;
+  for (struct ifaddrs *i = all; i && !found; i = i->ifa_next)
+    if (i->ifa_addr && ((loopback && (i->ifa_flags & IFF_LOOPBACK)) ||
+                        same_address(i->ifa_addr, sa))) {
+      snprintf(name, n, "%s", i->ifa_name);
+      found = true;
+    }
+  freeifaddrs(all);
+  return found;
+}
+
+bool rig_ucx_start_on(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, const char *devices,
+                      char *why, size_t why_n) {
   ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                     .features = UCP_FEATURE_STREAM | UCP_FEATURE_RMA |
                                 (wakeup ? UCP_FEATURE_WAKEUP : 0)};
   ucp_config_t *config = NULL;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+  if (st == UCS_OK && devices && !getenv("UCX_NET_DEVICES"))
+    st = ucp_config_modify(config, "NET_DEVICES", devices);
   if (st == UCS_OK) {
     st = ucp_init(&p, config, ctx);
     ucp_config_release(config);

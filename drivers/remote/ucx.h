@@ -14,6 +14,16 @@
  * true, or false with the reason in why. */
 bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *why,
                    size_t why_n);
+/* rig_ucx_start with UCX's network devices limited to devices (UCX's
+ * NET_DEVICES, "lo" or "eth0,eth1"; NULL: every one), unless the user set
+ * UCX_NET_DEVICES, which wins. */
+bool rig_ucx_start_on(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, const char *devices,
+                      char *why, size_t why_n);
+/* The name of the network device that holds address sa (into name, n
+ * bytes; a 127.x.x.x address: the loopback device). Returns false for a
+ * wildcard address (0.0.0.0, ::), which is every device's, and for one no
+ * device holds. */
+bool rig_ucx_device_of(const struct sockaddr *sa, char *name, size_t n);
 void rig_ucx_stop(ucp_context_h ctx, ucp_worker_h worker);
 /* Parses "HOST:PORT" ("127.0.0.1:7000", "[::1]:7000", "localhost:7000")
  * into an address. Returns true, or false with why. */
