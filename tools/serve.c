@@ -23,7 +23,6 @@
 
 #include "key.h"
 #include "serve_private.h"
-#include "sha256.h"
 
 typedef struct server {
   ucp_context_h ctx;
@@ -151,24 +150,29 @@ static void refuse(server *s, serve_client *c, int status, bool closing, const c
     c->phase = SERVE_CLOSING;
 }
 
-/* HELLO gives a fresh nonce; AUTH must answer it with HMAC(key, nonce ||
- * label). The key itself never travels. */
+/* The mutual handshake (docs/remote.md, "Authentication"): HELLO brings
+ * the client's nonce and gets this server's, with its proof over both;
+ * AUTH must bring the client's proof over both. The key never travels. */
 static void challenge(server *s, serve_client *c, const rig_wire_msg *m) {
   if (m->type == RIG_WIRE_HELLO && c->phase == SERVE_HELLO) {
-    serve_reply r = {.body = c->nonce, .body_n = sizeof c->nonce};
+    uint8_t body[RIG_WIRE_NONCE + RIG_KEY_PROOF];
+    serve_reply r = {.body = body, .body_n = sizeof body};
     if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
       return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "no random bytes for a challenge");
+    memcpy(c->client_nonce, m->data, sizeof c->client_nonce); /* 32: checked by wire.c */
+    memcpy(body, c->nonce, sizeof c->nonce);
+    rig_key_mac(s->key, s->key_n, RIG_KEY_SERVER_LABEL, c->client_nonce,
+                sizeof c->client_nonce, c->nonce, sizeof c->nonce, body + RIG_WIRE_NONCE);
     c->phase = SERVE_AUTH;
     return reply(s, c, &r);
   }
   if (m->type != RIG_WIRE_AUTH || c->phase != SERVE_AUTH)
     return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: %s before the challenge was met",
                   rig_wire_type_name(m->type));
-  uint8_t msg[RIG_WIRE_NONCE + 32], mac[RIG_SHA256_BYTES];
-  memcpy(msg, c->nonce, sizeof c->nonce);
-  memcpy(msg + sizeof c->nonce, RIG_WIRE_AUTH_LABEL, 32);
-  rig_remote_hmac(s->key, s->key_n, msg, sizeof msg, mac);
-  if (!rig_remote_equal(mac, m->data, sizeof mac))
+  uint8_t mac[RIG_KEY_PROOF];
+  rig_key_mac(s->key, s->key_n, RIG_KEY_CLIENT_LABEL, c->nonce, sizeof c->nonce,
+              c->client_nonce, sizeof c->client_nonce, mac);
+  if (!rig_key_equal(mac, m->data))
     return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: the peer does not hold the key");
   c->phase = SERVE_READY;
   serve_log(c, "authenticated");
@@ -291,7 +295,11 @@ static void drop(server *s, serve_client *c) {
     ucp_request_free(c->recv); /* one still running is freed when it ends */
   }
   serve_client_forget(c);
-  serve_log(c, "disconnected%s%s", c->broken ? ": " : "", c->broken ? c->why : "");
+  if (c->phase == SERVE_AUTH) /* a client whose key differs refuses this server's proof */
+    serve_log(c, "disconnected before it proved it holds the key%s%s", c->broken ? ": " : "",
+              c->broken ? c->why : "");
+  else
+    serve_log(c, "disconnected%s%s", c->broken ? ": " : "", c->broken ? c->why : "");
   if (body_in_use)
     return;
   free(c->body);

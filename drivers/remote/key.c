@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
+
 bool rig_key_read(const char *path, uint8_t *key, size_t *n, char *why, size_t why_n) {
   struct stat st;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -42,4 +45,19 @@ bool rig_key_read(const char *path, uint8_t *key, size_t *n, char *why, size_t w
     return false;
   }
   return true;
+}
+
+void rig_key_mac(const uint8_t *key, size_t key_n, const char *label, const uint8_t *a,
+                 size_t a_n, const uint8_t *b, size_t b_n, uint8_t out[RIG_KEY_PROOF]) {
+  struct hmac_sha256_ctx ctx;
+  hmac_sha256_set_key(&ctx, key_n, key);
+  hmac_sha256_update(&ctx, strlen(label), (const uint8_t *)label);
+  hmac_sha256_update(&ctx, a_n, a);
+  hmac_sha256_update(&ctx, b_n, b);
+  hmac_sha256_digest(&ctx, RIG_KEY_PROOF, out);
+  memset(&ctx, 0, sizeof ctx); /* it holds the key's pads */
+}
+
+bool rig_key_equal(const uint8_t a[RIG_KEY_PROOF], const uint8_t b[RIG_KEY_PROOF]) {
+  return memeql_sec(a, b, RIG_KEY_PROOF) != 0;
 }

@@ -17,4 +17,20 @@
  * or false with why ("key file PATH: ..."). Blocks on the file. */
 bool rig_key_read(const char *path, uint8_t *key, size_t *n, char *why, size_t why_n);
 
+#define RIG_KEY_PROOF 32u /* bytes of a proof: HMAC-SHA256 */
+
+/* What each side MACs before the two nonces (docs/remote.md,
+ * "Authentication"): labels of different lengths, so that no proof of one
+ * side is ever a proof of the other (a reflection). */
+#define RIG_KEY_SERVER_LABEL "rig serve holds the key, protocol 1"
+#define RIG_KEY_CLIENT_LABEL "a rig client holds the key, protocol 1"
+
+/* out = HMAC-SHA256(key, label || a || b) (nettle's). Allocates nothing;
+ * thread-safe. */
+void rig_key_mac(const uint8_t *key, size_t key_n, const char *label, const uint8_t *a,
+                 size_t a_n, const uint8_t *b, size_t b_n, uint8_t out[RIG_KEY_PROOF]);
+/* Whether the proofs a and b are equal, in time that does not depend on
+ * where they differ (nettle's memeql_sec). */
+bool rig_key_equal(const uint8_t a[RIG_KEY_PROOF], const uint8_t b[RIG_KEY_PROOF]);
+
 #endif

@@ -12,7 +12,6 @@
 #include <sys/random.h>
 
 #include "key.h"
-#include "sha256.h"
 #include "ucx.h"
 
 struct rig_link {
@@ -82,7 +81,8 @@ static int send_request(rig_link *l, const rig_wire_msg *req, const void *data, 
                         uint64_t deadline, rig_edge_error *err) {
   uint8_t out[RIG_WIRE_HEADER + 128];
   size_t fixed = rig_wire_request_put(req, out + RIG_WIRE_HEADER);
-  if (req->type == RIG_WIRE_AUTH || req->type == RIG_WIRE_OPEN) { /* data in the body */
+  if (req->type == RIG_WIRE_HELLO || req->type == RIG_WIRE_AUTH ||
+      req->type == RIG_WIRE_OPEN) { /* data in the body */
     memcpy(out + RIG_WIRE_HEADER + fixed, data, data_n);
     fixed += data_n;
     data_n = 0;
@@ -155,19 +155,34 @@ int rig_link_call(rig_link *l, const rig_wire_msg *req, const void *data, size_t
   return r;
 }
 
-/* HELLO, then AUTH with the HMAC of the server's nonce (docs/remote.md). */
+/* The mutual handshake (docs/remote.md, "Authentication"): HELLO with a
+ * fresh nonce of this client's, whose reply is the server's nonce and its
+ * proof over both; only a server that proves it holds the key gets this
+ * client's proof (AUTH), so a party without the key can neither pass for
+ * the client nor for the server. */
 static int prove(rig_link *l, const uint8_t *key, size_t key_n, rig_edge_error *err) {
-  uint8_t nonce[RIG_WIRE_NONCE], msg[RIG_WIRE_NONCE + 32], mac[RIG_SHA256_BYTES];
+  uint8_t mine[RIG_WIRE_NONCE], reply[RIG_WIRE_NONCE + RIG_KEY_PROOF], want[RIG_KEY_PROOF];
   size_t got = 0;
+  if (getrandom(mine, sizeof mine, 0) != (ssize_t)sizeof mine)
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: no random bytes for a challenge",
+                         l->machine);
   rig_wire_msg hello = {.type = RIG_WIRE_HELLO, .version = RIG_WIRE_VERSION};
-  int r = rig_link_call(l, &hello, NULL, 0, nonce, sizeof nonce, &got, err);
-  if (r == RIG_EDGE_OK && got != sizeof nonce)
-    r = broken(l, err, "a challenge of the wrong size");
+  int r = rig_link_call(l, &hello, mine, sizeof mine, reply, sizeof reply, &got, err);
+  if (r == RIG_EDGE_OK && got != sizeof reply)
+    r = rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
+                      "%s: %s: a HELLO reply of %zu bytes, not a nonce and a proof (a server "
+                      "of an older rig, or no rig serve)", l->machine, l->address, got);
   if (r != RIG_EDGE_OK)
     return r;
-  memcpy(msg, nonce, sizeof nonce);
-  memcpy(msg + sizeof nonce, RIG_WIRE_AUTH_LABEL, 32);
-  rig_remote_hmac(key, key_n, msg, sizeof msg, mac);
+  const uint8_t *theirs = reply, *proof = reply + RIG_WIRE_NONCE;
+  rig_key_mac(key, key_n, RIG_KEY_SERVER_LABEL, mine, sizeof mine, theirs, RIG_WIRE_NONCE, want);
+  if (!rig_key_equal(want, proof))
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
+                         "%s: %s: refused the server: its proof does not match this key "
+                         "file's (the server does not hold the key, or this file is not the "
+                         "one it holds)", l->machine, l->address);
+  uint8_t mac[RIG_KEY_PROOF];
+  rig_key_mac(key, key_n, RIG_KEY_CLIENT_LABEL, theirs, RIG_WIRE_NONCE, mine, sizeof mine, mac);
   rig_wire_msg auth = {.type = RIG_WIRE_AUTH};
   return rig_link_call(l, &auth, mac, sizeof mac, NULL, 0, NULL, err);
 }
