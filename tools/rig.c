@@ -115,6 +115,9 @@ static bool asks_help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+#ifdef RIG_HAVE_SERVE
+  rig_serve_hooks_off(argv);
+#endif
   if (argc < 2) {
     fprintf(stderr, "rig: no command given\n");
     return usage(stderr);

@@ -17,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 
 #include "key.h"
+#include "shim.h"
 #include "serve_private.h"
 
 typedef struct server {
@@ -455,4 +457,14 @@ int rig_serve_main(int argc, char **argv) {
   free(s.reply_body);
   serve_log(NULL, "stopped");
   return 0;
+}
+
+void rig_serve_hooks_off(char **argv) {
+  if (!rig_remote_sanitized() || (getenv("UCX_MEM_EVENTS") && getenv("UCX_MEM_MALLOC_HOOKS") &&
+                                  getenv("UCX_MEM_MMAP_HOOK_MODE")))
+    return;
+  setenv("UCX_MEM_EVENTS", "no", 0);
+  setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
+  setenv("UCX_MEM_MMAP_HOOK_MODE", "none", 0);
+  execv("/proc/self/exe", argv); /* with the settings now all set: once */
 }
