@@ -30,7 +30,7 @@
 enum { HANG_MS = 2000, SLACK_MS = 1000 };
 
 static const char *key;
-static unsigned machines; /* a new name per case: a lost name is lost for good (MACH-6) */
+static unsigned machines; /* a new name per case: a lost name stays lost */
 
 static uint64_t now_ms(void) {
   struct timespec t;

@@ -80,11 +80,16 @@ static void assert_lost(in_use *u, const char *cause, bool named) {
   free(back);
 }
 
-/* Opens on the lost machine are Error, and so is its name (MACH-6). */
+/* Opens on the lost or closed machine are Error (OPEN-6; after a close,
+ * OPEN-54), each with the host's Lost as its reason (OPEN-8), and so is
+ * its name (MACH-6). */
 static void assert_machine_closed(in_use *u) {
   rig_device *d = NULL;
   char name[96];
   assert_int_equal(rig_device_open_on(u->h, "memory:c", &d), RIG_UNAVAILABLE);
+  if (!strstr(rig_error_last()->message, rig_device_lost(u->h)))
+    fail_msg("open on the machine: '%s', not the host's '%s'", rig_error_last()->message,
+             rig_device_lost(u->h));
   snprintf(name, sizeof name, "memory:a@%s", u->name);
   assert_int_equal(rig_device_open(name, &d), RIG_UNAVAILABLE);
   rig_host_opener o = {.address = u->s.address, .key_file = key, .hang_ms = HANG_MS};

@@ -35,6 +35,11 @@ static void test_open_and_facts(void **state) {
   (void)state;
   test_server s;
   test_server_start(&s, key);
+  /* PRE-7: a device of another machine opens only through its host: by
+   * name, before the host is open, it does not. */
+  rig_device *early = NULL;
+  assert_int_equal(rig_device_open("memory:a@m-facts", &early), RIG_UNAVAILABLE);
+  assert_non_null(strstr(rig_error_last()->message, "rig_device_open_host"));
   rig_device *h = test_remote_host("m-facts", &s, key, 0);
   assert_string_equal(rig_device_name(h), "CPU@m-facts");
   assert_string_equal(rig_device_machine(h), "m-facts");
@@ -46,6 +51,19 @@ static void test_open_and_facts(void **state) {
   assert_int_equal(rig_device_type_of(a), RIG_DEVICE_TYPE_REMOTE);
   assert_int_equal(rig_device_type_of(h), RIG_DEVICE_TYPE_REMOTE);
   assert_int_equal(rig_device_alignment(a), 64);
+  /* PROP-22, PROP-31, PROP-38: the remote device's arch, alignment and
+   * cache_bytes are those its server's device states: the same driver
+   * here (one machine runs both) states the same, where the remote
+   * driver's own would differ (arch "remote"?, alignment 1, no cache). */
+  rig_device *here = open_ok("memory:facts-here");
+  uint64_t cache_there = 0, cache_here = 0;
+  assert_string_equal(rig_device_arch(a), rig_device_arch(here));
+  assert_int_equal(rig_device_alignment(a), rig_device_alignment(here));
+  assert_int_equal(rig_device_cache_bytes(a, &cache_there), rig_device_cache_bytes(here, &cache_here));
+  assert_int_equal(cache_there, cache_here);
+  print_message("memory:a@m-facts: arch %s, alignment %llu, cache %llu bytes\n", rig_device_arch(a),
+                (unsigned long long)rig_device_alignment(a), (unsigned long long)cache_there);
+  close_release(here);
   rig_device *again = NULL;
   ok(rig_device_open("memory:a@m-facts", &again));
   assert_ptr_equal(again, a);
