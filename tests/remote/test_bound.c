@@ -1,9 +1,10 @@
 /* test_bound.c: the hang bound holds for bulk copies (docs/remote.md,
  * "The hang bound"). A copy of 16 MiB, 256 MiB or 1 GiB from this host to
  * another machine, by RMA (memory:a there, in its host memory) or in PUT
- * chunks (a test device there whose memory its host does not address),
- * to a server stopped with SIGSTOP or over a link taken down mid-copy
- * (network namespaces, netns.h), fails RIG_LOST, and the machine is lost,
+ * chunks (a test device there whose memory its host does not address), to
+ * a server stopped with SIGSTOP or over a link taken down mid-copy
+ * (network namespaces, netns.h), and of 256 MiB back from a stopped
+ * server (GET chunks, RMA gets), fails RIG_LOST, and the machine is lost,
  * within the hang bound plus the slack docs/remote.md states (1 s),
  * counted from the last byte that moved: for a stopped server from the
  * copy's start, for a link from the moment it went down. Skips (77) where
@@ -40,7 +41,7 @@ static uint64_t now_ms(void) {
 
 /* One case: a copy of n bytes from this host to `device` on a fresh
  * machine, cut off as `link_down` says; checks the loss and its time. */
-static void cut_off(size_t n, const char *device, bool link_down) {
+static void cut_off(size_t n, const char *device, bool link_down, bool back) {
   int i = link_down ? 1 : 2;
   test_server s;
   char machine[32];
@@ -56,7 +57,7 @@ static void cut_off(size_t n, const char *device, bool link_down) {
     assert_int_equal(pthread_create(&t, NULL, test_netns_take_down, &w), 0);
   else
     test_server_signal(&s, SIGSTOP);
-  rig_status st = rig_buffer_copy(src, dst);
+  rig_status st = back ? rig_buffer_copy(dst, src) : rig_buffer_copy(src, dst);
   uint64_t end = now_ms();
   if (link_down) {
     assert_int_equal(pthread_join(t, NULL), 0);
@@ -64,9 +65,9 @@ static void cut_off(size_t n, const char *device, bool link_down) {
     start = w.at_ms;
   }
   uint64_t took = end > start ? end - start : 0;
-  printf("%s %zu MiB to %s: lost after %llu ms (bound %u ms)\n",
-         link_down ? "link down" : "stopped", n >> 20, device, (unsigned long long)took,
-         (unsigned)HANG_MS);
+  printf("%s %zu MiB %s %s: lost after %llu ms (bound %u ms)\n",
+         link_down ? "link down" : "stopped", n >> 20, back ? "from" : "to", device,
+         (unsigned long long)took, (unsigned)HANG_MS);
   if (link_down) /* first, so that a failure below leaves the next case its link */
     assert_true(test_netns_link(1, true));
   else
@@ -87,7 +88,11 @@ static void cut_off(size_t n, const char *device, bool link_down) {
 #define RMA "memory:a"
 #define CHUNKS "test:bound,host=0" /* its server's host does not address it */
 #define CASE(name, bytes, device, down)                                                    \
-  static void name(void **state) { (void)state, cut_off(bytes, device, down); }
+  static void name(void **state) { (void)state, cut_off(bytes, device, down, false); }
+/* Copies back to this host (gets): stopped only, since the link's watcher
+ * counts the bytes this process sends. */
+#define BACK(name, bytes, device)                                                          \
+  static void name(void **state) { (void)state, cut_off(bytes, device, false, true); }
 CASE(test_rma_16m_stopped, 16u << 20, RMA, false)
 CASE(test_rma_256m_stopped, 256u << 20, RMA, false)
 CASE(test_rma_1g_stopped, 1u << 30, RMA, false)
@@ -100,6 +105,8 @@ CASE(test_chunks_1g_stopped, 1u << 30, CHUNKS, false)
 CASE(test_chunks_16m_link_down, 16u << 20, CHUNKS, true)
 CASE(test_chunks_256m_link_down, 256u << 20, CHUNKS, true)
 CASE(test_chunks_1g_link_down, 1u << 30, CHUNKS, true)
+BACK(test_rma_256m_back_stopped, 256u << 20, RMA)
+BACK(test_chunks_256m_back_stopped, 256u << 20, CHUNKS)
 
 int main(void) {
   char why[256];
@@ -115,6 +122,7 @@ int main(void) {
       cmocka_unit_test(test_chunks_16m_stopped),  cmocka_unit_test(test_chunks_256m_stopped),
       cmocka_unit_test(test_chunks_1g_stopped),   cmocka_unit_test(test_chunks_16m_link_down),
       cmocka_unit_test(test_chunks_256m_link_down), cmocka_unit_test(test_chunks_1g_link_down),
+      cmocka_unit_test(test_rma_256m_back_stopped), cmocka_unit_test(test_chunks_256m_back_stopped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
