@@ -106,8 +106,10 @@ static bool start_servers(struct ctx *c, FILE *out, const char *exe) {
     return false;
   }
   snprintf(c->key, sizeof c->key, "%s/key", c->dir);
-  FILE *k = fopen(c->key, "w");
-  if (!k || fputs("rig bench remote: a key of this run only", k) < 0 || fclose(k) != 0)
+  static const char secret[] = "rig bench remote: a key of this run only";
+  int fd = open(c->key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* its owner's alone */
+  bool written = fd >= 0 && write(fd, secret, sizeof secret - 1) == (ssize_t)(sizeof secret - 1);
+  if (fd < 0 || close(fd) != 0 || !written)
     return false;
   for (int i = 0; i < 2; i++) {
     snprintf(c->m[i].name, sizeof c->m[i].name, "m%d", i + 1);

@@ -86,11 +86,14 @@ static const command commands[] = {
     {"serve", rig_serve_main, "make this machine's devices available to other machines (UCX)",
      "usage: rig serve [--listen ADDR:PORT] --key FILE\n"
      "\n"
-     "Listens on ADDR:PORT (127.0.0.1 and a free port by default; the first\n"
-     "line printed names it) over UCX and runs the requests of peers that\n"
-     "prove they hold the secret in FILE (a challenge: the key never goes on\n"
-     "the wire) with this machine's devices, logging each connection to\n"
-     "stderr. SIGTERM or SIGINT stops it (docs/remote.md).\n",
+     "Listens on ADDR:PORT (127.0.0.1:13370 by default; port 0 takes a free\n"
+     "one; the first line printed names the port) over UCX and runs the\n"
+     "requests of peers that prove they hold the secret in FILE (a challenge\n"
+     "both ways: the key never goes on the wire) with this machine's devices,\n"
+     "logging each connection to stderr. UCX uses only the network device\n"
+     "that holds ADDR (all of them for 0.0.0.0), unless UCX_NET_DEVICES is\n"
+     "set. FILE must be readable by its owner alone (chmod 600 FILE), as ssh\n"
+     "asks of a private key. SIGTERM or SIGINT stops it (docs/remote.md).\n",
      NULL},
 #endif
 };
@@ -112,6 +115,9 @@ static bool asks_help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+#ifdef RIG_HAVE_SERVE
+  rig_serve_hooks_off(argv);
+#endif
   if (argc < 2) {
     fprintf(stderr, "rig: no command given\n");
     return usage(stderr);

@@ -17,17 +17,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 
+#include "key.h"
+#include "shim.h"
 #include "serve_private.h"
-#include "sha256.h"
 
 typedef struct server {
   ucp_context_h ctx;
   ucp_worker_h worker;
   ucp_listener_h listener;
-  uint8_t key[4096];
+  uint8_t key[RIG_KEY_MAX];
   size_t key_n;
   serve_client *clients;
   serve_client *incoming; /* connected while a request ran: step_all adds them */
@@ -54,8 +57,8 @@ void serve_log(const serve_client *c, const char *fmt, ...) {
 static void on_client_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
   serve_client *c = arg;
   (void)ep;
-  if (!c->broken)
-    snprintf(c->why, sizeof c->why, "%s", ucs_status_string(status));
+  if (!c->broken) /* "closed by the client", not UCX's "Endpoint timeout" */
+    rig_ucx_cause(status, "client", true, c->why, sizeof c->why);
   c->broken = true;
 }
 
@@ -149,24 +152,29 @@ static void refuse(server *s, serve_client *c, int status, bool closing, const c
     c->phase = SERVE_CLOSING;
 }
 
-/* HELLO gives a fresh nonce; AUTH must answer it with HMAC(key, nonce ||
- * label). The key itself never travels. */
+/* The mutual handshake (docs/remote.md, "Authentication"): HELLO brings
+ * the client's nonce and gets this server's, with its proof over both;
+ * AUTH must bring the client's proof over both. The key never travels. */
 static void challenge(server *s, serve_client *c, const rig_wire_msg *m) {
   if (m->type == RIG_WIRE_HELLO && c->phase == SERVE_HELLO) {
-    serve_reply r = {.body = c->nonce, .body_n = sizeof c->nonce};
+    uint8_t body[RIG_WIRE_NONCE + RIG_KEY_PROOF];
+    serve_reply r = {.body = body, .body_n = sizeof body};
     if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
       return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "no random bytes for a challenge");
+    memcpy(c->client_nonce, m->data, sizeof c->client_nonce); /* 32: checked by wire.c */
+    memcpy(body, c->nonce, sizeof c->nonce);
+    rig_key_mac(s->key, s->key_n, RIG_KEY_SERVER_LABEL, c->client_nonce,
+                sizeof c->client_nonce, c->nonce, sizeof c->nonce, body + RIG_WIRE_NONCE);
     c->phase = SERVE_AUTH;
     return reply(s, c, &r);
   }
   if (m->type != RIG_WIRE_AUTH || c->phase != SERVE_AUTH)
     return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: %s before the challenge was met",
                   rig_wire_type_name(m->type));
-  uint8_t msg[RIG_WIRE_NONCE + 32], mac[RIG_SHA256_BYTES];
-  memcpy(msg, c->nonce, sizeof c->nonce);
-  memcpy(msg + sizeof c->nonce, RIG_WIRE_AUTH_LABEL, 32);
-  rig_remote_hmac(s->key, s->key_n, msg, sizeof msg, mac);
-  if (!rig_remote_equal(mac, m->data, sizeof mac))
+  uint8_t mac[RIG_KEY_PROOF];
+  rig_key_mac(s->key, s->key_n, RIG_KEY_CLIENT_LABEL, c->nonce, sizeof c->nonce,
+              c->client_nonce, sizeof c->client_nonce, mac);
+  if (!rig_key_equal(mac, m->data))
     return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: the peer does not hold the key");
   c->phase = SERVE_READY;
   serve_log(c, "authenticated");
@@ -224,7 +232,7 @@ static bool received(serve_client *c) {
   ucp_request_free(c->recv);
   c->recv = NULL;
   if (st != UCS_OK && !c->broken) {
-    snprintf(c->why, sizeof c->why, "receive: %s", ucs_status_string(st));
+    rig_ucx_cause(st, "client", true, c->why, sizeof c->why);
     c->broken = true;
   }
   return st == UCS_OK;
@@ -289,7 +297,11 @@ static void drop(server *s, serve_client *c) {
     ucp_request_free(c->recv); /* one still running is freed when it ends */
   }
   serve_client_forget(c);
-  serve_log(c, "disconnected%s%s", c->broken ? ": " : "", c->broken ? c->why : "");
+  if (c->phase == SERVE_AUTH) /* a client whose key differs refuses this server's proof */
+    serve_log(c, "disconnected before it proved it holds the key%s%s", c->broken ? ": " : "",
+              c->broken ? c->why : "");
+  else
+    serve_log(c, "disconnected%s%s", c->broken ? ": " : "", c->broken ? c->why : "");
   if (body_in_use)
     return;
   free(c->body);
@@ -326,23 +338,18 @@ static bool step_all(server *s) {
 static int usage(void) {
   fprintf(stderr, "usage: rig serve [--listen ADDR:PORT] --key FILE\n"
                   "  ADDR:PORT defaults to 127.0.0.1:13370; port 0 takes a free one.\n"
-                  "  FILE holds the shared secret (1 to 4096 bytes) that clients prove.\n");
+                  "  UCX uses only the network device of ADDR, unless UCX_NET_DEVICES is set.\n"
+                  "  FILE holds the shared secret (1 to 4096 bytes) that clients prove;\n"
+                  "  only its owner may read it (chmod 600 FILE).\n");
   return 2;
 }
 
 static bool read_key(server *s, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    serve_log(NULL, "key file %s: cannot be read", path);
-    return false;
-  }
-  uint8_t extra;
-  s->key_n = fread(s->key, 1, sizeof s->key, f);
-  bool more = fread(&extra, 1, 1, f) == 1;
-  fclose(f);
-  if (s->key_n == 0 || more)
-    serve_log(NULL, "key file %s: %s", path, more ? "more than 4096 bytes" : "empty");
-  return s->key_n > 0 && !more;
+  char why[300];
+  if (rig_key_read(path, s->key, &s->key_n, why, sizeof why))
+    return true;
+  serve_log(NULL, "%s", why);
+  return false;
 }
 
 /* Listens on address and prints "rig serve: listening on ADDR:PORT" with
@@ -351,11 +358,23 @@ static bool listen_on(server *s, const char *address) {
   struct sockaddr_storage sa;
   socklen_t len;
   char why[200];
-  if (!rig_ucx_address(address, &sa, &len, why, sizeof why) ||
-      !rig_ucx_start(&s->ctx, &s->worker, true, why, sizeof why)) {
+  char device[IF_NAMESIZE + 1] = "";
+  if (!rig_ucx_address(address, &sa, &len, why, sizeof why)) {
     serve_log(NULL, "%s", why);
     return false;
   }
+  /* UCX's transports listen on every network device they use: only the
+   * listen address's, unless the user chose (docs/remote.md). */
+  bool narrow = rig_ucx_device_of((struct sockaddr *)&sa, device, sizeof device);
+  if (!rig_ucx_start_on(&s->ctx, &s->worker, true, narrow ? device : NULL, why, sizeof why)) {
+    serve_log(NULL, "%s", why);
+    return false;
+  }
+  if (getenv("UCX_NET_DEVICES"))
+    serve_log(NULL, "UCX uses the network devices UCX_NET_DEVICES names: %s",
+              getenv("UCX_NET_DEVICES"));
+  else if (narrow)
+    serve_log(NULL, "UCX uses the network device %s only (the listen address's)", device);
   ucp_listener_params_t p = {.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR |
                                            UCP_LISTENER_PARAM_FIELD_CONN_HANDLER,
                              .sockaddr = {(struct sockaddr *)&sa, len},
@@ -438,4 +457,14 @@ int rig_serve_main(int argc, char **argv) {
   free(s.reply_body);
   serve_log(NULL, "stopped");
   return 0;
+}
+
+void rig_serve_hooks_off(char **argv) {
+  if (!rig_remote_sanitized() || (getenv("UCX_MEM_EVENTS") && getenv("UCX_MEM_MALLOC_HOOKS") &&
+                                  getenv("UCX_MEM_MMAP_HOOK_MODE")))
+    return;
+  setenv("UCX_MEM_EVENTS", "no", 0);
+  setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
+  setenv("UCX_MEM_MMAP_HOOK_MODE", "none", 0);
+  execv("/proc/self/exe", argv); /* with the settings now all set: once */
 }

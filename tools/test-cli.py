@@ -23,6 +23,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def run(cmd, env=None, want=0):
@@ -131,10 +132,11 @@ def case_bench_help(rig):
         expect(g in out, f"the group {g}", out)
 
 
-def start_server(rig, key):
-    """A `rig serve` on a free loopback port; returns it and its address."""
+def start_server(rig, key, log=subprocess.DEVNULL):
+    """A `rig serve` on a free loopback port, its stderr to log; returns it
+    and its address."""
     srv = subprocess.Popen([rig, "serve", "--listen", "127.0.0.1:0", "--key", key],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                           stdout=subprocess.PIPE, stderr=log, text=True)
     line = srv.stdout.readline()
     prefix = "rig serve: listening on "
     if not line.startswith(prefix):
@@ -148,9 +150,22 @@ def case_info_machine(rig):
         key, wrong = os.path.join(tmp, "key"), os.path.join(tmp, "wrong")
         pathlib.Path(key).write_text("the cli test's shared secret")
         pathlib.Path(wrong).write_text("not the secret")
-        srv, addr = start_server(rig, key)
+        os.chmod(key, 0o600)
+        os.chmod(wrong, 0o600)
+        log_path = os.path.join(tmp, "serve.log")
+        log = open(log_path, "w")
+        srv, addr = start_server(rig, key, log)
         try:
             out = run([rig, "info", "--machine", f"m1={addr}", "--key", key]).stdout
+            # A client that exits is logged in words a person can act on, not UCX's.
+            text = ""
+            for _ in range(50):
+                text = pathlib.Path(log_path).read_text()
+                if "disconnected" in text:
+                    break
+                time.sleep(0.1)
+            expect("disconnected: connection closed by the client" in text
+                   and "Endpoint" not in text, "the server says the client left", text)
             expect("devices open on machine m1" in out, "the heading names the machine", out)
             rows = {line.split()[0]: line.split() for line in out.splitlines()[2:] if line}
             expect("CPU@m1" in rows and rows["CPU@m1"][1] == "remote", "the host's row", out)
@@ -166,10 +181,74 @@ def case_info_machine(rig):
         finally:
             srv.terminate()
             srv.wait(timeout=30)
+            log.close()
+        err = run([rig, "info", "--machine", f"m1={addr}", "--key", key], want=1).stderr
+        expect("connection refused" in err and addr in err and "Endpoint" not in err,
+               "no server at the address: connection refused", err)
         err = run([rig, "info", "--machine", "no-address", "--key", key], want=1).stderr
         expect("NAME=ADDR:PORT" in err, "a bad --machine says what it takes", err)
         err = run([rig, "info", "--machine", "m3=x:1"], want=2).stderr
         expect("takes --key FILE" in err, "--machine without --key", err)
+
+
+def listening(pid):
+    """The addresses process pid listens on over TCP, as "HEX-ADDR:HEX-PORT"
+    of /proc/net/tcp and tcp6 (the sockets whose inodes its fds name)."""
+    inodes = set()
+    for fd in pathlib.Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = []
+    for table in ("tcp", "tcp6"):
+        for line in pathlib.Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # LISTEN
+                found.append(f[1])
+    return found
+
+
+def case_serve(rig):
+    """rig serve: UCX listens on the listen address's device only (unless
+    UCX_NET_DEVICES says otherwise), --help's default port is the one it
+    takes, and a key file others can read is refused, by it and by a client."""
+    with tempfile.TemporaryDirectory() as tmp:
+        key = os.path.join(tmp, "key")
+        pathlib.Path(key).write_text("the cli test's shared secret")
+        os.chmod(key, 0o600)
+        srv, addr = start_server(rig, key)
+        try:
+            time.sleep(0.5)  # UCX's transports start listening with the context
+            socks = listening(srv.pid)
+            expect(len(socks) >= 1 and all(a.startswith("0100007F:") for a in socks),
+                   "every socket it listens on is 127.0.0.1's", str(socks))
+            os.chmod(key, 0o644)
+            err = run([rig, "info", "--machine", f"m1={addr}", "--key", key], want=1).stderr
+            expect("permissions 0644" in err and "chmod 600" in err,
+                   "a client refuses a key file others can read", err)
+        finally:
+            srv.terminate()
+            srv.wait(timeout=30)
+        err = run([rig, "serve", "--listen", "127.0.0.1:0", "--key", key], want=1).stderr
+        expect("permissions 0644 let others read it; chmod 600 it" in err,
+               "rig serve refuses a key file others can read", err)
+        os.chmod(key, 0o600)
+        help_text = run([rig, "serve", "--help"]).stdout
+        expect("127.0.0.1:13370 by default" in help_text and "UCX_NET_DEVICES" in help_text
+               and "chmod 600" in help_text, "rig serve --help", help_text)
+        # With no --listen it listens where --help says (unless another holds the port).
+        plain = subprocess.Popen([rig, "serve", "--key", key], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            line = plain.stdout.readline()
+        finally:
+            plain.terminate()
+            err = plain.communicate(timeout=30)[1]
+        expect(line == "rig serve: listening on 127.0.0.1:13370\n"
+               or "cannot listen on 127.0.0.1:13370" in err, "the default port", line + err)
 
 
 def case_install(rig, build):

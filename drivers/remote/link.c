@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "sha256.h"
+#include "key.h"
 #include "ucx.h"
 
 struct rig_link {
@@ -22,6 +22,7 @@ struct rig_link {
   ucp_ep_h ep;
   pthread_mutex_t lock;
   volatile bool broken;
+  bool answered; /* a reply came once: a break after it is no refused connection */
   char why[160];
   uint32_t seq, hang_ms;
   int refs; /* under registry */
@@ -35,8 +36,18 @@ static void on_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
   rig_link *l = arg;
   (void)ep;
   if (!l->broken)
-    snprintf(l->why, sizeof l->why, "connection: %s", ucs_status_string(status));
+    rig_ucx_cause(status, "server", l->answered, l->why, sizeof l->why);
   l->broken = true;
+}
+
+/* Why a wait that ended st broke the link, in words a person can act on
+ * (UCX's say "Endpoint timeout" for a peer that exited as for silence). */
+static const char *cause(rig_link *l, ucs_status_t st, char *out, size_t n) {
+  if (st == UCS_ERR_TIMED_OUT)
+    snprintf(out, n, "no answer within the hang bound (%u ms)", l->hang_ms);
+  else
+    rig_ucx_cause(st, "server", l->answered, out, n);
+  return out;
 }
 
 /* Marks the link broken with why (the first cause stays) and faults. */
@@ -50,7 +61,8 @@ static int broken(rig_link *l, rig_edge_error *err, const char *why) {
 static ucs_status_t send_bytes(rig_link *l, const void *p, size_t n, uint64_t deadline) {
   ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
                              .cb.send = rig_ucx_sent};
-  return rig_ucx_wait(l->worker, ucp_stream_send_nbx(l->ep, p, n, &prm), deadline, &l->broken);
+  return rig_ucx_wait_or_close(l->worker, &l->ep, ucp_stream_send_nbx(l->ep, p, n, &prm),
+                               deadline, &l->broken, false);
 }
 
 static ucs_status_t recv_bytes(rig_link *l, void *p, size_t n, uint64_t deadline) {
@@ -60,8 +72,8 @@ static ucs_status_t recv_bytes(rig_link *l, void *p, size_t n, uint64_t deadline
                              .flags = UCP_STREAM_RECV_FLAG_WAITALL};
   if (n == 0)
     return UCS_OK;
-  return rig_ucx_wait_resting(l->worker, ucp_stream_recv_nbx(l->ep, p, n, &got, &prm), deadline,
-                              &l->broken);
+  return rig_ucx_wait_or_close(l->worker, &l->ep, ucp_stream_recv_nbx(l->ep, p, n, &got, &prm),
+                               deadline, &l->broken, true);
 }
 
 /* Sends the request's header, fields and data. */
@@ -69,7 +81,8 @@ static int send_request(rig_link *l, const rig_wire_msg *req, const void *data, 
                         uint64_t deadline, rig_edge_error *err) {
   uint8_t out[RIG_WIRE_HEADER + 128];
   size_t fixed = rig_wire_request_put(req, out + RIG_WIRE_HEADER);
-  if (req->type == RIG_WIRE_AUTH || req->type == RIG_WIRE_OPEN) { /* data in the body */
+  if (req->type == RIG_WIRE_HELLO || req->type == RIG_WIRE_AUTH ||
+      req->type == RIG_WIRE_OPEN) { /* data in the body */
     memcpy(out + RIG_WIRE_HEADER + fixed, data, data_n);
     fixed += data_n;
     data_n = 0;
@@ -80,9 +93,9 @@ static int send_request(rig_link *l, const rig_wire_msg *req, const void *data, 
   ucs_status_t st = send_bytes(l, out, RIG_WIRE_HEADER + fixed, deadline);
   if (st == UCS_OK && data_n)
     st = send_bytes(l, data, data_n, deadline);
+  char why[160];
   if (st != UCS_OK)
-    return broken(l, err, st == UCS_ERR_TIMED_OUT ? "no answer within the hang bound"
-                                                  : ucs_status_string(st));
+    return broken(l, err, cause(l, st, why, sizeof why));
   return RIG_EDGE_OK;
 }
 
@@ -107,8 +120,8 @@ static int recv_reply(rig_link *l, uint16_t type, void *reply, size_t cap, size_
     st = recv_bytes(l, in, sizeof in, deadline);
   }
   if (st != UCS_OK)
-    return broken(l, err, st == UCS_ERR_TIMED_OUT ? "no answer within the hang bound"
-                                                  : ucs_status_string(st));
+    return broken(l, err, cause(l, st, why, sizeof why));
+  l->answered = true;
   if (!rig_wire_header_get(in, &h, why, sizeof why))
     return broken(l, err, why);
   bool fails = h.status != 0;
@@ -117,7 +130,7 @@ static int recv_reply(rig_link *l, uint16_t type, void *reply, size_t cap, size_
     return broken(l, err, "a reply that does not answer the request");
   st = recv_bytes(l, fails ? (void *)text : reply, h.length, deadline);
   if (st != UCS_OK)
-    return broken(l, err, ucs_status_string(st));
+    return broken(l, err, cause(l, st, why, sizeof why));
   if (fails) {
     text[h.length] = 0;
     int code = h.status == RIG_EDGE_NO_ROOM || h.status == RIG_EDGE_UNSUPPORTED ||
@@ -142,32 +155,34 @@ int rig_link_call(rig_link *l, const rig_wire_msg *req, const void *data, size_t
   return r;
 }
 
-/* Reads the shared secret: 1 to 4096 bytes, whatever they are. */
-static int read_key(const char *path, uint8_t *key, size_t *n, rig_edge_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "key file %s: cannot be read", path);
-  *n = fread(key, 1, 4097, f);
-  fclose(f);
-  if (*n == 0 || *n > 4096)
-    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "key file %s: %s", path,
-                         *n ? "more than 4096 bytes" : "empty");
-  return RIG_EDGE_OK;
-}
-
-/* HELLO, then AUTH with the HMAC of the server's nonce (docs/remote.md). */
+/* The mutual handshake (docs/remote.md, "Authentication"): HELLO with a
+ * fresh nonce of this client's, whose reply is the server's nonce and its
+ * proof over both; only a server that proves it holds the key gets this
+ * client's proof (AUTH), so a party without the key can neither pass for
+ * the client nor for the server. */
 static int prove(rig_link *l, const uint8_t *key, size_t key_n, rig_edge_error *err) {
-  uint8_t nonce[RIG_WIRE_NONCE], msg[RIG_WIRE_NONCE + 32], mac[RIG_SHA256_BYTES];
+  uint8_t mine[RIG_WIRE_NONCE], reply[RIG_WIRE_NONCE + RIG_KEY_PROOF], want[RIG_KEY_PROOF];
   size_t got = 0;
+  if (getrandom(mine, sizeof mine, 0) != (ssize_t)sizeof mine)
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: no random bytes for a challenge",
+                         l->machine);
   rig_wire_msg hello = {.type = RIG_WIRE_HELLO, .version = RIG_WIRE_VERSION};
-  int r = rig_link_call(l, &hello, NULL, 0, nonce, sizeof nonce, &got, err);
-  if (r == RIG_EDGE_OK && got != sizeof nonce)
-    r = broken(l, err, "a challenge of the wrong size");
+  int r = rig_link_call(l, &hello, mine, sizeof mine, reply, sizeof reply, &got, err);
+  if (r == RIG_EDGE_OK && got != sizeof reply)
+    r = rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
+                      "%s: %s: a HELLO reply of %zu bytes, not a nonce and a proof (a server "
+                      "of an older rig, or no rig serve)", l->machine, l->address, got);
   if (r != RIG_EDGE_OK)
     return r;
-  memcpy(msg, nonce, sizeof nonce);
-  memcpy(msg + sizeof nonce, RIG_WIRE_AUTH_LABEL, 32);
-  rig_remote_hmac(key, key_n, msg, sizeof msg, mac);
+  const uint8_t *theirs = reply, *proof = reply + RIG_WIRE_NONCE;
+  rig_key_mac(key, key_n, RIG_KEY_SERVER_LABEL, mine, sizeof mine, theirs, RIG_WIRE_NONCE, want);
+  if (!rig_key_equal(want, proof))
+    return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
+                         "%s: %s: refused the server: its proof does not match this key "
+                         "file's (the server does not hold the key, or this file is not the "
+                         "one it holds)", l->machine, l->address);
+  uint8_t mac[RIG_KEY_PROOF];
+  rig_key_mac(key, key_n, RIG_KEY_CLIENT_LABEL, theirs, RIG_WIRE_NONCE, mine, sizeof mine, mac);
   rig_wire_msg auth = {.type = RIG_WIRE_AUTH};
   return rig_link_call(l, &auth, mac, sizeof mac, NULL, 0, NULL, err);
 }
@@ -199,14 +214,16 @@ static int connect_to(rig_link *l, const char *address, rig_edge_error *err) {
 static void disconnect(rig_link *l) {
   ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
-  (void)rig_ucx_wait(l->worker, ucp_ep_close_nbx(l->ep, &prm), rig_ucx_now_ms() + 1000, NULL);
+  if (l->ep) /* NULL where a wait closed it (rig_ucx_wait_or_close) */
+    (void)rig_ucx_wait(l->worker, ucp_ep_close_nbx(l->ep, &prm), rig_ucx_now_ms() + 1000, NULL);
   rig_ucx_stop(l->ctx, l->worker);
 }
 
 int rig_link_open(const char *machine, const char *address, const char *key_file,
                   uint32_t hang_ms, rig_link **out, rig_edge_error *err) {
-  uint8_t key[4097];
+  uint8_t key[RIG_KEY_MAX];
   size_t key_n = 0;
+  char why[300];
   rig_link *l = calloc(1, sizeof *l);
   if (!l)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: out of memory", machine);
@@ -215,10 +232,15 @@ int rig_link_open(const char *machine, const char *address, const char *key_file
   pthread_mutex_init(&l->lock, NULL);
   l->hang_ms = hang_ms;
   l->refs = 1;
-  int r = read_key(key_file, key, &key_n, err);
+  int r = rig_key_read(key_file, key, &key_n, why, sizeof why)
+              ? RIG_EDGE_OK
+              : rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s", why);
   if (r == RIG_EDGE_OK && (r = connect_to(l, address, err)) == RIG_EDGE_OK &&
-      (r = prove(l, key, key_n, err)) != RIG_EDGE_OK)
+      (r = prove(l, key, key_n, err)) != RIG_EDGE_OK) {
+    if (l->broken) /* never opened, so not "lost": where it failed, and why */
+      rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s: %s: %s", machine, address, l->why);
     disconnect(l);
+  }
   memset(key, 0, sizeof key);
   if (r != RIG_EDGE_OK) {
     if (r == RIG_EDGE_FAULT) /* refused or broken while proving: not lost, never opened */
@@ -269,10 +291,10 @@ bool rig_link_same(const rig_link *a, const rig_link *b) { return a == b; }
 
 /* ---- for link_rma.c: the link's UCP objects, under its lock ---- */
 
-ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h *ep, uint64_t *deadline,
+ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h **ep, uint64_t *deadline,
                             const volatile bool **is_broken) {
   pthread_mutex_lock(&l->lock);
-  *ep = l->ep;
+  *ep = &l->ep;
   *deadline = rig_ucx_now_ms() + l->hang_ms;
   *is_broken = &l->broken;
   return l->worker;
@@ -280,10 +302,9 @@ ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h *ep, uint64_t *deadline,
 
 int rig_link_leave(rig_link *l, ucs_status_t st, rig_edge_error *err) {
   int r = RIG_EDGE_OK;
+  char why[160];
   if (l->broken || st != UCS_OK)
-    r = broken(l, err, st == UCS_ERR_TIMED_OUT ? "no answer within the hang bound"
-                       : st != UCS_OK          ? ucs_status_string(st)
-                                               : NULL);
+    r = broken(l, err, st != UCS_OK ? cause(l, st, why, sizeof why) : NULL);
   pthread_mutex_unlock(&l->lock);
   return r;
 }

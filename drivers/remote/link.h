@@ -70,11 +70,12 @@ int rig_link_rma_unpack(rig_link *l, uint64_t address, uint64_t bytes, const voi
 /* The address the link connected to ("HOST:PORT"). */
 const char *rig_link_address(const rig_link *l);
 
-/* For link_rma.c: locks the link and gives its worker, endpoint, the
+/* For link_rma.c: locks the link and gives its worker, where its endpoint
+ * is (NULL there once a wait closed it: rig_ucx_wait_or_close), the
  * deadline of a call begun now and its broken flag; rig_link_leave
  * unlocks, turning a failed status (or a broken link) into the machine's
  * loss as rig_link_call does. */
-ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h *ep, uint64_t *deadline,
+ucp_worker_h rig_link_enter(rig_link *l, ucp_ep_h **ep, uint64_t *deadline,
                             const volatile bool **is_broken);
 int rig_link_leave(rig_link *l, ucs_status_t st, rig_edge_error *err);
 

@@ -38,13 +38,13 @@ int rig_link_expose(rig_link *l, uint64_t id, rig_link_rma *out, rig_edge_error 
 
 int rig_link_rma_unpack(rig_link *l, uint64_t address, uint64_t bytes, const void *packed,
                         size_t n, rig_link_rma *out, rig_edge_error *err) {
-  ucp_ep_h ep;
+  ucp_ep_h *ep;
   uint64_t deadline;
   const volatile bool *broken;
   *out = (rig_link_rma){.address = address, .bytes = bytes};
   (void)n;
   (void)rig_link_enter(l, &ep, &deadline, &broken);
-  ucs_status_t st = ucp_ep_rkey_unpack(ep, packed, &out->rkey);
+  ucs_status_t st = *ep ? ucp_ep_rkey_unpack(*ep, packed, &out->rkey) : UCS_ERR_NOT_CONNECTED;
   (void)rig_link_leave(l, UCS_OK, err);
   if (st != UCS_OK)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "%s: a remote key that does not unpack: %s",
@@ -70,33 +70,42 @@ static void *start(ucp_ep_h ep, const rig_link_rma *r, bool put, uint8_t *local,
              : ucp_get_nbx(ep, local, n, r->address + at, r->rkey, &prm);
 }
 
+/* Waits for one request of a move: until the hang bound has passed with
+ * nothing of the move done (its clock starts again at each piece that
+ * ends: the bound counts the server's silence), and once the move has
+ * failed only as long as the endpoint's close takes to end it. */
+static ucs_status_t settle(ucp_worker_h w, ucp_ep_h *ep, void *req, uint64_t hang,
+                           ucs_status_t failed, const volatile bool *broken) {
+  ucs_status_t st = rig_ucx_wait_or_close(w, ep, req, rig_ucx_now_ms() + (failed ? 0 : hang),
+                                          broken, false);
+  return failed != UCS_OK ? failed : st;
+}
+
 int rig_link_rma_move(rig_link *l, const rig_link_rma *r, bool put, void *local,
                       uint64_t offset, uint64_t n, rig_edge_error *err) {
-  ucp_ep_h ep;
+  ucp_ep_h *ep;
   uint64_t deadline;
   const volatile bool *broken;
   ucp_worker_h w = rig_link_enter(l, &ep, &deadline, &broken);
   void *flight[WINDOW] = {0};
-  ucs_status_t st = *broken ? UCS_ERR_CONNECTION_RESET : UCS_OK;
+  ucs_status_t st = *broken || !*ep ? UCS_ERR_CONNECTION_RESET : UCS_OK;
   uint64_t hang = deadline - rig_ucx_now_ms();
   /* Piece k goes in slot k % WINDOW once the piece before it there is in
    * place: WINDOW pieces are in flight while the bytes stream. */
   for (uint64_t at = 0, k = 0; st == UCS_OK && at < n; at += PIECE, k++) {
     void **slot = &flight[k % WINDOW];
-    st = rig_ucx_wait(w, *slot, rig_ucx_now_ms() + hang, broken);
+    st = settle(w, ep, *slot, hang, UCS_OK, broken);
     *slot = NULL;
     if (st == UCS_OK)
-      *slot = start(ep, r, put, (uint8_t *)local + at, offset + at,
+      *slot = start(*ep, r, put, (uint8_t *)local + at, offset + at,
                     n - at < PIECE ? n - at : PIECE);
   }
-  for (int i = 0; i < WINDOW; i++) { /* the rest, even after a failure */
-    ucs_status_t s = rig_ucx_wait(w, flight[i], rig_ucx_now_ms() + hang, broken);
-    st = st == UCS_OK ? s : st;
-  }
+  for (int i = 0; i < WINDOW; i++) /* the rest, even after a failure */
+    st = settle(w, ep, flight[i], hang, st, broken);
   if (st == UCS_OK && put) { /* in place there, not just sent */
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
                                .cb.send = rig_ucx_sent};
-    st = rig_ucx_wait(w, ucp_ep_flush_nbx(ep, &prm), rig_ucx_now_ms() + hang, broken);
+    st = settle(w, ep, ucp_ep_flush_nbx(*ep, &prm), hang, UCS_OK, broken);
   }
   return rig_link_leave(l, st, err);
 }

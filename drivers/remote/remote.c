@@ -1,4 +1,6 @@
-/* remote.c: the remote driver (docs/remote.md). Its devices are another
+/* remote.c: the remote driver proper (docs/remote.md), librig-remote-ucx.so,
+ * which librig-driver-remote.so (shim.c) opens at the first open of another
+ * machine's device, so that UCX loads only then. Its devices are another
  * machine's: that machine's host (MACH-5, MACH-21) and the devices its
  * `rig serve` opens there, each reached over the machine's one link
  * (link.c). Core opens them through rig_device_open_host and
@@ -78,9 +80,8 @@ static int open_(const char *args, void **out, rig_edge_error *err) {
   uint64_t hang_ms = HANG_MS_DEFAULT;
   if (strncmp(s, RIG_EDGE_MACHINE_ARGS_PREFIX, pre) != 0 || (s += pre, !word(&s, kind, sizeof kind)) ||
       !word(&s, machine, sizeof machine))
-    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
-                         "remote: open another machine's devices with rig_device_open_host and "
-                         "rig_device_open_on, not as '%s'", args);
+    return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED, "remote: malformed machine arguments '%s'",
+                         args); /* the shim refused any other already */
   bool host = strcmp(kind, "host") == 0;
   if (host && (!word(&s, hang, sizeof hang) || !word(&s, address, sizeof address) ||
                !rig_edge_args_number(hang, strlen(hang), 1, UINT32_MAX, &hang_ms) || !*s))
@@ -451,4 +452,8 @@ static const rig_edge_driver table = {
     .load = load, .resolve = resolve, .unload = unload,
     .capability = capability, .copies_from = copies_from,
 };
-RIG_EDGE_DRIVER(table)
+
+/* The table, for librig-driver-remote.so (shim.c), which opens this
+ * library at the first open of another machine's device. */
+RIG_EDGE_PLUGIN_EXPORT const rig_edge_driver *rig_remote_ucx_driver(void);
+RIG_EDGE_PLUGIN_EXPORT const rig_edge_driver *rig_remote_ucx_driver(void) { return &table; }

@@ -1,7 +1,12 @@
 /* ucx.c: UCP set-up and waits shared by the remote driver and rig serve. */
 #include "ucx.h"
 
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +16,21 @@ uint64_t rig_ucx_now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+void rig_ucx_cause(ucs_status_t st, const char *who, bool answered, char *out, size_t n) {
+  bool broke = st == UCS_ERR_NOT_CONNECTED || st == UCS_ERR_UNREACHABLE ||
+               st == UCS_ERR_REJECTED || st == UCS_ERR_CONNECTION_RESET ||
+               st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_IO_ERROR ||
+               st == UCS_ERR_CANCELED;
+  if (broke && !answered)
+    snprintf(out, n, "connection refused (no %s listens at that address, or the network "
+                     "drops the connection)", who);
+  else if (broke)
+    snprintf(out, n, "connection closed by the %s (it exited or was killed, or the network "
+                     "between broke)", who);
+  else
+    snprintf(out, n, "connection failed: UCX: %s", ucs_status_string(st));
 }
 
 void rig_ucx_sent(void *request, ucs_status_t status, void *user_data) {
@@ -23,11 +43,51 @@ void rig_ucx_received(void *request, ucs_status_t status, size_t length, void *u
 
 bool rig_ucx_start(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, char *why,
                    size_t why_n) {
+  return rig_ucx_start_on(ctx, worker, wakeup, NULL, why, why_n);
+}
+
+static bool same_address(const struct sockaddr *a, const struct sockaddr *b) {
+  if (a->sa_family != b->sa_family)
+    return false;
+  if (a->sa_family == AF_INET)
+    return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+           ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+  return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+bool rig_ucx_device_of(const struct sockaddr *sa, char *name, size_t n) {
+  bool v4 = sa->sa_family == AF_INET;
+  if (!v4 && sa->sa_family != AF_INET6)
+    return false;
+  const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  uint32_t a4 = v4 ? ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) : 0;
+  if ((v4 && a4 == INADDR_ANY) || (!v4 && IN6_IS_ADDR_UNSPECIFIED(a6)))
+    return false;
+  bool loopback = v4 ? (a4 >> 24) == 127 : IN6_IS_ADDR_LOOPBACK(a6);
+  struct ifaddrs *all = NULL;
+  if (getifaddrs(&all) != 0)
+    return false;
+  bool found = false;
+  for (struct ifaddrs *i = all; i && !found; i = i->ifa_next)
+    if (i->ifa_addr && ((loopback && (i->ifa_flags & IFF_LOOPBACK)) ||
+                        same_address(i->ifa_addr, sa))) {
+      snprintf(name, n, "%s", i->ifa_name);
+      found = true;
+    }
+  freeifaddrs(all);
+  return found;
+}
+
+bool rig_ucx_start_on(ucp_context_h *ctx, ucp_worker_h *worker, bool wakeup, const char *devices,
+                      char *why, size_t why_n) {
   ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                     .features = UCP_FEATURE_STREAM | UCP_FEATURE_RMA |
                                 (wakeup ? UCP_FEATURE_WAKEUP : 0)};
   ucp_config_t *config = NULL;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+  if (st == UCS_OK && devices && !getenv("UCX_NET_DEVICES"))
+    st = ucp_config_modify(config, "NET_DEVICES", devices);
   if (st == UCS_OK) {
     st = ucp_init(&p, config, ctx);
     ucp_config_release(config);
@@ -112,8 +172,29 @@ static void rest(ucp_worker_h worker, int *fd, uint64_t *since, uint64_t deadlin
   (void)poll(&pf, 1, left < 100 ? (int)left : 100);
 }
 
+/* Ends req early: where ep is given, closes *ep by force, which ends every
+ * request on it at once with an error (a put or send that UCX cannot
+ * cancel included, so none keeps the caller waiting, or reading its
+ * memory, after the bound), and leaves *ep NULL; else cancels req. */
+static void stop(ucp_worker_h worker, void *req, ucp_ep_h *ep) {
+  if (!ep || !*ep) {
+    ucp_request_cancel(worker, req);
+    return;
+  }
+  ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+  void *closing = ucp_ep_close_nbx(*ep, &prm);
+  *ep = NULL;
+  uint64_t until = rig_ucx_now_ms() + 1000;
+  while (closing && !UCS_PTR_IS_ERR(closing) &&
+         ucp_request_check_status(closing) == UCS_INPROGRESS && rig_ucx_now_ms() < until)
+    ucp_worker_progress(worker);
+  if (closing && !UCS_PTR_IS_ERR(closing) && ucp_request_check_status(closing) != UCS_INPROGRESS)
+    ucp_request_free(closing);
+}
+
 static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_ms,
-                             const volatile bool *broken, bool rests) {
+                             const volatile bool *broken, bool rests, ucp_ep_h *ep) {
   if (req == NULL)
     return UCS_OK;
   if (UCS_PTR_IS_ERR(req))
@@ -138,7 +219,7 @@ static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_m
       why = UCS_ERR_TIMED_OUT;
     if (why != UCS_OK) {
       deadline_ms = now;
-      ucp_request_cancel(worker, req); /* then progress until it ends */
+      stop(worker, req, ep); /* then progress until it ends */
     } else if (rests)
       rest(worker, &fd, &since, deadline_ms);
   }
@@ -148,12 +229,18 @@ static ucs_status_t wait_for(ucp_worker_h worker, void *req, uint64_t deadline_m
 
 ucs_status_t rig_ucx_wait(ucp_worker_h worker, void *req, uint64_t deadline_ms,
                           const volatile bool *broken) {
-  return wait_for(worker, req, deadline_ms, broken, false);
+  return wait_for(worker, req, deadline_ms, broken, false, NULL);
 }
 
 ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadline_ms,
                                   const volatile bool *broken) {
-  return wait_for(worker, req, deadline_ms, broken, true);
+  return wait_for(worker, req, deadline_ms, broken, true, NULL);
+}
+
+ucs_status_t rig_ucx_wait_or_close(ucp_worker_h worker, ucp_ep_h *ep, void *req,
+                                   uint64_t deadline_ms, const volatile bool *broken,
+                                   bool rests) {
+  return wait_for(worker, req, deadline_ms, broken, rests, ep);
 }
 
 void rig_ucx_idle_start(rig_ucx_idle *i, ucp_worker_h worker) {

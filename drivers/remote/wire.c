@@ -154,6 +154,8 @@ static const char *check_push(const rig_wire_msg *m) {
 /* The checks beyond the layout: sizes and names within bounds. */
 static const char *check(const rig_wire_msg *m) {
   switch (m->type) {
+  case RIG_WIRE_HELLO:
+    return m->data_n == RIG_WIRE_NONCE ? NULL : "a client nonce that is not 32 bytes";
   case RIG_WIRE_AUTH: return m->data_n == 32 ? NULL : "a MAC that is not 32 bytes";
   case RIG_WIRE_OPEN:
     if (m->host ? m->data_n != 0 : m->data_n == 0 || m->data_n > RIG_WIRE_NAME_MAX)

@@ -26,12 +26,10 @@
 #define RIG_WIRE_NAME_MAX 200u
 #define RIG_WIRE_PEER_MAX 63u    /* PUSH: the longest HOST:PORT */
 #define RIG_WIRE_RKEY_MAX 4096u  /* PUSH: the longest packed rkey */
-/* What the client MACs after the nonce: 32 bytes, the protocol's own. */
-#define RIG_WIRE_AUTH_LABEL "rig remote challenge, version 1."
 
 enum rig_wire_type {
-  RIG_WIRE_HELLO = 1,   /* u16 version: reply is the nonce */
-  RIG_WIRE_AUTH = 2,    /* HMAC-SHA256(key, nonce) */
+  RIG_WIRE_HELLO = 1,   /* u16 version, client nonce: reply is server nonce, proof */
+  RIG_WIRE_AUTH = 2,    /* the client's proof (key.h) */
   RIG_WIRE_OPEN = 3,    /* u8 host, name: reply is a device's facts */
   RIG_WIRE_CLOSE = 4,   /* u32 dev */
   RIG_WIRE_ALLOC = 5,   /* u32 dev, u64 bytes: reply u64 buf */
@@ -92,7 +90,7 @@ typedef struct rig_wire_msg {
   uint32_t shared_bytes;       /* LAUNCH */
   uint64_t groups[3], threads[3]; /* LAUNCH */
   uint32_t count;              /* RUN: its parts */
-  const uint8_t *data;         /* PUT data, AUTH mac, OPEN and RESOLVE name, LOAD
+  const uint8_t *data;         /* PUT data, HELLO nonce, AUTH mac, OPEN and RESOLVE name, LOAD
                                   object, LAUNCH parameters */
   size_t data_n;
 } rig_wire_msg;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PREFIX "rigt-"
@@ -173,4 +174,16 @@ unsigned long long test_netns_sent(int i) {
   if (f)
     fclose(f);
   return v[8];
+}
+
+void *test_netns_take_down(void *watch) {
+  test_netns_watch *w = watch;
+  unsigned long long start = test_netns_sent(w->machine);
+  struct timespec tick = {0, 1000000}, t;
+  for (int i = 0; i < 20000 && test_netns_sent(w->machine) - start < w->after; i++)
+    nanosleep(&tick, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  w->at_ms = (unsigned long long)t.tv_sec * 1000u + (unsigned long long)t.tv_nsec / 1000000u;
+  w->downed = test_netns_link(w->machine, false);
+  return NULL;
 }

@@ -35,4 +35,17 @@ bool test_netns_link(int i, bool up);
  * (/proc/self/net/dev). */
 unsigned long long test_netns_sent(int i);
 
+/* A thread's work (pthread_create(..., test_netns_take_down, &watch)):
+ * takes machine `machine`'s link down once this process has sent `after`
+ * more bytes on it (mid-copy, without guessing a time), and notes when
+ * (CLOCK_MONOTONIC ms) and whether ip succeeded. Gives up waiting after
+ * 20 s. */
+typedef struct test_netns_watch {
+  int machine;
+  unsigned long long after;
+  unsigned long long at_ms;
+  bool downed;
+} test_netns_watch;
+void *test_netns_take_down(void *watch);
+
 #endif

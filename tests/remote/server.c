@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <dlfcn.h>
 
 #include "check.h"
 #include "child.h"
@@ -186,4 +187,14 @@ rig_device *test_remote_on(rig_device *host, const char *name) {
 void test_pattern(unsigned char *p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++)
     p[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xffu);
+}
+
+void test_ucx_hooks_off(char **argv) {
+  bool sanitized = dlsym(RTLD_DEFAULT, "__tsan_init") || dlsym(RTLD_DEFAULT, "__asan_init");
+  if (!sanitized || getenv("UCX_MEM_MALLOC_HOOKS"))
+    return;
+  setenv("UCX_MEM_EVENTS", "no", 0);
+  setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
+  setenv("UCX_MEM_MMAP_HOOK_MODE", "none", 0);
+  execv("/proc/self/exe", argv);
 }

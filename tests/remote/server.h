@@ -33,6 +33,14 @@ void test_server_stop(test_server *s);
 void test_server_kill(test_server *s);
 /* Sends sig (SIGSTOP, SIGCONT) to the server, if it runs. */
 void test_server_signal(const test_server *s, int sig);
+/* For a test that links UCX itself (raw UCX peers: test_remote.c,
+ * test_auth.c): UCX installs its memory hooks as it loads, which crash a
+ * sanitizer's interceptors, and nothing after the load turns them off. So
+ * under a sanitizer, where UCX_MEM_* are not set, this sets them and
+ * executes the test again with argv, as the rig program does
+ * (tools/serve.h); returns where nothing needs doing. The remote driver
+ * needs none of this: it loads UCX itself, with the hooks off. */
+void test_ucx_hooks_off(char **argv);
 /* Whether its log holds text (waits up to 5 s for it to appear). */
 bool test_server_logged(const test_server *s, const char *text);
 

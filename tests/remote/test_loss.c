@@ -80,11 +80,16 @@ static void assert_lost(in_use *u, const char *cause, bool named) {
   free(back);
 }
 
-/* Opens on the lost machine are Error, and so is its name (MACH-6). */
+/* Opens on the lost or closed machine are Error (OPEN-6; after a close,
+ * OPEN-54), each with the host's Lost as its reason (OPEN-8), and so is
+ * its name (MACH-6). */
 static void assert_machine_closed(in_use *u) {
   rig_device *d = NULL;
   char name[96];
   assert_int_equal(rig_device_open_on(u->h, "memory:c", &d), RIG_UNAVAILABLE);
+  if (!strstr(rig_error_last()->message, rig_device_lost(u->h)))
+    fail_msg("open on the machine: '%s', not the host's '%s'", rig_error_last()->message,
+             rig_device_lost(u->h));
   snprintf(name, sizeof name, "memory:a@%s", u->name);
   assert_int_equal(rig_device_open(name, &d), RIG_UNAVAILABLE);
   rig_host_opener o = {.address = u->s.address, .key_file = key, .hang_ms = HANG_MS};
@@ -115,7 +120,7 @@ static void test_hang_loses_machine(void **state) {
   in_use u;
   use_machine(&u, "m-hang", HANG_MS);
   assert_int_equal(kill(u.s.pid, SIGSTOP), 0);
-  assert_lost(&u, "no answer within the hang bound", true);
+  assert_lost(&u, "no answer within the hang bound (3000 ms)", true);
   assert_int_equal(kill(u.s.pid, SIGCONT), 0);
   assert_machine_closed(&u);
   rig_device *h2 = test_remote_host("m-hang-again", &u.s, key, USUAL_MS);
@@ -141,8 +146,8 @@ static void test_kill_loses_machine(void **state) {
   in_use u;
   use_machine(&u, "m-gone", USUAL_MS);
   test_server_kill(&u.s);
-  assert_lost(&u, "m-gone lost: ", true);
-  assert_null(strstr(rig_device_lost(u.a), "hang bound")); /* a break, not a silence */
+  assert_lost(&u, "m-gone lost: connection closed by the server", true);
+  assert_null(strstr(rig_device_lost(u.a), "Endpoint")); /* rig's words, not UCX's */
   assert_machine_closed(&u);
   release_machine(&u);
 }
@@ -160,12 +165,32 @@ static void test_close_host_first(void **state) {
   test_server_stop(&u.s);
 }
 
+/* An address where no server listens: the open is RIG_UNAVAILABLE with
+ * "connection refused", naming the machine and the address, not UCX's
+ * "Endpoint is not connected" nor "lost" (it was never open). */
+static void test_no_server_refused(void **state) {
+  (void)state;
+  test_server s;
+  test_server_start(&s, key);
+  char address[64];
+  snprintf(address, sizeof address, "%s", s.address);
+  test_server_kill(&s); /* its port, now with nothing behind it */
+  rig_host_opener o = {.address = address, .key_file = key, .hang_ms = HANG_MS};
+  rig_device *h = NULL;
+  assert_int_equal(rig_device_open_host("m-nobody", &o, &h), RIG_UNAVAILABLE);
+  const char *why = rig_error_last()->message;
+  if (!strstr(why, "m-nobody") || !strstr(why, address) || !strstr(why, "connection refused") ||
+      strstr(why, "lost") || strstr(why, "Endpoint"))
+    fail_msg("open with no server: '%s'", why);
+}
+
 int main(void) {
   key = test_key_file("a shared secret of the loss tests, long enough to use");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hang_loses_machine),
       cmocka_unit_test(test_kill_loses_machine),
       cmocka_unit_test(test_close_host_first),
+      cmocka_unit_test(test_no_server_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,23 +111,6 @@ static void test_pipeline_across_namespaces(void **state) {
   test_server_stop(&s2);
 }
 
-/* Takes machine 1's link down once this process has sent `after` more
- * bytes on it: mid-copy, without guessing a time. Gives up after 20 s. */
-typedef struct watcher {
-  unsigned long long after;
-  bool downed;
-} watcher;
-
-static void *take_link_down(void *arg) {
-  watcher *w = arg;
-  unsigned long long start = test_netns_sent(1);
-  struct timespec tick = {0, 1000000};
-  for (int i = 0; i < 20000 && test_netns_sent(1) - start < w->after; i++)
-    nanosleep(&tick, NULL);
-  w->downed = test_netns_link(1, false);
-  return NULL;
-}
-
 /* A link taken down while a 256 MiB copy to the machine runs: the copy
  * fails, the machine (its host and every device) is lost with a reason
  * that names it, and this machine's buffers keep every byte: the source
@@ -149,9 +132,9 @@ static void test_link_down_mid_copy(void **state) {
   memcpy(rig_buffer_host_address(src), want, N);
   ok(rig_buffer_put(r, 0, want_result, R));
   ok(rig_buffer_copy(r, result)); /* a result, back on this machine */
-  watcher w = {.after = 16u << 20};
+  test_netns_watch w = {.machine = 1, .after = 16u << 20};
   pthread_t t;
-  assert_int_equal(pthread_create(&t, NULL, take_link_down, &w), 0);
+  assert_int_equal(pthread_create(&t, NULL, test_netns_take_down, &w), 0);
   rig_status st = rig_buffer_copy(src, x);
   assert_int_equal(pthread_join(t, NULL), 0);
   assert_true(w.downed);
