@@ -236,7 +236,10 @@ static bool type_bytes(eval_ctx *e, uint32_t id, bool expl, uint64_t *out, int d
 
 /* " 'name'" for a message, or "" where the module names nothing. */
 static const char *quoted(const char *name, char *buf, size_t n) {
-  snprintf(buf, n, *name ? " '%.60s'" : "", name);
+  if (*name)
+    snprintf(buf, n, " '%.60s'", name);
+  else if (n)
+    buf[0] = 0;
   return buf;
 }
 
