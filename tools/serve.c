@@ -163,8 +163,8 @@ static void challenge(server *s, serve_client *c, const rig_wire_msg *m) {
       return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "no random bytes for a challenge");
     memcpy(c->client_nonce, m->data, sizeof c->client_nonce); /* 32: checked by wire.c */
     memcpy(body, c->nonce, sizeof c->nonce);
-    rig_key_mac(s->key, s->key_n, RIG_KEY_SERVER_LABEL, c->client_nonce,
-                sizeof c->client_nonce, c->nonce, sizeof c->nonce, body + RIG_WIRE_NONCE);
+    rig_key_mac(s->key, s->key_n, RIG_KEY_SERVER_LABEL, c->client_nonce, sizeof c->client_nonce,
+                c->nonce, sizeof c->nonce, body + RIG_WIRE_NONCE);
     c->phase = SERVE_AUTH;
     return reply(s, c, &r);
   }
@@ -172,8 +172,8 @@ static void challenge(server *s, serve_client *c, const rig_wire_msg *m) {
     return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: %s before the challenge was met",
                   rig_wire_type_name(m->type));
   uint8_t mac[RIG_KEY_PROOF];
-  rig_key_mac(s->key, s->key_n, RIG_KEY_CLIENT_LABEL, c->nonce, sizeof c->nonce,
-              c->client_nonce, sizeof c->client_nonce, mac);
+  rig_key_mac(s->key, s->key_n, RIG_KEY_CLIENT_LABEL, c->nonce, sizeof c->nonce, c->client_nonce,
+              sizeof c->client_nonce, mac);
   if (!rig_key_equal(mac, m->data))
     return refuse(s, c, RIG_EDGE_UNAVAILABLE, true, "refused: the peer does not hold the key");
   c->phase = SERVE_READY;

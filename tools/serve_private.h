@@ -19,7 +19,7 @@ typedef struct serve_client {
   volatile bool broken;
   char why[128];
   enum serve_phase phase;
-  uint8_t nonce[RIG_WIRE_NONCE];        /* this server's, of the handshake */
+  uint8_t nonce[RIG_WIRE_NONCE]; /* this server's, of the handshake */
   uint8_t client_nonce[RIG_WIRE_NONCE]; /* the client's, from its HELLO */
   uint8_t head[RIG_WIRE_HEADER];
   rig_wire_header h;

@@ -24,8 +24,8 @@ bool rig_key_read(const char *path, uint8_t *key, size_t *n, char *why, size_t w
    * read is one they can use. Checked on the file opened, not the path. */
   if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
     if (S_ISREG(st.st_mode))
-      snprintf(why, why_n, "key file %s: permissions %04o let others %s it; chmod 600 it",
-               path, (unsigned)(st.st_mode & 07777), st.st_mode & 044 ? "read" : "change");
+      snprintf(why, why_n, "key file %s: permissions %04o let others %s it; chmod 600 it", path,
+               (unsigned)(st.st_mode & 07777), st.st_mode & 044 ? "read" : "change");
     else
       snprintf(why, why_n, "key file %s: not a regular file", path);
     close(fd);
@@ -41,14 +41,16 @@ bool rig_key_read(const char *path, uint8_t *key, size_t *n, char *why, size_t w
   *n = got;
   if (r < 0 || got == 0 || more) {
     snprintf(why, why_n, "key file %s: %s", path,
-             r < 0 ? "cannot be read" : more ? "more than 4096 bytes" : "empty");
+             r < 0  ? "cannot be read"
+             : more ? "more than 4096 bytes"
+                    : "empty");
     return false;
   }
   return true;
 }
 
-void rig_key_mac(const uint8_t *key, size_t key_n, const char *label, const uint8_t *a,
-                 size_t a_n, const uint8_t *b, size_t b_n, uint8_t out[RIG_KEY_PROOF]) {
+void rig_key_mac(const uint8_t *key, size_t key_n, const char *label, const uint8_t *a, size_t a_n,
+                 const uint8_t *b, size_t b_n, uint8_t out[RIG_KEY_PROOF]) {
   struct hmac_sha256_ctx ctx;
   hmac_sha256_set_key(&ctx, key_n, key);
   hmac_sha256_update(&ctx, strlen(label), (const uint8_t *)label);

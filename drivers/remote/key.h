@@ -27,8 +27,8 @@ bool rig_key_read(const char *path, uint8_t *key, size_t *n, char *why, size_t w
 
 /* out = HMAC-SHA256(key, label || a || b) (nettle's). Allocates nothing;
  * thread-safe. */
-void rig_key_mac(const uint8_t *key, size_t key_n, const char *label, const uint8_t *a,
-                 size_t a_n, const uint8_t *b, size_t b_n, uint8_t out[RIG_KEY_PROOF]);
+void rig_key_mac(const uint8_t *key, size_t key_n, const char *label, const uint8_t *a, size_t a_n,
+                 const uint8_t *b, size_t b_n, uint8_t out[RIG_KEY_PROOF]);
 /* Whether the proofs a and b are equal, in time that does not depend on
  * where they differ (nettle's memeql_sec). */
 bool rig_key_equal(const uint8_t a[RIG_KEY_PROOF], const uint8_t b[RIG_KEY_PROOF]);

@@ -61,8 +61,8 @@ static int broken(rig_link *l, rig_edge_error *err, const char *why) {
 static ucs_status_t send_bytes(rig_link *l, const void *p, size_t n, uint64_t deadline) {
   ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
                              .cb.send = rig_ucx_sent};
-  return rig_ucx_wait_or_close(l->worker, &l->ep, ucp_stream_send_nbx(l->ep, p, n, &prm),
-                               deadline, &l->broken, false);
+  return rig_ucx_wait_or_close(l->worker, &l->ep, ucp_stream_send_nbx(l->ep, p, n, &prm), deadline,
+                               &l->broken, false);
 }
 
 static ucs_status_t recv_bytes(rig_link *l, void *p, size_t n, uint64_t deadline) {
@@ -171,7 +171,8 @@ static int prove(rig_link *l, const uint8_t *key, size_t key_n, rig_edge_error *
   if (r == RIG_EDGE_OK && got != sizeof reply)
     r = rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
                       "%s: %s: a HELLO reply of %zu bytes, not a nonce and a proof (a server "
-                      "of an older rig, or no rig serve)", l->machine, l->address, got);
+                      "of an older rig, or no rig serve)",
+                      l->machine, l->address, got);
   if (r != RIG_EDGE_OK)
     return r;
   const uint8_t *theirs = reply, *proof = reply + RIG_WIRE_NONCE;
@@ -180,7 +181,8 @@ static int prove(rig_link *l, const uint8_t *key, size_t key_n, rig_edge_error *
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE,
                          "%s: %s: refused the server: its proof does not match this key "
                          "file's (the server does not hold the key, or this file is not the "
-                         "one it holds)", l->machine, l->address);
+                         "one it holds)",
+                         l->machine, l->address);
   uint8_t mac[RIG_KEY_PROOF];
   rig_key_mac(key, key_n, RIG_KEY_CLIENT_LABEL, theirs, RIG_WIRE_NONCE, mine, sizeof mine, mac);
   rig_wire_msg auth = {.type = RIG_WIRE_AUTH};

@@ -76,8 +76,8 @@ static void *start(ucp_ep_h ep, const rig_link_rma *r, bool put, uint8_t *local,
  * failed only as long as the endpoint's close takes to end it. */
 static ucs_status_t settle(ucp_worker_h w, ucp_ep_h *ep, void *req, uint64_t hang,
                            ucs_status_t failed, const volatile bool *broken) {
-  ucs_status_t st = rig_ucx_wait_or_close(w, ep, req, rig_ucx_now_ms() + (failed ? 0 : hang),
-                                          broken, false);
+  ucs_status_t st =
+      rig_ucx_wait_or_close(w, ep, req, rig_ucx_now_ms() + (failed ? 0 : hang), broken, false);
   return failed != UCS_OK ? failed : st;
 }
 
@@ -97,8 +97,8 @@ int rig_link_rma_move(rig_link *l, const rig_link_rma *r, bool put, void *local,
     st = settle(w, ep, *slot, hang, UCS_OK, broken);
     *slot = NULL;
     if (st == UCS_OK)
-      *slot = start(*ep, r, put, (uint8_t *)local + at, offset + at,
-                    n - at < PIECE ? n - at : PIECE);
+      *slot =
+          start(*ep, r, put, (uint8_t *)local + at, offset + at, n - at < PIECE ? n - at : PIECE);
   }
   for (int i = 0; i < WINDOW; i++) /* the rest, even after a failure */
     st = settle(w, ep, flight[i], hang, st, broken);

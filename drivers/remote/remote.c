@@ -456,4 +456,6 @@ static const rig_edge_driver table = {
 /* The table, for librig-driver-remote.so (shim.c), which opens this
  * library at the first open of another machine's device. */
 RIG_EDGE_PLUGIN_EXPORT const rig_edge_driver *rig_remote_ucx_driver(void);
-RIG_EDGE_PLUGIN_EXPORT const rig_edge_driver *rig_remote_ucx_driver(void) { return &table; }
+RIG_EDGE_PLUGIN_EXPORT const rig_edge_driver *rig_remote_ucx_driver(void) {
+  return &table;
+}

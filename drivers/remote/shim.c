@@ -60,7 +60,8 @@ static int to_open(const char *args, void **out, rig_edge_error *err) {
   if (strncmp(args, RIG_EDGE_MACHINE_ARGS_PREFIX, strlen(RIG_EDGE_MACHINE_ARGS_PREFIX)) != 0)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,
                          "remote: open another machine's devices with rig_device_open_host and "
-                         "rig_device_open_on, not as '%s'", args);
+                         "rig_device_open_on, not as '%s'",
+                         args);
   pthread_once(&once, load);
   if (!proper)
     return rig_edge_fail(err, RIG_EDGE_UNAVAILABLE, "%s", load_why);
@@ -72,8 +73,12 @@ static int to_open(const char *args, void **out, rig_edge_error *err) {
 static int to_facts(void *h, rig_edge_facts *o, rig_edge_error *e) {
   return proper->facts(h, o, e);
 }
-static int to_stop(void *h, rig_edge_error *e) { return proper->stop(h, e); }
-static void to_destroy(void *h) { proper->destroy(h); }
+static int to_stop(void *h, rig_edge_error *e) {
+  return proper->stop(h, e);
+}
+static void to_destroy(void *h) {
+  proper->destroy(h);
+}
 static int to_bind_word(void *h, volatile uint64_t *w, rig_edge_error *e) {
   return proper->bind_word(h, w, e);
 }
@@ -98,7 +103,9 @@ static int to_map(void *h, void *host, uint64_t n, rig_edge_alloc *o, rig_edge_e
 static int to_unmap(void *h, rig_edge_alloc *a, rig_edge_error *e) {
   return proper->unmap(h, a, e);
 }
-static bool to_peer(void *h, void *other) { return proper->peer(h, other); }
+static bool to_peer(void *h, void *other) {
+  return proper->peer(h, other);
+}
 static int to_check(void *h, const rig_edge_work *w, rig_edge_error *e) {
   return proper->check(h, w, e);
 }
@@ -108,17 +115,36 @@ static int to_load(void *h, const void *b, size_t n, void **im, uint64_t *code, 
 static int to_resolve(void *h, void *im, const char *name, void **f, rig_edge_error *e) {
   return proper->resolve(h, im, name, f, e);
 }
-static int to_unload(void *h, void *im, rig_edge_error *e) { return proper->unload(h, im, e); }
-static const void *to_capability(void *h, const char *key) { return proper->capability(h, key); }
-static bool to_copies_from(void *h, void *other) { return proper->copies_from(h, other); }
+static int to_unload(void *h, void *im, rig_edge_error *e) {
+  return proper->unload(h, im, e);
+}
+static const void *to_capability(void *h, const char *key) {
+  return proper->capability(h, key);
+}
+static bool to_copies_from(void *h, void *other) {
+  return proper->copies_from(h, other);
+}
 
 static const rig_edge_driver table = {
     RIG_EDGE_DRIVER_INIT("remote"),
-    .open = to_open, .facts = to_facts, .stop = to_stop, .destroy = to_destroy,
-    .bind_word = to_bind_word, .signaled = to_signaled, .wait = to_wait,
-    .submit = to_submit, .allocate = to_allocate, .release = to_release,
-    .map = to_map, .unmap = to_unmap, .peer = to_peer, .check = to_check,
-    .load = to_load, .resolve = to_resolve, .unload = to_unload,
-    .capability = to_capability, .copies_from = to_copies_from,
+    .open = to_open,
+    .facts = to_facts,
+    .stop = to_stop,
+    .destroy = to_destroy,
+    .bind_word = to_bind_word,
+    .signaled = to_signaled,
+    .wait = to_wait,
+    .submit = to_submit,
+    .allocate = to_allocate,
+    .release = to_release,
+    .map = to_map,
+    .unmap = to_unmap,
+    .peer = to_peer,
+    .check = to_check,
+    .load = to_load,
+    .resolve = to_resolve,
+    .unload = to_unload,
+    .capability = to_capability,
+    .copies_from = to_copies_from,
 };
 RIG_EDGE_DRIVER(table)

@@ -19,16 +19,19 @@ uint64_t rig_ucx_now_ms(void) {
 }
 
 void rig_ucx_cause(ucs_status_t st, const char *who, bool answered, char *out, size_t n) {
-  bool broke = st == UCS_ERR_NOT_CONNECTED || st == UCS_ERR_UNREACHABLE ||
-               st == UCS_ERR_REJECTED || st == UCS_ERR_CONNECTION_RESET ||
-               st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_IO_ERROR ||
-               st == UCS_ERR_CANCELED;
+  bool broke = st == UCS_ERR_NOT_CONNECTED || st == UCS_ERR_UNREACHABLE || st == UCS_ERR_REJECTED ||
+               st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
+               st == UCS_ERR_IO_ERROR || st == UCS_ERR_CANCELED;
   if (broke && !answered)
-    snprintf(out, n, "connection refused (no %s listens at that address, or the network "
-                     "drops the connection)", who);
+    snprintf(out, n,
+             "connection refused (no %s listens at that address, or the network "
+             "drops the connection)",
+             who);
   else if (broke)
-    snprintf(out, n, "connection closed by the %s (it exited or was killed, or the network "
-                     "between broke)", who);
+    snprintf(out, n,
+             "connection closed by the %s (it exited or was killed, or the network "
+             "between broke)",
+             who);
   else
     snprintf(out, n, "connection failed: UCX: %s", ucs_status_string(st));
 }
@@ -70,8 +73,8 @@ bool rig_ucx_device_of(const struct sockaddr *sa, char *name, size_t n) {
     return false;
   bool found = false;
   for (struct ifaddrs *i = all; i && !found; i = i->ifa_next)
-    if (i->ifa_addr && ((loopback && (i->ifa_flags & IFF_LOOPBACK)) ||
-                        same_address(i->ifa_addr, sa))) {
+    if (i->ifa_addr &&
+        ((loopback && (i->ifa_flags & IFF_LOOPBACK)) || same_address(i->ifa_addr, sa))) {
       snprintf(name, n, "%s", i->ifa_name);
       found = true;
     }
@@ -238,8 +241,7 @@ ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadl
 }
 
 ucs_status_t rig_ucx_wait_or_close(ucp_worker_h worker, ucp_ep_h *ep, void *req,
-                                   uint64_t deadline_ms, const volatile bool *broken,
-                                   bool rests) {
+                                   uint64_t deadline_ms, const volatile bool *broken, bool rests) {
   return wait_for(worker, req, deadline_ms, broken, rests, ep);
 }
 

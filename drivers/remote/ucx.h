@@ -52,8 +52,7 @@ ucs_status_t rig_ucx_wait_resting(ucp_worker_h worker, void *req, uint64_t deadl
  * its own (a 256 MiB copy under a 2 s bound was lost after 24 s). A closed
  * endpoint ends every request on it at once, with an error. */
 ucs_status_t rig_ucx_wait_or_close(ucp_worker_h worker, ucp_ep_h *ep, void *req,
-                                   uint64_t deadline_ms, const volatile bool *broken,
-                                   bool rests);
+                                   uint64_t deadline_ms, const volatile bool *broken, bool rests);
 /* Words a person can act on for st, the failure of an endpoint to the
  * peer (who: "server" or "client"): "connection refused" where it never
  * answered (answered false: nothing listens there, or a firewall drops

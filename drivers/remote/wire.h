@@ -25,43 +25,43 @@
 #define RIG_WIRE_ARCH 64u
 #define RIG_WIRE_NAME_MAX 200u
 #define RIG_WIRE_PEER_MAX 63u    /* PUSH: the longest HOST:PORT */
-#define RIG_WIRE_RKEY_MAX 4096u  /* PUSH: the longest packed rkey */
+#define RIG_WIRE_RKEY_MAX 4096u /* PUSH: the longest packed rkey */
 
 enum rig_wire_type {
-  RIG_WIRE_HELLO = 1,   /* u16 version, client nonce: reply is server nonce, proof */
-  RIG_WIRE_AUTH = 2,    /* the client's proof (key.h) */
-  RIG_WIRE_OPEN = 3,    /* u8 host, name: reply is a device's facts */
-  RIG_WIRE_CLOSE = 4,   /* u32 dev */
-  RIG_WIRE_ALLOC = 5,   /* u32 dev, u64 bytes: reply u64 buf */
+  RIG_WIRE_HELLO = 1, /* u16 version, client nonce: reply is server nonce, proof */
+  RIG_WIRE_AUTH = 2, /* the client's proof (key.h) */
+  RIG_WIRE_OPEN = 3, /* u8 host, name: reply is a device's facts */
+  RIG_WIRE_CLOSE = 4, /* u32 dev */
+  RIG_WIRE_ALLOC = 5, /* u32 dev, u64 bytes: reply u64 buf */
   RIG_WIRE_RELEASE = 6, /* u64 buf */
-  RIG_WIRE_PUT = 7,     /* u64 buf, u64 offset, data */
-  RIG_WIRE_GET = 8,     /* u64 buf, u64 offset, u64 bytes: reply is the data */
-  RIG_WIRE_FILL = 9,    /* u64 buf, u64 offset, u64 bytes, u32 pattern, u32 k */
-  RIG_WIRE_COPY = 10,   /* u64 src, u64 src offset, u64 dst, u64 dst offset, u64 bytes */
-  RIG_WIRE_PING = 11,   /* nothing: the peer answers */
-  RIG_WIRE_BAD = 12,    /* replies only: to a message whose header was unreadable */
+  RIG_WIRE_PUT = 7, /* u64 buf, u64 offset, data */
+  RIG_WIRE_GET = 8, /* u64 buf, u64 offset, u64 bytes: reply is the data */
+  RIG_WIRE_FILL = 9, /* u64 buf, u64 offset, u64 bytes, u32 pattern, u32 k */
+  RIG_WIRE_COPY = 10, /* u64 src, u64 src offset, u64 dst, u64 dst offset, u64 bytes */
+  RIG_WIRE_PING = 11, /* nothing: the peer answers */
+  RIG_WIRE_BAD = 12, /* replies only: to a message whose header was unreadable */
   /* Code on the other machine (20..29; docs/remote.md, "Code and launches"). */
-  RIG_WIRE_LOAD = 20,   /* u32 dev, the object: reply u64 image */
+  RIG_WIRE_LOAD = 20, /* u32 dev, the object: reply u64 image */
   RIG_WIRE_RESOLVE = 21, /* u64 image, name: reply u64 entry, 0 for none */
   RIG_WIRE_UNLOAD = 22, /* u64 image */
   RIG_WIRE_LAUNCH = 23, /* u32 dev, u64 entry, u32 shared, u64 groups[3], u64 threads[3],
                            the parameter block */
-  RIG_WIRE_RUN = 24,    /* u32 count, then count parts: each a COPY, FILL or LAUNCH
+  RIG_WIRE_RUN = 24, /* u32 count, then count parts: each a COPY, FILL or LAUNCH
                            as u16 type, u32 length and that request's body */
   /* The tests' range, 30-39 (docs/remote.md, "rig info on another machine"): */
-  RIG_WIRE_LIST = 30,   /* nothing: reply is the server's device list (serve_list.c) */
+  RIG_WIRE_LIST = 30, /* nothing: reply is the server's device list (serve_list.c) */
   /* The bench's range, 40-49: bulk bytes by RMA (link_rma.c, serve_expose.c): */
   RIG_WIRE_EXPOSE = 40, /* u64 buf: reply u64 address, u64 bytes, the packed rkey */
   /* Copies between two machines, 50-59 (tools/serve_push.c; docs/remote.md,
    * "Copies between two machines"): */
-  RIG_WIRE_PUSH = 50,   /* u64 buf, u64 offset, u64 dst (the exposed address there),
+  RIG_WIRE_PUSH = 50, /* u64 buf, u64 offset, u64 dst (the exposed address there),
                            u64 dst offset, u64 bytes; then u8 n, the other server's
                            HOST:PORT in n bytes, and the rkey as its EXPOSE packed it */
   /* Liveness and work of another machine's devices, 60-69 (docs/remote.md,
    * "Liveness"): */
-  RIG_WIRE_BUSY = 60,   /* replies only, empty: the server still works on a request, so
+  RIG_WIRE_BUSY = 60, /* replies only, empty: the server still works on a request, so
                            the client's hang bound starts again (serve_beat.c) */
-  RIG_WIRE_TYPES = 61,  /* one past the last; numbers in between are unknown */
+  RIG_WIRE_TYPES = 61, /* one past the last; numbers in between are unknown */
 };
 /* Whether type is a request this build knows: the version-1 block or one
  * of the ranges appended after it. */
@@ -90,7 +90,7 @@ typedef struct rig_wire_msg {
   uint32_t shared_bytes;       /* LAUNCH */
   uint64_t groups[3], threads[3]; /* LAUNCH */
   uint32_t count;              /* RUN: its parts */
-  const uint8_t *data;         /* PUT data, HELLO nonce, AUTH mac, OPEN and RESOLVE name, LOAD
+  const uint8_t *data; /* PUT data, HELLO nonce, AUTH mac, OPEN and RESOLVE name, LOAD
                                   object, LAUNCH parameters */
   size_t data_n;
 } rig_wire_msg;

@@ -36,8 +36,8 @@ typedef struct impostor {
 
 static void on_connect(ucp_conn_request_h req, void *arg) {
   impostor *f = arg;
-  ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST |
-                                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+  ucp_ep_params_t p = {.field_mask =
+                           UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
                        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
                        .conn_request = req};
   if (f->ep || ucp_ep_create(f->worker, &p, &f->ep) != UCS_OK)
@@ -70,11 +70,11 @@ static void answer(impostor *f, const rig_wire_header *h, const void *body, size
 static void *serve_as_impostor(void *arg) {
   impostor *f = arg;
   uint8_t head[RIG_WIRE_HEADER], body[4096], facts[96] = {1};
-  facts[8] = 64;                                 /* alignment 64 */
-  facts[27] = 0x40;                              /* a budget of 1 GiB */
-  memcpy(facts + 32, "x86_64", 6);               /* its arch */
+  facts[8] = 64; /* alignment 64 */
+  facts[27] = 0x40; /* a budget of 1 GiB */
+  memcpy(facts + 32, "x86_64", 6); /* its arch */
   uint8_t hello[RIG_WIRE_NONCE + 32];
-  memset(hello, 0x42, sizeof hello);             /* a nonce, and a proof made without the key */
+  memset(hello, 0x42, sizeof hello); /* a nonce, and a proof made without the key */
   while (!f->stop && !f->ep)
     ucp_worker_progress(f->worker);
   rig_wire_header h;

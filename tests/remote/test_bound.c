@@ -87,12 +87,16 @@ static void cut_off(size_t n, const char *device, bool link_down, bool back) {
 
 #define RMA "memory:a"
 #define CHUNKS "test:bound,host=0" /* its server's host does not address it */
-#define CASE(name, bytes, device, down)                                                    \
-  static void name(void **state) { (void)state, cut_off(bytes, device, down, false); }
+#define CASE(name, bytes, device, down)                                                            \
+  static void name(void **state) {                                                                 \
+    (void)state, cut_off(bytes, device, down, false);                                              \
+  }
 /* Copies back to this host (gets): stopped only, since the link's watcher
  * counts the bytes this process sends. */
-#define BACK(name, bytes, device)                                                          \
-  static void name(void **state) { (void)state, cut_off(bytes, device, false, true); }
+#define BACK(name, bytes, device)                                                                  \
+  static void name(void **state) {                                                                 \
+    (void)state, cut_off(bytes, device, false, true);                                              \
+  }
 CASE(test_rma_16m_stopped, 16u << 20, RMA, false)
 CASE(test_rma_256m_stopped, 256u << 20, RMA, false)
 CASE(test_rma_1g_stopped, 1u << 30, RMA, false)
@@ -116,11 +120,11 @@ int main(void) {
   }
   key = test_key_file("the hang bound tests' shared secret");
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rma_16m_stopped),     cmocka_unit_test(test_rma_256m_stopped),
-      cmocka_unit_test(test_rma_1g_stopped),      cmocka_unit_test(test_rma_16m_link_down),
-      cmocka_unit_test(test_rma_256m_link_down),  cmocka_unit_test(test_rma_1g_link_down),
-      cmocka_unit_test(test_chunks_16m_stopped),  cmocka_unit_test(test_chunks_256m_stopped),
-      cmocka_unit_test(test_chunks_1g_stopped),   cmocka_unit_test(test_chunks_16m_link_down),
+      cmocka_unit_test(test_rma_16m_stopped),       cmocka_unit_test(test_rma_256m_stopped),
+      cmocka_unit_test(test_rma_1g_stopped),        cmocka_unit_test(test_rma_16m_link_down),
+      cmocka_unit_test(test_rma_256m_link_down),    cmocka_unit_test(test_rma_1g_link_down),
+      cmocka_unit_test(test_chunks_16m_stopped),    cmocka_unit_test(test_chunks_256m_stopped),
+      cmocka_unit_test(test_chunks_1g_stopped),     cmocka_unit_test(test_chunks_16m_link_down),
       cmocka_unit_test(test_chunks_256m_link_down), cmocka_unit_test(test_chunks_1g_link_down),
       cmocka_unit_test(test_rma_256m_back_stopped), cmocka_unit_test(test_chunks_256m_back_stopped),
   };

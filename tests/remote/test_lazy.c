@@ -35,7 +35,7 @@ static void test_ucx_at_first_machine(void **state) {
   size_t n = 0;
   ok(rig_device_list(entries, 64, &n));
   assert_true(mapped("librig-driver-remote.so")); /* the plugin loaded, */
-  assert_false(mapped("libucp.so"));              /* and UCX did not */
+  assert_false(mapped("libucp.so")); /* and UCX did not */
   assert_false(mapped("libucs.so"));
   assert_false(mapped("librig-remote-ucx.so"));
   test_server s;

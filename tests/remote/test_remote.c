@@ -59,7 +59,8 @@ static void test_open_and_facts(void **state) {
   uint64_t cache_there = 0, cache_here = 0;
   assert_string_equal(rig_device_arch(a), rig_device_arch(here));
   assert_int_equal(rig_device_alignment(a), rig_device_alignment(here));
-  assert_int_equal(rig_device_cache_bytes(a, &cache_there), rig_device_cache_bytes(here, &cache_here));
+  assert_int_equal(rig_device_cache_bytes(a, &cache_there),
+                   rig_device_cache_bytes(here, &cache_here));
   assert_int_equal(cache_there, cache_here);
   print_message("memory:a@m-facts: arch %s, alignment %llu, cache %llu bytes\n", rig_device_arch(a),
                 (unsigned long long)rig_device_alignment(a), (unsigned long long)cache_there);
