@@ -13,7 +13,7 @@
 
 #include <rig/edge.h>
 
-RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...) {
+RIG_EDGE_API int(rig_edge_fail)(rig_edge_error *err, int code, const char *fmt, ...) {
   va_list ap;
   if (!err)
     return code;

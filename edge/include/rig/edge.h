@@ -589,6 +589,12 @@ struct rig_edge_io {
  * Thread-safe; allocates nothing. */
 RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+#ifdef __clang_analyzer__
+/* clang's analyzer reads one file at a time and cannot see that the call
+ * returns code: spelled out for it, so that a path past
+ * `return rig_edge_fail(...)` is known to have failed. */
+#define rig_edge_fail(err, code, ...) ((void)rig_edge_fail((err), (code), __VA_ARGS__), (code))
+#endif
 
 /* The host's processor as rig's arch names it (PROP-13..18): the x86-64 psABI
  * level from CPUID and XCR0, or "arm64[+features]". Writes at most n bytes
