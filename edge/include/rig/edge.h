@@ -41,7 +41,7 @@ extern "C" {
 #define RIG_EDGE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define RIG_EDGE_ABI_MAJOR 1u
-#define RIG_EDGE_ABI_MINOR 8u
+#define RIG_EDGE_ABI_MINOR 9u
 
 /* The one entry symbol a plugin defines. */
 #define RIG_EDGE_ENTRY rig_edge_entry_v1
@@ -608,24 +608,22 @@ RIG_EDGE_API uint64_t rig_edge_host_cache_bytes(void);
 /* The host's physical memory in bytes. Thread-safe. */
 RIG_EDGE_API uint64_t rig_edge_host_memory_bytes(void);
 
-/* ---- words woken (ABI 1.7) ---------------------------------------------
+/* ---- words woken (ABI 1.7; counted by a function since 1.9) -------------
  * A thread that waits for a word (rig_edge_word_wait) past its first spin
- * sleeps on the word's futex, counted in one of RIG_EDGE_WORD_BUCKETS
- * buckets by the word's address. A store that changes a word wakes its
- * sleepers where its bucket counts any: otherwise it costs a load and no
- * locked instruction. The sleeper, once counted, makes every thread of the
- * process pass a full barrier (membarrier) before it reads the word, so a
- * store that read no sleeper is seen by the sleeper's read. A driver built
- * before 1.7 wakes no one: a wait for its word sleeps in steps of at most
- * 1 ms, as every wait did before. */
-#define RIG_EDGE_WORD_BUCKETS 64u
-/* Sleepers per bucket; written by rig_edge_word_wait only. */
-extern uint32_t rig_edge_word_sleepers[RIG_EDGE_WORD_BUCKETS];
-/* Returns the bucket of rig_edge_word_sleepers that counts word's sleepers.
- * Pure; thread-safe. */
-static inline uint32_t rig_edge_word_bucket(const volatile uint64_t *word) {
-  return (uint32_t)(((uintptr_t)word >> 3) % RIG_EDGE_WORD_BUCKETS);
-}
+ * sleeps on the word's futex, counted in one of librig-edge's buckets by
+ * the word's address. A store that changes a word wakes its sleepers where
+ * its bucket counts any: otherwise it costs a call that loads the count,
+ * and no locked instruction. The sleeper, once counted, makes every thread
+ * of the process pass a full barrier (membarrier) before it reads the word,
+ * so a store that read no sleeper is seen by the sleeper's read. A driver
+ * built before 1.7 wakes no one: a wait for its word sleeps in steps of at
+ * most 1 ms, as every wait did before. The buckets are librig-edge's own
+ * (a driver built for 1.7 or 1.8 read them as an exported array, which
+ * librig-edge still exports for it; their number is not part of 1.9). */
+/* Returns how many threads are counted asleep in word's bucket (those on
+ * word, and on any word of the same bucket): a relaxed load. Thread-safe,
+ * takes no lock, allocates nothing (ABI 1.9). */
+RIG_EDGE_API uint32_t rig_edge_word_sleepers_of(const volatile uint64_t *word);
 /* Wakes every thread asleep on word. Returns nothing; thread-safe, takes
  * no lock, never blocks: one system call. */
 RIG_EDGE_API void rig_edge_word_wake(const volatile uint64_t *word);
@@ -634,9 +632,7 @@ RIG_EDGE_API void rig_edge_word_wake(const volatile uint64_t *word);
  * nothing; thread-safe, never blocks; a load where no thread sleeps. */
 static inline void rig_edge_word_changed(const volatile uint64_t *word) {
   __asm__ volatile("" ::: "memory"); /* the store before the load: the sleeper's barrier orders them */
-  if (__builtin_expect(
-          __atomic_load_n(&rig_edge_word_sleepers[rig_edge_word_bucket(word)], __ATOMIC_RELAXED) != 0,
-          0))
+  if (__builtin_expect(rig_edge_word_sleepers_of(word) != 0, 0))
     rig_edge_word_wake(word);
 }
 
