@@ -73,8 +73,8 @@ static bool defaulted(const uint32_t *defaults, uint32_t id) {
   return false;
 }
 
-/* One "ID=VALUE" or "ID=default" of resolve's options into f. */
-/* defaults: a count, then the SpecIds the options keep at their default. */
+/* One "ID=VALUE" or "ID=default" of resolve's options into f. defaults:
+ * a count, then the SpecIds the options keep at their default. */
 static int set_one(rvk_dev *v, rvk_func *f, const rvk_spirv_layout *l, const char *s, size_t len,
                    uint32_t *defaults, rig_edge_error *err) {
   const char *eq = memchr(s, '=', len);

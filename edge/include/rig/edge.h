@@ -620,6 +620,7 @@ RIG_EDGE_API uint64_t rig_edge_host_memory_bytes(void);
  * most 1 ms, as every wait did before. The buckets are librig-edge's own
  * (a driver built for 1.7 or 1.8 read them as an exported array, which
  * librig-edge still exports for it; their number is not part of 1.9). */
+
 /* Returns how many threads are counted asleep in word's bucket (those on
  * word, and on any word of the same bucket): a relaxed load. Thread-safe,
  * takes no lock, allocates nothing (ABI 1.9). */
