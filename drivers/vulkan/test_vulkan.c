@@ -29,7 +29,7 @@
 #include <rig/rig.h>
 
 #include "check.h"
-#include "rig-vulkan.h"
+#include <rig/drivers/rig-vulkan.h>
 #include "test_vk.h"
 
 /* Groups of 64 threads of spin.comp: about 0.5 s on lavapipe with two

@@ -26,7 +26,7 @@
 
 #include <rig/edge.h>
 
-#include "rig-vulkan.h"
+#include <rig/drivers/rig-vulkan.h>
 
 #pragma GCC visibility push(hidden)
 
