@@ -35,7 +35,7 @@
 
 #include "bench.h"
 #include "cuda_api.h"
-#include "rig-cuda.h"
+#include <rig/drivers/rig-cuda.h>
 
 #ifndef RIG_P9_KERNELS
 #define RIG_P9_KERNELS "drivers/cuda/kernels"

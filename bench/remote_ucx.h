@@ -1,6 +1,6 @@
 /* remote_ucx.h: the anchor of `rig bench remote` (remote.c): UCX alone,
  * over the same kind of worker and endpoint as the remote driver's
- * (drivers/remote/ucx.c: a UCP context with streams and RMA, one
+ * (wire/ucx.c: a UCP context with streams and RMA, one
  * single-threaded worker, a client-server endpoint to a loopback
  * listener), with a peer process of its own. */
 #ifndef RIG_BENCH_REMOTE_UCX_H
@@ -14,7 +14,7 @@
 #include "ucx.h"
 
 /* The request and reply sizes of a remote 4-byte fill: the header and
- * FILL's fields (drivers/remote/wire.h), and a bare header back. */
+ * FILL's fields (wire/wire.h), and a bare header back. */
 #define REMOTE_UCX_ASK (24 + 32)
 #define REMOTE_UCX_ANSWER 24
 

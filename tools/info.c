@@ -9,9 +9,9 @@
 
 #include <rig/rig.h>
 
-#include "../drivers/cuda/rig-cuda.h"
-#include "../drivers/remote/rig-remote.h"
-#include "../drivers/vulkan/rig-vulkan.h"
+#include <rig/drivers/rig-cuda.h>
+#include <rig/drivers/rig-remote.h>
+#include <rig/drivers/rig-vulkan.h>
 #include "cli.h"
 #include "devices.h"
 #include "record.h"

@@ -122,39 +122,38 @@ static rig_status staged(rig_buffer *b, size_t off, void *dst, const void *src, 
   return st ? st : rig__point_wait(p);
 }
 
-RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t off, void *dst, size_t n) {
+RIG_API rig_status rig_buffer_get(rig_buffer *b, size_t offset, void *dst, size_t n) {
   unsigned char *p;
   if (!dst && n)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_get: dst is NULL");
-  rig_status st = b ? in_range(b, off, n, "rig_buffer_get") : RIG_OK;
+  rig_status st = b ? in_range(b, offset, n, "rig_buffer_get") : RIG_OK;
   if (!st && b && !rig__host_bytes(b))
-    return staged(b, off, dst, NULL, n, false, "rig_buffer_get");
+    return staged(b, offset, dst, NULL, n, false, "rig_buffer_get");
   if (st || (st = prepare(b, false, "rig_buffer_get", &p)))
     return st;
   if (!n) /* dst may be NULL for n = 0, and memcpy's may not be (C11 7.1.4) */
     return RIG_OK;
   if ((st = rig__host_enter2(b, NULL, "rig_buffer_get")))
     return st;
-  memcpy(dst, p + off, n);
+  memcpy(dst, p + offset, n);
   rig__host_leave(b);
   return RIG_OK;
 }
 
-RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t off, const void *src, size_t n) {
+RIG_API rig_status rig_buffer_put(rig_buffer *b, size_t offset, const void *src, size_t n) {
   unsigned char *p;
   if (!src && n)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_buffer_put: src is NULL");
-  rig_status st = b ? in_range(b, off, n, "rig_buffer_put") : RIG_OK;
+  rig_status st = b ? in_range(b, offset, n, "rig_buffer_put") : RIG_OK;
   if (!st && b && !rig__host_bytes(b))
-    return staged(b, off, NULL, src, n, true, "rig_buffer_put");
+    return staged(b, offset, NULL, src, n, true, "rig_buffer_put");
   if (st || (st = prepare(b, true, "rig_buffer_put", &p)))
     return st;
   if (!n) /* src may be NULL for n = 0, as in rig_buffer_get */
     return RIG_OK;
   if ((st = rig__host_enter2(b, NULL, "rig_buffer_put")))
     return st;
-  memcpy(p + off, src, n);
+  memcpy(p + offset, src, n);
   rig__host_leave(b);
   return RIG_OK;
 }
-

@@ -27,7 +27,7 @@ rig_status rig__io_reopen(rig_device *d, const char *args) {
                    want & RIG_IO_DURABLE ? " and durable" : "");
 }
 
-rig_status rig__io_failed(rig_device *d, int r, uint64_t n, const rig_edge_error *err) {
+rig_status(rig__io_failed)(rig_device *d, int r, uint64_t n, const rig_edge_error *err) {
   if (r == RIG_EDGE_FAULT) { /* its pages lost bytes: the device is lost */
     rig__lose_for(d, r, err->message);
     return rig__lost_error(d);

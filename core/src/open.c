@@ -378,13 +378,14 @@ RIG_API rig_status rig_device_open_memory(const char *name, rig_device **out) {
   return rig_device_open(full, out);
 }
 
-RIG_API rig_status rig_device_open_driver(const char *name, const void *table, const char *args,
-                                   rig_device **out) {
-  if (!table)
+RIG_API rig_status rig_device_open_driver(const char *name, const void *driver_table,
+                                          const char *args, rig_device **out) {
+  if (!driver_table)
     return rig__fail(RIG_INVALID, NULL, 0, "rig_device_open_driver: table is NULL");
-  rig_status st = rig__check_table(table, name ? name : "(static driver)");
-  return st ? st : open_named(name, table, args, NULL, ((const rig_edge_driver *)table)->io,
-                              out, NULL);
+  rig_status st = rig__check_table(driver_table, name ? name : "(static driver)");
+  return st ? st
+            : open_named(name, driver_table, args, NULL,
+                         ((const rig_edge_driver *)driver_table)->io, out, NULL);
 }
 
 RIG_API rig_status rig_device_open_io(const rig_io_opener *o, rig_device **out) {

@@ -26,8 +26,8 @@ static uint32_t free_slots[RIG_SLOTS];
 static uint32_t nfree;
 static uint32_t next_unused = 1;
 
-rig__slot *rig__slot_of(uint32_t s) {
-  return s >= 1 && s <= RIG_SLOTS ? &slots[s] : NULL;
+rig__slot *rig__slot_of(uint32_t slot) {
+  return slot >= 1 && slot <= RIG_SLOTS ? &slots[slot] : NULL;
 }
 
 /* The host's slot: 1, taken once before any other (host.c). */

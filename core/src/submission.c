@@ -201,19 +201,22 @@ static bool copy_parts(rig_submission *s, const rig_part *parts, size_t n) {
     rig_part *p = &s->parts[i];
     s->block_of[i] = UINT32_MAX;
     s->nuses += rig__part_nuses(p);
-    if (p->kind == RIG_PART_WORDS) {
-      memcpy(s->words + at, parts[i].words, parts[i].nwords * sizeof *s->words);
+    /* Kinds and counts read from parts[i], as the sums above; memcpy is
+     * never given NULL (no array where the counts summed to none). */
+    if (parts[i].kind == RIG_PART_WORDS) {
+      if (s->words && parts[i].nwords)
+        memcpy(s->words + at, parts[i].words, parts[i].nwords * sizeof *s->words);
       p->words = s->words + at;
       at += parts[i].nwords;
-    } else if (p->kind == RIG_PART_LAUNCH) {
-      if (parts[i].nrefs)
+    } else if (parts[i].kind == RIG_PART_LAUNCH) {
+      if (s->ref_array && parts[i].nrefs)
         memcpy(s->ref_array + rat, parts[i].refs, parts[i].nrefs * sizeof *s->ref_array);
       p->refs = s->ref_array + rat;
       rat += parts[i].nrefs;
       s->block_of[i] = s->nblocks++;
       s->labels[i] = rig__function_label(p->function); /* its name in profiles */
       rig_image_retain(rig_function_image(p->function)); /* the code stays (RUN-8) */
-      for (uint32_t k = 0; k < p->nrefs; k++)
+      for (uint32_t k = 0; k < parts[i].nrefs; k++)
         rig_buffer_retain(p->refs[k].fixed);              /* fixed memory */
     }
   }

@@ -22,7 +22,7 @@
 #include <rig/edge.h>
 
 #include "cuda_api.h"
-#include "rig-cuda.h"
+#include <rig/drivers/rig-cuda.h>
 
 #define PARAMS_MAX 4096u     /* the by-value parameter bytes every CUDA device takes;
                                 larger blocks go through params.c's buffer */

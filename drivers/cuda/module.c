@@ -78,6 +78,7 @@ int module_load(void *h, const void *bytes, size_t n, void **out_image, uint64_t
     free(text), free(log), free(im);
     return rig_edge_fail(err, RIG_EDGE_NO_ROOM, "%s: out of host memory", d->name);
   }
+  log[0] = '\0'; /* a failed bind reports the log as it is: empty */
   CUresult r = gpu_bind(d->g);
   if (r == CUDA_SUCCESS)
     r = load_module(&im->module, binary ? bytes : text, log);

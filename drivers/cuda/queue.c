@@ -188,7 +188,7 @@ static int run_part(cudev *d, const rig_edge_part *p, rig_edge_error *err) {
 
 /* ---- submit -------------------------------------------------------------------------- */
 
-int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
+int queue_submit(void *h, const rig_edge_work *work, rig_edge_error *err) {
   cudev *d = h;
   int rc = loss_check(d, err);
   if (rc != RIG_EDGE_OK)
@@ -196,28 +196,29 @@ int queue_submit(void *h, const rig_edge_work *w, rig_edge_error *err) {
   CUresult r = gpu_bind(d->g);
   if (r != CUDA_SUCCESS)
     return loss_fail(d, err, r, "cuCtxSetCurrent");
-  for (uint32_t i = 0; i < w->nwaits; i++) {
-    const cumap *m = w->waits[i].mapping;
-    r = cu.StreamWaitValue64(d->stream, m->address, w->waits[i].value, CU_STREAM_WAIT_VALUE_GEQ);
+  for (uint32_t i = 0; i < work->nwaits; i++) {
+    const cumap *m = work->waits[i].mapping;
+    r = cu.StreamWaitValue64(d->stream, m->address, work->waits[i].value, CU_STREAM_WAIT_VALUE_GEQ);
     if (r != CUDA_SUCCESS)
       return loss_fail(d, err, r, "cuStreamWaitValue64");
   }
-  if ((rc = params_reserve(d, w, err)) != RIG_EDGE_OK)
+  if ((rc = params_reserve(d, work, err)) != RIG_EDGE_OK)
     return rc;
-  for (uint32_t i = 0; i < w->nparts; i++) {
-    bool timed = profile_before(d, w, i);
-    if ((rc = run_part(d, &w->parts[i], err)) != RIG_EDGE_OK)
+  for (uint32_t i = 0; i < work->nparts; i++) {
+    bool timed = profile_before(d, work, i);
+    if ((rc = run_part(d, &work->parts[i], err)) != RIG_EDGE_OK)
       return rc;
     if (timed)
       profile_after(d);
   }
   if (d->waits)
-    r = cu.StreamWriteValue64(d->stream, d->self.address, w->value, CU_STREAM_WRITE_VALUE_DEFAULT);
+    r = cu.StreamWriteValue64(d->stream, d->self.address, work->value,
+                              CU_STREAM_WRITE_VALUE_DEFAULT);
   else
-    r = signal_by_host(d, w->value);
+    r = signal_by_host(d, work->value);
   if (r != CUDA_SUCCESS)
     return loss_fail(d, err, r, d->waits ? "cuStreamWriteValue64" : "cuLaunchHostFunc");
-  __atomic_store_n(&d->taken, w->value, __ATOMIC_RELEASE);
+  __atomic_store_n(&d->taken, work->value, __ATOMIC_RELEASE);
   return RIG_EDGE_OK;
 }
 

@@ -31,7 +31,7 @@
 #include <rig/rig.h>
 
 #include "check.h"
-#include "rig-cuda.h"
+#include <rig/drivers/rig-cuda.h>
 
 static void close_dev(rig_device *d) {
   rig_status st = rig_device_close(d); /* a lost device's close may say why: */

@@ -4,7 +4,7 @@
 #define RIG_REMOTE_LIST_H
 
 #include "link.h"
-#include "rig-remote.h"
+#include <rig/drivers/rig-remote.h>
 
 /* Asks l's server for its devices (LIST). Returns a record the caller
  * frees, or NULL where the server did not answer or the reply does not

@@ -78,7 +78,7 @@ static bool defaulted(const uint32_t *defaults, uint32_t id) {
 static int set_one(rvk_dev *v, rvk_func *f, const rvk_spirv_layout *l, const char *s, size_t len,
                    uint32_t *defaults, rig_edge_error *err) {
   const char *eq = memchr(s, '=', len);
-  char *end;
+  char *end = NULL; /* not a number: end stays NULL, the check below refuses it */
   unsigned long id = eq && eq > s && s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
   if (!eq || eq == s || end != eq || id > UINT32_MAX)
     return rig_edge_fail(err, RIG_EDGE_UNSUPPORTED,

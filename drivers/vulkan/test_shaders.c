@@ -29,7 +29,7 @@
 
 #include "check.h"
 #include "kernel_file.h"
-#include "rig-vulkan.h"
+#include <rig/drivers/rig-vulkan.h>
 #include "test_vk.h"
 
 #ifndef PUBLIC_SHADERS_SRC

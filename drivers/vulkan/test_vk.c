@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "rig-vulkan.h"
+#include <rig/drivers/rig-vulkan.h>
 #include "test_vk.h"
 
 void vk_close_dev(rig_device *d) {

@@ -30,7 +30,7 @@
 
 #include "check.h"
 #include "child.h"
-#include "rig-vulkan.h"
+#include <rig/drivers/rig-vulkan.h>
 #include "test_vk.h"
 
 /* Groups of 64 threads of spin.comp: about 0.5 s on lavapipe with two

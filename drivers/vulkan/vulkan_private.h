@@ -26,7 +26,7 @@
 
 #include <rig/edge.h>
 
-#include "rig-vulkan.h"
+#include <rig/drivers/rig-vulkan.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -259,7 +259,7 @@ int rvk_check_lost(const rvk_dev *v, rig_edge_error *err);
 int rvk_fail_lost(rvk_dev *v, rig_edge_error *err, VkResult r, const char *what);
 
 /* device.c: the instance, the physical device, the VkDevice */
-int rvk_make_instance(rvk_shared *sh, rig_edge_error *err);
+int rvk_make_instance(rvk_shared *v, rig_edge_error *err);
 int rvk_pick_device(rvk_dev *v, uint32_t index, rig_edge_error *err);
 int rvk_make_device(rvk_dev *v, rig_edge_error *err);
 void rvk_read_limits(rvk_dev *v);
@@ -332,7 +332,7 @@ int rvk_record_cb(rvk_dev *v, const rig_edge_work *w, bool once, const rvk_stamp
 
 /* profile.c: timestamps of the work while a profile is taken (qlock held) */
 int rvk_profile(void *h, rig_edge_profile *ring, rig_edge_error *err);
-bool rvk_profile_pairs(rvk_dev *v, const rig_edge_work *w, uint32_t n, uint32_t *out_first);
+bool rvk_profile_pairs(rvk_dev *v, const rig_edge_work *w, uint32_t n, uint32_t *out);
 VkQueryPool rvk_profile_pool(const rvk_dev *v);
 void rvk_profile_harvest(rvk_dev *v);
 void rvk_profile_end(rvk_dev *v);

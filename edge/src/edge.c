@@ -19,7 +19,7 @@
  * way so that what follows them stays (message_fit.h). */
 static _Thread_local char whole[RIG__FIT_SCRATCH];
 
-RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...) {
+RIG_EDGE_API int(rig_edge_fail)(rig_edge_error *err, int code, const char *fmt, ...) {
   va_list ap;
   if (!err)
     return code;
@@ -36,7 +36,20 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-RIG_EDGE_API uint32_t rig_edge_word_sleepers[RIG_EDGE_WORD_BUCKETS];
+/* Sleepers per bucket, written by rig_edge_word_wait only. Exported under
+ * its 1.7 name for the drivers built for 1.7 and 1.8, whose inline store
+ * loads it directly: they keep waking sleepers. Its size stays 64. */
+#define WORD_BUCKETS 64u
+RIG_EDGE_API extern uint32_t rig_edge_word_sleepers[WORD_BUCKETS];
+uint32_t rig_edge_word_sleepers[WORD_BUCKETS];
+
+static uint32_t *bucket_of(const volatile uint64_t *word) {
+  return &rig_edge_word_sleepers[((uintptr_t)word >> 3) % WORD_BUCKETS];
+}
+
+RIG_EDGE_API uint32_t rig_edge_word_sleepers_of(const volatile uint64_t *word) {
+  return __atomic_load_n(bucket_of(word), __ATOMIC_RELAXED);
+}
 
 /* The word's low 32 bits, which its futex compares: values grow by one
  * per piece of work, so the low half changes with every store. */
@@ -105,7 +118,7 @@ RIG_EDGE_API int rig_edge_word_wait(const volatile uint64_t *word, uint64_t valu
       return RIG_EDGE_OK;
     __asm__ volatile("" ::: "memory");
   }
-  uint32_t *count = &rig_edge_word_sleepers[rig_edge_word_bucket(word)];
+  uint32_t *count = bucket_of(word);
   __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
   barrier_all(); /* every store from here on sees the count, or we see it */
   int r = RIG_EDGE_OK;

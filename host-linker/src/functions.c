@@ -189,10 +189,10 @@ static void *find(const rig_link_image *im, const rig__link_table *t, const char
   return e ? im->base + e->off : NULL;
 }
 
-void *rig_link_resolve(const rig_link_image *im, const char *name) {
-  return im ? find(im, &im->funcs, name) : NULL;
+void *rig_link_resolve(const rig_link_image *image, const char *name) {
+  return image ? find(image, &image->funcs, name) : NULL;
 }
 
-void *rig_link_stub(const rig_link_image *im, const char *name) {
-  return im ? find(im, &im->stubs, name) : NULL;
+void *rig_link_stub(const rig_link_image *image, const char *name) {
+  return image ? find(image, &image->stubs, name) : NULL;
 }

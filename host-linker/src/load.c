@@ -59,16 +59,16 @@ unsigned rig__link_host_machine(void) {
 #endif
 }
 
-void rig_link_free(rig_link_image *im) {
-  if (!im)
+void rig_link_free(rig_link_image *image) {
+  if (!image)
     return;
-  if (im->base && im->pooled)
-    rig__link_pool_give(im->base, im->map_bytes);
-  else if (im->base)
-    munmap(im->base, im->map_bytes);
-  free(atomic_load(&im->funcs.index));
-  free(atomic_load(&im->stubs.index));
-  free(im);
+  if (image->base && image->pooled)
+    rig__link_pool_give(image->base, image->map_bytes);
+  else if (image->base)
+    munmap(image->base, image->map_bytes);
+  free(atomic_load(&image->funcs.index));
+  free(atomic_load(&image->stubs.index));
+  free(image);
 }
 
 rig_link_status rig__link_load(const void *bytes, size_t n, const rig_link_options *opt,
@@ -130,9 +130,13 @@ rig_link_status rig_link_load(const void *bytes, size_t n, const rig_link_option
   return rig__link_load(bytes, n, opt, rig__link_host_machine(), out, err, errn);
 }
 
-const void *rig_link_code(const rig_link_image *im) { return im ? im->base : NULL; }
+const void *rig_link_code(const rig_link_image *image) {
+  return image ? image->base : NULL;
+}
 
-size_t rig_link_code_bytes(const rig_link_image *im) { return im ? im->map_bytes : 0; }
+size_t rig_link_code_bytes(const rig_link_image *image) {
+  return image ? image->map_bytes : 0;
+}
 
 /* The math library, opened once at the first name the process lacks:
  * SYM-1 counts it among the process's libraries, and a kernel that calls

@@ -8,7 +8,7 @@
 
 #include "load.h"
 
-rig_link_status rig__link_fail(rig__link_state *l, rig_link_status st, const char *fmt, ...) {
+rig_link_status(rig__link_fail)(rig__link_state *l, rig_link_status st, const char *fmt, ...) {
   if (l->err && l->errn) {
     va_list ap;
     va_start(ap, fmt);

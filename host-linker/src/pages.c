@@ -339,7 +339,7 @@ void rig__link_pool_give(void *p, size_t bytes) {
   pending.bytes += bytes;
   full = pending.bytes >= RIG__LINK_PENDING_BYTES || pending.n == PENDING_RANGES;
   if (full)
-    take_pending(&b);
+    full = take_pending(&b);
   pthread_mutex_unlock(&lock);
   if (full)
     flush(&b);

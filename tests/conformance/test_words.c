@@ -9,8 +9,8 @@
 
 #include "common.h"
 #include "../driver/testdev.h"
-#if __has_include("rig-vulkan.h")
-#include "rig-vulkan.h"
+#if __has_include(<rig/drivers/rig-vulkan.h>)
+#include <rig/drivers/rig-vulkan.h>
 #endif
 
 static const uint32_t test_words[3] = {0xc0de0001u, 2, 3};

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "model.h"
-#if __has_include("rig-vulkan.h")
-#include "rig-vulkan.h"
+#if __has_include(<rig/drivers/rig-vulkan.h>)
+#include <rig/drivers/rig-vulkan.h>
 #endif
 
 /* The word of a words part: the test device's queue takes any word and

@@ -23,7 +23,7 @@
 #include <rig/rig.h>
 
 #include "check.h"
-#include "rig-remote.h"
+#include <rig/drivers/rig-remote.h>
 #include "server.h"
 
 enum { N = 8u << 20, SMALL = 64u << 10, BIG = 64u << 20, USUAL_MS = 10000 };

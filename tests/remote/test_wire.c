@@ -1,4 +1,4 @@
-/* test_wire.c: the remote protocol's parsers (drivers/remote/wire.c) and
+/* test_wire.c: the remote protocol's parsers (wire/wire.c) and
  * its proofs (key.c, nettle's HMAC-SHA256): RFC 4231's vectors, a round trip
  * of every request, and a million random and mutated messages, each of
  * which must be refused with a reason or decoded within its bytes (run

@@ -6,7 +6,7 @@
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
 
-#include "rig-remote.h"
+#include <rig/drivers/rig-remote.h>
 
 value rig_test_remote_machine_names(value addr) {
   CAMLparam1(addr);

@@ -65,14 +65,14 @@ RIG_API RIG_MUST_USE rig_status rig_job_add_copy(rig_job *j, rig_buffer *src, ri
  * NULL or a job in use (a run or an add under way). Blocks; may lock. */
 RIG_API RIG_MUST_USE rig_status rig_job_run(rig_job *j);
 
-/* Step `step`'s state: RIG_OK, with its point through *out (may be NULL;
+/* Step i's state: RIG_OK, with its point through *out (may be NULL;
  * RIG_POINT_NONE for work that took no point), once its point is
  * reached and every buffer it writes is still readable; RIG_LOST, with the
  * reason, for a step lost in rig_job_run, and for a reached step one of
  * whose written buffers is on a device lost since (its results went with
  * that machine, so a retry makes them again). RIG_INVALID for NULL j, a
  * step out of range, or one not yet reached. Lock-free. */
-RIG_API RIG_MUST_USE rig_status rig_job_step(const rig_job *j, size_t step, rig_point *out);
+RIG_API RIG_MUST_USE rig_status rig_job_step(const rig_job *j, size_t i, rig_point *out);
 
 /* The number of steps of j (0 for NULL). Lock-free. */
 RIG_API size_t rig_job_steps(const rig_job *j);

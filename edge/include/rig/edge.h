@@ -620,6 +620,12 @@ struct rig_edge_io {
  * arguments may point into err->message. Thread-safe; allocates nothing. */
 RIG_EDGE_API int rig_edge_fail(rig_edge_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+#ifdef __clang_analyzer__
+/* clang's analyzer reads one file at a time and cannot see that the call
+ * returns code: spelled out for it, so that a path past
+ * `return rig_edge_fail(...)` is known to have failed. */
+#define rig_edge_fail(err, code, ...) ((void)rig_edge_fail((err), (code), __VA_ARGS__), (code))
+#endif
 
 /* The host's processor as rig's arch names it (PROP-13..18): the x86-64 psABI
  * level from CPUID and XCR0, or "arm64[+features]". Writes at most n bytes
@@ -633,24 +639,23 @@ RIG_EDGE_API uint64_t rig_edge_host_cache_bytes(void);
 /* The host's physical memory in bytes. Thread-safe. */
 RIG_EDGE_API uint64_t rig_edge_host_memory_bytes(void);
 
-/* ---- words woken (ABI 1.7) ---------------------------------------------
+/* ---- words woken (ABI 1.7; counted by a function since 1.9) -------------
  * A thread that waits for a word (rig_edge_word_wait) past its first spin
- * sleeps on the word's futex, counted in one of RIG_EDGE_WORD_BUCKETS
- * buckets by the word's address. A store that changes a word wakes its
- * sleepers where its bucket counts any: otherwise it costs a load and no
- * locked instruction. The sleeper, once counted, makes every thread of the
- * process pass a full barrier (membarrier) before it reads the word, so a
- * store that read no sleeper is seen by the sleeper's read. A driver built
- * before 1.7 wakes no one: a wait for its word sleeps in steps of at most
- * 1 ms, as every wait did before. */
-#define RIG_EDGE_WORD_BUCKETS 64u
-/* Sleepers per bucket; written by rig_edge_word_wait only. */
-extern uint32_t rig_edge_word_sleepers[RIG_EDGE_WORD_BUCKETS];
-/* Returns the bucket of rig_edge_word_sleepers that counts word's sleepers.
- * Pure; thread-safe. */
-static inline uint32_t rig_edge_word_bucket(const volatile uint64_t *word) {
-  return (uint32_t)(((uintptr_t)word >> 3) % RIG_EDGE_WORD_BUCKETS);
-}
+ * sleeps on the word's futex, counted in one of librig-edge's buckets by
+ * the word's address. A store that changes a word wakes its sleepers where
+ * its bucket counts any: otherwise it costs a call that loads the count,
+ * and no locked instruction. The sleeper, once counted, makes every thread
+ * of the process pass a full barrier (membarrier) before it reads the word,
+ * so a store that read no sleeper is seen by the sleeper's read. A driver
+ * built before 1.7 wakes no one: a wait for its word sleeps in steps of at
+ * most 1 ms, as every wait did before. The buckets are librig-edge's own
+ * (a driver built for 1.7 or 1.8 read them as an exported array, which
+ * librig-edge still exports for it; their number is not part of 1.9). */
+
+/* Returns how many threads are counted asleep in word's bucket (those on
+ * word, and on any word of the same bucket): a relaxed load. Thread-safe,
+ * takes no lock, allocates nothing (ABI 1.9). */
+RIG_EDGE_API uint32_t rig_edge_word_sleepers_of(const volatile uint64_t *word);
 /* Wakes every thread asleep on word. Returns nothing; thread-safe, takes
  * no lock, never blocks: one system call. */
 RIG_EDGE_API void rig_edge_word_wake(const volatile uint64_t *word);
@@ -659,9 +664,7 @@ RIG_EDGE_API void rig_edge_word_wake(const volatile uint64_t *word);
  * nothing; thread-safe, never blocks; a load where no thread sleeps. */
 static inline void rig_edge_word_changed(const volatile uint64_t *word) {
   __asm__ volatile("" ::: "memory"); /* the store before the load: the sleeper's barrier orders them */
-  if (__builtin_expect(
-          __atomic_load_n(&rig_edge_word_sleepers[rig_edge_word_bucket(word)], __ATOMIC_RELAXED) != 0,
-          0))
+  if (__builtin_expect(rig_edge_word_sleepers_of(word) != 0, 0))
     rig_edge_word_wake(word);
 }
 
