@@ -60,6 +60,10 @@ static const reloc_kind kinds[] = {
     {EM_AARCH64, R_AARCH64_LDST128_ABS_LO12_NC, 4},
     {EM_AARCH64, R_AARCH64_CALL26, 4},
     {EM_AARCH64, R_AARCH64_JUMP26, 4},
+    /* RELOC-1: clang for aarch64 turns a table of pointers to the object's
+     * own data into offsets from the table (a relative lookup table in
+     * .rodata), where x86_64 uses PC32: the same read of its own data. */
+    {EM_AARCH64, R_AARCH64_PREL32, 4},
 };
 
 static const reloc_kind *kind_of(unsigned machine, unsigned type) {
@@ -259,6 +263,11 @@ static rig__link_fit aarch64_patch(unsigned type, uint32_t *insn, uint64_t sa, u
   case R_AARCH64_CALL26:
   case R_AARCH64_JUMP26:
     return branch_patch(insn, sa, p);
+  case R_AARCH64_PREL32: /* a data word, not an instruction: S + A - P, signed */
+    if (!in_range(sa - p, INT32_MIN, INT32_MAX))
+      return RIG__LINK_OVERFLOW;
+    *insn = (uint32_t)(sa - p);
+    return RIG__LINK_FITS;
   default:
     return RIG__LINK_OVERFLOW; /* not reached: unlisted types are refused */
   }

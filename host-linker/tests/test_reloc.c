@@ -168,7 +168,14 @@ static void link_6_listed(void) {
   CHECK(!rig__link_reloc_listed(EM_X86_64, R_X86_64_GOTPCREL, &w));
   CHECK(!rig__link_reloc_listed(EM_X86_64, R_X86_64_32S, &w));
   CHECK(!rig__link_reloc_listed(EM_AARCH64, R_AARCH64_ABS64, &w));
-  CHECK(!rig__link_reloc_listed(EM_AARCH64, R_AARCH64_PREL32, &w));
+  /* RELOC-1: clang's relative lookup tables on aarch64 (data words). */
+  CHECK(rig__link_reloc_listed(EM_AARCH64, R_AARCH64_PREL32, &w) && w == 4);
+  unsigned char word[4] = {0};
+  CHECK(rig__link_reloc_apply_at(EM_AARCH64, R_AARCH64_PREL32, word, 0x10000, 0x8000, 4) ==
+        RIG__LINK_FITS);
+  CHECK(word[0] == 0x04 && word[1] == 0x80 && word[2] == 0xff && word[3] == 0xff); /* -0x7ffc */
+  CHECK(rig__link_reloc_apply_at(EM_AARCH64, R_AARCH64_PREL32, word, 0, UINT64_C(1) << 32, 0) ==
+        RIG__LINK_OVERFLOW);
   CHECK(!rig__link_reloc_listed(EM_AARCH64, R_AARCH64_ADR_GOT_PAGE, &w));
   CHECK(!rig__link_reloc_listed(EM_AARCH64, R_X86_64_PC32, &w)); /* numbers are per machine */
   CHECK(strcmp(rig__link_reloc_name(EM_AARCH64, 299), "R_AARCH64_LDST128_ABS_LO12_NC") == 0);
