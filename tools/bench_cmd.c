@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_cmd.c: `rig bench [GROUP...]`: the benchmark groups of bench/
  * (bench.h), their table on stdout a line at a time (a pipe sees each row
  * as it is measured), progress on stderr. */

@@ -165,8 +165,10 @@ def stacked_comments(text):
         if start is not None and line.rstrip().endswith("*/"):
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             one = lines[start].rstrip() if start == i else ""
-            # A file's own header comment (line 1) may precede anything.
-            if nxt.startswith("/*") and start > 0 and not LABEL.match(one):
+            # A file's own header comment (the first, after an SPDX line)
+            # may precede anything.
+            first = start == 0 or (start == 1 and "SPDX-License-Identifier" in lines[0])
+            if nxt.startswith("/*") and not first and not LABEL.match(one):
                 found.append((start + 1, lines[start][3:50]))
             start = None
     return found

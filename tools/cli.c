@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c: the helpers every command of the rig program uses (cli.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h: what the commands of the rig program share. tools/rig.c reads the
  * command and its --help; each command lives in a file of its own (info.c,
  * demo.c, bench_cmd.c) and gets the arguments after its name. */

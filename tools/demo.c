@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demo.c: `rig demo`, the memory guide's quick start on the best device
  * present: floats copied to the device, doubled there (a Vulkan or CUDA
  * kernel, else host code after the copy), copied back and checked; then

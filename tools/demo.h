@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demo.h: the steps of `rig demo` (demo.c, demo_add.c). */
 #ifndef RIG_TOOLS_DEMO_H
 #define RIG_TOOLS_DEMO_H

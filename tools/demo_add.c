@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demo_add.c: `rig demo`'s host step, the seed's add example as written
  * (Objects, OBJ-3..6): tests/kernels/add.c, compiled for the host at build
  * time and carried in the rig program (tools/embed.py), loaded once, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devices.c: the devices rig info lists: rig_device_list's (the plugins
  * on the driver path, beside core and in the install folder, and each
  * device they offer), and an io device over a scratch file, since io

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devices.h: what rig info lists, and each device's type. */
 #ifndef RIG_TOOLS_DEVICES_H
 #define RIG_TOOLS_DEVICES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* info.c: `rig info`, in the manner of `vulkaninfo --summary` and
  * `nvidia-smi`: a table of the devices that open here (name, type, driver
  * and its version, arch, memory total, in use and budget), then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile_cmd.c: `rig profile [-o FILE] -- PROGRAM [ARGS...]`: runs a
  * program that uses rig with RIG_PROFILE=FILE, so that librig-core
  * profiles the whole run and writes FILE, a Chrome trace, at its exit

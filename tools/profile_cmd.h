@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile_cmd.h: `rig profile` (profile_cmd.c). */
 #ifndef RIG_TOOLS_PROFILE_CMD_H
 #define RIG_TOOLS_PROFILE_CMD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.c: a device's facts as fields, printed as text or JSON
  * (record.h). */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.h: one device's facts as named fields, which rig info prints as
  * text (a line each, or a table's row) or as JSON. */
 #ifndef RIG_TOOLS_RECORD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig: the command line. `rig info` lists the devices that open here and
  * why the others do not; `rig demo` runs the memory guide's quick start on
  * the best device present; `rig bench` runs the benchmarks. Each command

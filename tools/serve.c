@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve.c: `rig serve --listen ADDR:PORT --key FILE` (docs/remote.md): makes
  * this machine's devices available to the remote driver of other
  * processes and machines. One thread runs a UCP worker: a listener that

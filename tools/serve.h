@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve.h: `rig serve` (tools/serve.c, docs/remote.md). */
 #ifndef RIG_TOOLS_SERVE_H
 #define RIG_TOOLS_SERVE_H

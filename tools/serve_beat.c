@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_beat.c: liveness while a request works (docs/remote.md,
  * "Liveness"). A client's hang bound is to count the server's silence,
  * not its work: a launch that sleeps, or a first touch of 256 MiB on a

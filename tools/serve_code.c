@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_code.c: code a client loads on this machine (docs/remote.md,
  * "Code and launches"): LOAD links its object with this machine's
  * librig-core (the host linker for the host), RESOLVE names a function by

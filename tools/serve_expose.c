@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_expose.c: EXPOSE, the server's half of bulk bytes by RMA
  * (docs/remote.md, "Bulk bytes"). A buffer whose memory this host
  * addresses (a memory device's, the host's) is registered with UCX once,

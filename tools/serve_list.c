@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_list.c: LIST, the devices of this machine as rig_device_list
  * names them, for `rig info --machine` on another (docs/remote.md). */
 #include "serve_private.h"

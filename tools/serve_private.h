@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_private.h: what the files of `rig serve` share (docs/remote.md). */
 #ifndef RIG_TOOLS_SERVE_PRIVATE_H
 #define RIG_TOOLS_SERVE_PRIVATE_H

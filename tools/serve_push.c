@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_push.c: PUSH, a copy from a buffer of this machine into one of
  * another machine (docs/remote.md, "Copies between two machines"). The
  * client names the other machine's server, HOST:PORT, and the remote key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve_requests.c: what `rig serve` does for each request of an
  * authenticated client, with this machine's librig-core (docs/remote.md).
  * Every id a client names is checked against its own tables, and every

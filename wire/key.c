@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* key.c: the shared secret's file and proofs (key.h). */
 #include "key.h"
 

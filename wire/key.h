@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* key.h: the shared secret of rig's machines (docs/remote.md,
  * "Authentication"): its file, read by the remote driver and `rig serve`
  * alike, and the proofs of holding it. */

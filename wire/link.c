@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* link.c: the client side of the remote protocol (link.h, docs/remote.md):
  * one UCP worker and endpoint per machine, a request at a time. Once the
  * connection breaks, or the server stays silent past the hang bound, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* link.h: the remote driver's connection to one machine's `rig serve`
  * (docs/remote.md). One link per machine, shared by the handles of its
  * devices; calls on it are serialised by its lock. */

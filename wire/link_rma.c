@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* link_rma.c: bulk bytes by RMA (link.h; docs/remote.md, "Bulk bytes").
  * The server exposes a buffer in its host memory once (EXPOSE: its
  * address and remote key); then a copy between this machine's memory and

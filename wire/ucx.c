@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ucx.c: UCP set-up and waits shared by the remote driver and rig serve. */
 #include "ucx.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ucx.h: what the remote driver and `rig serve` share of UCX (UCP streams
  * over tcp or shared memory; docs/remote.md). */
 #ifndef RIG_REMOTE_UCX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wire.c: encoding and checking the remote protocol's messages (wire.h,
  * docs/remote.md). Every read is bounded by the bytes given: a garbage
  * message is refused with a reason, never read past. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wire.h: the remote protocol's messages (docs/remote.md), shared by the
  * remote driver (the client) and `rig serve` (the server).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wire_list.c: the entries of a LIST reply (wire.h, docs/remote.md): each
  * a fixed RIG_WIRE_ENTRY_BYTES record, texts NUL-padded. */
 #include "wire.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access.c: host access to buffers (HACC-1..5, ORDER-11..15, ORDER-34).
  *
  * The host reads and writes in place the memory it addresses, once the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.h: allocations, buffers over them, their claims and stamps, and
  * the memory a copy goes through (borrows, staging, io pages). */
 #ifndef RIG_CORE_ALLOC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* borrow.c: borrows, buffers on one device over another device's
  * allocation, with no copy (PRE-16, MACH-22..25, LIFE-2, LMEM-5, LMEM-9,
  * STAMP-15..17, RECLAIM-60..63, RECLAIM-79).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* buffer.c: buffers, views and their properties (PRE-14..16, LIFE-1, LIFE-2,
  * WORD-3, WORD-5, WORD-6).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* claim.c: claims and donation (PRE-23..26, LMEM-3, LMEM-5, LMEM-6,
  * VALID-5, VALID-14, RECLAIM-20; the design is docs/claims.md).
  *

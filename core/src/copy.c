@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* copy.c: copies and fills of buffers (ORDER-15, TL-2, TL-3, WORD-5,
  * HACC-5..8, STAMP-1..18; the design is docs/copying.md).
  *

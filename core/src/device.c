@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* device.c: a device's record and what it says about itself: properties
  * (PROP, MACH), timeline reads, the records' pool, the facts a driver gives
  * at open (OPEN-33, OPEN-35), and the stopped state (STOP-1). Opening and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* device.h: a device's record as core keeps it, grouped by the files that
  * own each part, and the calls on devices that core's files share (open,
  * loss, stop, fork, kept values). internal.h says the lock order. */

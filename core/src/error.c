@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.c: status codes and the thread's last error (ARCHITECTURE.md:
  * exceptions become statuses; the device, bytes and message go to
  * rig_error_last() with no allocation). */

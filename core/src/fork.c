@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork.c: a child of fork (LOSS-9, STOP-18..26, ERR-34; docs/fork.md).
  *
  * In the child, every driver's device inherited from the parent is lost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hang.c: the hang clock, and losses that spread along queue waits
  * (HANG-1..7, LOSS-5, LOSS-6, LOSS-19, ERR-30, ERR-31).
  *

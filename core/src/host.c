@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* host.c: the host device "CPU" (DEV-3..5) and its built-in driver.
  *
  * The host is this process: its memory is the C library's, its work runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostmem.c: buffers over memory the program already has (Buffer.of_bigarray,
  * Buffer.of_string; WORD-2, WORD-7, RECLAIM-16).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image.c: code loaded on a device, and its functions (RUN-1, RUN-4,
  * HOST-2, HOST-3, OPEN-42; Image.load, resolve, device, name, image,
  * params, threads, entry).

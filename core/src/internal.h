@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h: what every file of core shares: errors, locks, signals,
  * slots and points, and the lock order below. rig__ names are internal to
  * librig-core (hidden visibility); nothing here is ABI. Above it, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* io.c: the host's reads and writes of io devices' memory, and copies
  * between it and every other memory (PRE-6, MACH-19, ERR-26; the design is
  * docs/io.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* iodev.c: what core keeps of an io device beside its memory (docs/io.md):
  * the flags it was opened with, which a second open must ask again, and
  * how a failure of its library ends: RIG_IO for an error of a call

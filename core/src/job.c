@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* job.c: jobs (Rig_remote, <rig/job.h>): steps on devices of several
  * machines, submitted in order, each one's fate kept so that a program can
  * tell what a lost machine took with it and run that part again

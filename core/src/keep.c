@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* keep.c: the values collected submissions keep (Submission.make's keep;
  * RECLAIM-17, RECLAIM-18, RECLAIM-58, RUN-8, STOP-2).
  *

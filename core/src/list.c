@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list.c: finding devices (docs/finding-devices.md): device types, and
  * rig_device_list, which lists the host and every plugin's devices.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader.c: finds driver plugins at open time (ARCHITECTURE.md, Plugins).
  *
  * rig_device_open("NAME:ARGS") loads librig-driver-NAME.so from the first folder of

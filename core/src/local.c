@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* local.c: values per device (LOCAL-1..7, DOM-12, DOM-23).
  *
  * A key's value on a device is made by the key's init at the first get of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lock.c: the inside-a-lock check (DOM-12..16) and the wait hook (DOM-9).
  *
  * A thread counts the locks of rig's it holds, and the callbacks it runs for

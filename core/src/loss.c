@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loss.c: a device's loss (LOSS-10, LOSS-15, ERR-28, ERR-29) and the
  * process's failure (ERR-37..45): after rig_runtime_fail every open device
  * is lost and every open fails with its reason.

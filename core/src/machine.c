@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* machine.c: other machines (MACH-1..9, MACH-18, MACH-21, PROP-9;
  * docs/remote.md). A machine is a host and the devices it drives. A program
  * opens another machine's host with rig_device_open_host, through a driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* magazine.c: each thread's small queue of its collected buffers, which its
  * next create of the same size on the same device reuses with no lock
  * (RECLAIM-7, RECLAIM-8).

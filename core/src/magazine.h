@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* magazine.h: the fast path of each thread's magazine (magazine.c), inline
  * in buffer.c's create and release so that a cache hit costs less than
  * malloc+free (bench/create.c). Only buffer.c and magazine.c include it. */

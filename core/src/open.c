@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* open.c: names, opening and closing (DEV, OPEN, STOP-9, STOP-16).
  *
  * The registry lock guards the name table and the slot table. It is never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c: the host's performance cores and the pool that runs launches on
  * them (PERF-1..5, PERF-7, LAUNCH-1..10, ERR-19).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c: profiles (docs/profiling.md): the switch, each device's
  * ring, the labels parts are named by, and the take.
  *

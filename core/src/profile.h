@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.h: what profile.c (the switch, the rings, the take) and
  * profile_chrome.c (the trace writer) share, and the calls of core's
  * other files into profile.c. Internal to librig-core. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile_chrome.c: a profile as a Chrome trace (the Trace Event Format,
  * JSON object form), which Perfetto (ui.perfetto.dev) and chrome://tracing
  * show as a timeline; and RIG_PROFILE=PATH, which profiles a whole run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reclaim.c: the life of an allocation after its use: collection, waiting
  * on its stamps, the device's cache and release to the driver; budgets and
  * the rounds of reclamation (RECLAIM, LIFE, GRECL).

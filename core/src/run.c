@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.c: a run's launch blocks (Submission.block, Submission.Run): the
  * grid, shared memory and parameter bytes a submit of the run stores for
  * each launch part (RUN-2..7, LAUNCH-13). The setters touch only the

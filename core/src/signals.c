@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals.c: signals across calls into drivers (ERR-9..16, ERR-19).
  *
  * Across each call rig makes into a driver, the calling thread blocks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slot.c: the process's 65,535 device slots and the points they give
  * (OPEN-9..26, PROP-4, PROP-5, TL).
  *

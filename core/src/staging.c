@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* staging.c: staging memory, through which bytes pass between host memory
  * and a device's memory that the host does not address (HACC-6, HACC-7,
  * STAMP-1; the design is docs/copying.md).

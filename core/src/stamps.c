@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stamps.c: each allocation's stamps, per device the point of its last
  * write and of its last use (PRE-17, ORDER-8, ORDER-9, ORDER-18..22).
  *

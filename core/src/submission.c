@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* submission.c: making and checking prepared submissions, and their
  * release (SUBS-1, RUN-8, VALID).
  *

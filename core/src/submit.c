@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* submit.c: submit, which builds a run's parts and uses from its buffers
  * and hands them to the timeline (SUBMIT, RUN-2..7).
  *

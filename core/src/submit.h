@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* submit.h: what submission.c (making and checking submissions), run.c
  * (taking runs, their launch blocks and setters) and submit.c share.
  * Internal to librig-core. */

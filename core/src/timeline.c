@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline.c: values in acceptance order, and the hand-off of work to a
  * driver (TL-1..5, ORDER-18..22, SUBMIT-6, SUBMIT-22, SUBMIT-29..32).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* version.c: rig_version(), the version of the library a program runs
  * with, which may be newer than the <rig/version.h> it was built against. */
 #include <rig/rig.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* waits.c: the points a submit's work follows on other devices, and where
  * each is waited for (SUBMIT-2, SUBMIT-3, ORDER-10, OPEN-20..23, TL-9).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* waits.h: what a submit follows: the points gathered from its uses, the
  * queue waits mapped for them, hangs, and the timeline's submit. */
 #ifndef RIG_CORE_WAITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* amdgpu_private.h: what the files of the amdgpu driver share
  * (drivers/amdgpu/README.md). Nothing here is exported: the plugin is
  * built with hidden visibility and exports only its entry symbol.

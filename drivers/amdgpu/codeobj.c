@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* codeobj.c: an HSA code object (an AMDGPU ELF shared object, code object
  * v4 or v5) read with libelf, checked at every step against the bytes it
  * has, since an image comes from the program: the ELF header's identity

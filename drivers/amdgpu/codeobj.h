@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* codeobj.h: HSA code objects (AMDGPU ELF, code object v4 and v5) read
  * with libelf (codeobj.c, metadata.c): the target, the loadable segments
  * placed as one image, relocations to apply once the image's GPU address is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dispatch.c: a launch as the hardware's compute dispatch sees it, with no
  * HSA runtime. The code object's kernel descriptor says which user SGPRs
  * its code expects preloaded, in a fixed order (AMDGPU's ABI, "Initial

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dispatch.h: what one launch of a kernel needs besides its packets
  * (dispatch.c): the user SGPRs its descriptor asks for, the HSA-layout
  * dispatch packet its code reads the workgroup size from, and its kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* encode.c: one value's parts as PM4 in the open's IB (pm4.c), with each
  * launch's dispatch packet and arguments in the argument ring (dispatch.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entry.c: the amdgpu driver, librig-driver-amdgpu.so (drivers/amdgpu/README.md):
  * its table, arguments, open, facts, stop, destroy and devices.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gfx.c: the gfx name of an AMD GPU from what the kernel reports of it.
  *
  * The amdgpu kernel driver reports a family id and an external revision

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gfx.h: pure facts of AMD GPUs that need no device (gfx.c): the gfx name
  * of a family and revision, the generation of a gfx name, and why a DRM
  * device is or is not an AMD render node. The tests call them directly. */

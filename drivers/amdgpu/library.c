@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* library.c: libdrm.so.2 and libdrm_amdgpu.so.1, opened with dlopen at the
  * first open (or devices()) of an amdgpu device, and every entry point the
  * driver calls taken from them with dlsym. Nothing links libdrm, so a

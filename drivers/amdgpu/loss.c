@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loss.c: a lost open. Each open has its own context, which the kernel
  * marks when it resets the GPU (a hang of any context's job past the
  * kernel's timeout, a page fault it recovers from by a reset): its submits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.c: the open's memory as amdgpu buffer objects, each with a GPU
  * virtual address of its own (reserved with amdgpu_va_range_alloc, mapped
  * with amdgpu_bo_va_op) and listed for every submit (the kernel makes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metadata.c: the code object's metadata note (NT_AMDGPU_METADATA, in
  * MessagePack since code object v3): a map whose "amdhsa.target" names the
  * target and whose "amdhsa.kernels" is an array of one map per kernel. Of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* module.c: code objects on the GPU. load reads the object (codeobj.c: for
  * this device's gfx name, with kernels that use scratch refused by name),
  * places its image in a GTT buffer object at a GPU address of its own,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* msgpack.c: MessagePack (the format the AMDGPU metadata note is written
  * in, code object v3 and later), read as the format's specification lays
  * it out: one type byte, then a fixed or counted length. Only what a

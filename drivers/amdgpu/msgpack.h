@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* msgpack.h: the small MessagePack reader the code object's metadata note
  * needs (msgpack.c). It reads in place, allocates nothing, and checks every
  * length against the bytes it has: a bad note is an error, never a read

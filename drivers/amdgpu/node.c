@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* node.c: the render nodes of AMD GPUs, and the open of one.
  *
  * libdrm's drmGetDevices2 lists every DRM device of the machine (from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pm4.c: the packets of the amdgpu driver's indirect buffers, for the
  * compute queues of GFX9, GFX10 and GFX11, and a walker that checks their
  * framing. What each packet holds follows the kernel's own use of it

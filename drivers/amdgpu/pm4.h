@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pm4.h: the PM4 packets the amdgpu driver writes into its indirect
  * buffers (pm4.c), for GFX9, GFX10 and GFX11 compute queues.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c: the open's work timed by the GPU's own clock (edge ABI 1.6,
  * docs/profiling.md). While a profile is being taken, each part of a value
  * is bracketed by two RELEASE_MEMs that write the GPU's 64-bit clock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* queue.c: the open's one compute queue. Each value's work is one indirect
  * buffer (encode.c) in the IB ring, handed to the kernel at its submit
  * (commit k 1) with amdgpu_cs_submit_raw2: the IB chunk on

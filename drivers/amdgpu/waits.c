@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* waits.c: waits on another amdgpu open in the queue (map_peer, edge ABI
  * 1.2). Each open's timeline is a syncobj of its own file; the peer's is
  * exported as a file descriptor and imported into this open's file, once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* context.c: one CUDA context per physical GPU, shared by every open of it
  * (cuda:0, cuda:0,stream=1, ...), and the host ranges registered on it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda_api.h: the part of NVIDIA's CUDA Driver API the CUDA driver uses,
  * written from the Driver API reference (docs.nvidia.com/cuda/cuda-driver-api)
  * so that the plugin builds where no CUDA toolkit is installed. Only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda_private.h: what the files of the CUDA driver share
  * (drivers/cuda/README.md). Nothing here is exported: the plugin is built
  * with hidden visibility and exports only its entry symbol.

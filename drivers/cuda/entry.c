@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entry.c: the CUDA driver, librig-driver-cuda.so (drivers/cuda/README.md):
  * its table, arguments, open, facts, stop and destroy.
  *

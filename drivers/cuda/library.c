@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* library.c: libcuda.so.1, opened with dlopen at the first open of a cuda
  * device, and every entry point the driver calls taken from it with dlsym,
  * so that nothing links libcuda and a machine without it builds and runs

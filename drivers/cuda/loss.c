@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loss.c: a CUDA context that a sticky error broke, and every rig device
  * on it (LOSS-14).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.c: the memory of a cuda device.
  *
  *   Device   cuMemAlloc: the GPU's own memory; the host addresses none of

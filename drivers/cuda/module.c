@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* module.c: code on a cuda device, and its launches.
  *
  * An image is PTX text, a cubin (ELF) or a fatbin, loaded with

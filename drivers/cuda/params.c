@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* params.c: parameter blocks over PARAMS_MAX, the bytes every CUDA device
  * takes by value, passed through a buffer of the driver, as the Vulkan
  * driver does with a block over its push constants.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c: the open's work timed by CUDA events (edge ABI 1.6,
  * docs/profiling.md). Not run on this project's CI machine (no GPU): it
  * is built and its symbols checked against cuda.h (check-api.py).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* queue.c: an open's stream, its timeline word, and its waits on others.
  *
  * Each open has a CUstream of its own (non-blocking: it never waits for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault.c: pages of a file that another process cut short, or whose disk
  * failed, under a mapping of the io library (docs/io.md, "Pages").
  *

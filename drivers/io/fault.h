@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault.h: the io library's watch of its mappings for SIGBUS (fault.c). */
 #ifndef RIG_IO_FAULT_H
 #define RIG_IO_FAULT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* io.c: librig-driver-io.so, a file as an io device (docs/io.md).
  *
  * The device's memory is the file. Buffer.of_io names bytes already in it;

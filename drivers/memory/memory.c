@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.c: the memory driver, librig-driver-memory.so (OPEN-38..44).
  *
  * A memory device's memory is its own, in host memory this process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* code.c: code on another machine (code.h, docs/remote.md). The object's
  * bytes travel and that machine's `rig serve` loads them with its own
  * librig-core, whose linker links them there; a launch is one request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* code.h: code on another machine (docs/remote.md, "Code and launches"):
  * the remote driver's load, resolve and unload, and its launch parts, each
  * one request on the machine's link. An image is the server's number for

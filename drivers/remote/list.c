@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list.c: the remote host's RIG_REMOTE_MACHINE record (rig-remote.h): the
  * other machine's device list, asked of its server once. */
 #include "list.h"

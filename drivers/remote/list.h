@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list.h: another machine's device list, for the remote host's
  * RIG_REMOTE_MACHINE capability (rig-remote.h, list.c). */
 #ifndef RIG_REMOTE_LIST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* move.c: the remote driver's copies that move bytes between machines
  * (move.h; docs/remote.md). Between this host's memory and a remote
  * buffer: RMA where the buffer is exposed, else chunks. Between two other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* move.h: bytes between machines (move.c; docs/remote.md, "How work runs",
  * "Bulk bytes by RMA", "Copies between two machines"). */
 #ifndef RIG_REMOTE_MOVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote.c: the remote driver proper (docs/remote.md), librig-remote-ucx.so,
  * which librig-driver-remote.so (shim.c) opens at the first open of another
  * machine's device, so that UCX loads only then. Its devices are another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shim.c: librig-driver-remote.so, the remote driver as core loads it. It
  * links librig-edge and the C library only: the driver proper (remote.c
  * and UCX, librig-remote-ucx.so beside it) is opened with dlopen at the

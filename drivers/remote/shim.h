@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shim.h: between librig-driver-remote.so (shim.c), which core loads, and
  * the driver proper with UCX, librig-remote-ucx.so (remote.c), which the
  * shim opens at the first open of another machine's device. */

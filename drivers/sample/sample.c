@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sample.c: the sample driver, librig-driver-sample.so, where a new driver
  * starts (docs/writing-a-driver.md walks through it entry by entry).
  *

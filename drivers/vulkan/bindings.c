@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bindings.c: shaders as public projects write them (README, "Shaders
  * with bindings"). At resolve: the module's descriptor bindings, push
  * constants, specialization constants and shared memory, read by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* code.c: the Vulkan driver's code: an image is a SPIR-V module (load),
  * a function one of its GLCompute entry points (resolve), and an unload
  * frees both once core says their work is done. The words are read by

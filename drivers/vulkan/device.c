@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* device.c: the Vulkan instance (with the validation layer where asked),
  * the physical device an open names, and the VkDevice with its queue, and
  * each open's timeline semaphore and command pool on it. */

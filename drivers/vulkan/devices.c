@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devices.c: the physical devices rig_device_list shows (edge ABI 1.5):
  * those the loader lists, numbered as open takes them ("vulkan:0"). */
 

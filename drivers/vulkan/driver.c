@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* driver.c: the Vulkan driver's entry, librig-driver-vulkan.so
  * (drivers/vulkan/README.md): its table, the open and its arguments, the
  * capability and the check. vulkan_private.h says which file holds the rest.

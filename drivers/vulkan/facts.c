@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts.c: what core learns of an open at its start (README, "Facts"):
  * the arch, the bus, the alignment, the budget, the flags and the queue. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fail.c: the Vulkan driver's failures: a VkResult's name, the status of a
  * failed call, and the loss of a shared VkDevice (LOSS-14). */
 #include <stdio.h>

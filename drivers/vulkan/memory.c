@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.c: the Vulkan driver's memory: each allocation a VkBuffer on
  * memory of its own (device memory of the kind core asks, or host memory
  * it imports through VK_EXT_external_memory_host), listed per open. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* peers.c: waits on other opens' points (README, "Waits on another
  * device"): where two opens share a VkDevice, a batch of one waits on the
  * other's timeline semaphore in the queue (map_peer, edge ABI 1.2,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pipeline.c: what a launch needs of the device: the one pipeline layout
  * and the buffer of large parameter blocks (made at the first resolve), a
  * compute pipeline per function and group shape (made at the first launch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c: the open's work timed by timestamp queries (edge ABI 1.6,
  * docs/profiling.md).
  *

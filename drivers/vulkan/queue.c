@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* queue.c: submit and commit (README, "The timeline: a word of its own"):
  * submit records a value's work and holds it; a commit, a wait, or k
  * values held send the held work to the queue in one vkQueueSubmit, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.c: a work's command buffer: its copies, fills and launches, with
  * the barriers that order them after every earlier value's work
  * (ORDER-2), after each other, and before the host's reads (TL-20). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay.c: recorded once, submitted again (README, "Recorded once"):
  * the command buffers of the last RVK_CACHED_CBS works recorded, keyed by
  * what record.c reads of each part, and submitted again when the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shared.c: the VkDevices that opens share (README, "Sharing a VkDevice"):
  * one VkInstance, VkDevice and queue per physical device and validation
  * setting, listed while open, refcounted, gone at the last destroy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spirv_layout.c: what a SPIR-V module asks of its pipeline
  * (spirv_layout.h): bindings, push constants, specialization constants,
  * built-ins, shared memory. Every walk steps as spirv_reader.c's does and

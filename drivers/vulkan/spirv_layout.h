@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spirv_layout.h: what a SPIR-V module asks of the pipeline that runs it:
  * its descriptor bindings, its push-constant block, its specialization
  * constants, the built-ins rig must know of (gl_NumWorkGroups) and the

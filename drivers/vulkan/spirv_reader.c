@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spirv_reader.c: the Vulkan driver's reader of SPIR-V modules
  * (spirv_reader.h): load's checks and resolve's entry points. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spirv_reader.h: the Vulkan driver's reader of SPIR-V modules.
  *
  * Private to drivers/vulkan (and its unit test, test_spirv_reader.c). It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stop.c: the end of an open (README, "Loss and the stop"): the stop ends
  * its queue and frees all but its memory still out; destroy frees the
  * rest, and drops its reference to the shared VkDevice. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline.c: the open's timeline semaphore as its own word (OWN_WORD):
  * signaled() reads its counter, wait() is vkWaitSemaphores. The semaphore
  * holds rig's value less base (queue.c sets base at the first submit). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vulkan_private.h: what the Vulkan driver's files share (drivers/vulkan/README.md
  * says which file holds what). Included only by the driver's own .c files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* words.c: a submission's words part on Vulkan (rig-vulkan.h's packets):
  * checked whole before core takes a value, recorded as transfer commands
  * into the work's command buffer with record.c's barriers around it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* args.c: the one parser of drivers' arguments, "HEAD[,key=value]..."
  * (edge.h, rig_edge_args_parse). Strict, so that a typo is an error and
  * not a silent default: k=abc is no k=1, validate=yes no validate=0. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* edge.c: the helpers every driver shares (edge.h). */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostinfo.c: what librig-edge says about the host's processor and memory.
  *
  * Drivers that run on the host (the memory driver, host codegen) state their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* message_fit.h: fits a message into a fixed field (rig_error.message,
  * rig_edge_error.message) without losing what it tells the user to do.
  * Shared by librig-edge (rig_edge_fail) and librig-core (rig__fail), which

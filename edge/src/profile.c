@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c: what a driver calls to time its work (edge.h, ABI 1.6):
  * the clock, and the writer of a device's ring (profile_ring.h). */
 #include <time.h>

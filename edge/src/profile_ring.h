@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile_ring.h: the ring a device's timings go into (edge.h's
  * rig_edge_profile), shared by librig-edge, whose rig_edge_profile_record
  * writes it, and librig-core, which makes it and takes its records

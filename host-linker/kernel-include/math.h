@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <math.h> for a host kernel (docs/kernels.md): rig's own, for a kernel
  * compiled for no operating system, where the compiler brings the
  * freestanding headers (<stdint.h>, <stddef.h>, <float.h>, ...) but no C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <string.h> for a host kernel (docs/kernels.md): rig's own, for a kernel
  * compiled for no operating system (see <math.h> beside it). It declares
  * the functions of C99's <string.h> that the C library defines and that a

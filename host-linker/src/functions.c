@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* functions.c: step 5 of a load, the image's tables of names: its
  * functions (HOST-3), checked (LINK-3) and listed with their offsets, and
  * its stubs; and their lookup by rig_link_resolve and rig_link_stub. Names

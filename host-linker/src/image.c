@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image.c: steps 4 and 6 of a load: the image's memory, then its code: the
  * sections copied once, the stubs written, the relocations applied with
  * their range checks (LINK-9), and only then read-only and executable

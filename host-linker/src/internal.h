@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h: what the host linker's files share (rig__link_*, hidden). */
 #ifndef RIG_LINK_INTERNAL_H
 #define RIG_LINK_INTERNAL_H

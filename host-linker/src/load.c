@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load.c: rig_link_load and the image (HOST-2, HOST-3, LINK-1..15, SYM-1):
  * the entry that runs a load's steps, and the calls on a loaded image.
  *

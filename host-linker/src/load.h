@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load.h: one load's state and its steps, shared by the files that carry
  * them out (rig__link_*, hidden). The steps, in order (load.c):
  *   object.c    1, 2: the header, the sections and their layout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* messages.c: the words of a refusal (LINK-1): every status but RIG_LINK_OK
  * comes with a message that names the section, symbol or relocation at
  * fault, cut to fit RIG_LINK_ERROR_BYTES. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* object.c: steps 1 and 2 of a load: the object's ELF header (LINK-2,
  * LINK-3), then its sections: every SHF_ALLOC one joins the image
  * (LINK-12), checked (LINK-4, LINK-7) and laid out at its alignment

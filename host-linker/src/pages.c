@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pages.c: the pages of small images, carved from shared chunks (LINK-14,
  * LINK-15, PLAT-3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reloc.c: the relocation types of Relocations, their formulas and fields,
  * and the stubs (RELOC-1..11).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbols.c: steps 3 and 4 of a load: the symbol table, the relocations of
  * the image's sections, each checked (LINK-5..8) before any memory is
  * mapped, and the symbols they use but the object does not define, looked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig/job.h: jobs (Rig_remote): work on devices of several machines, run
  * in order, that tells afterwards which of its steps a lost machine took
  * with it (docs/remote.md). Included by <rig/rig.h>, whose conventions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig/profile.h: profiles: the timed work of every device that times
  * work, taken as records and written as a Chrome trace (docs/profiling.md).
  * Included by <rig/rig.h>, whose conventions hold here; include that. */

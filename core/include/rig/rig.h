@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig/rig.h: rig's public C API.
  *
  * rig runs work on devices (the host's cores, GPUs, memory devices, files)

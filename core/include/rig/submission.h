@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig/submission.h: submissions, described once and submitted many times:
  * their parts (copies, fills, words, launches) and the refs of launches,
  * runs and their launch blocks, and rig_run_submit. Included by <rig/rig.h>,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig/edge.h: the driver ABI of rig, version 1 (1.9).
  *
  * A driver is a shared object, librig-driver-NAME.so, that defines one entry

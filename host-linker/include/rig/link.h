@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig/link.h: the host linker, librig-link.
  *
  * Links one relocatable ELF object (ET_REL) for the machine it runs on,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig-cuda.h: what the CUDA driver registers for rig_device_capability
  * (PROP-39). Programs, tests and the benchmark include it. */
 #ifndef RIG_CUDA_H

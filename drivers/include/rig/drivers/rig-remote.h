@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig-remote.h: what the remote driver registers for rig_device_capability
  * (PROP-39; docs/remote.md). Programs and `rig info --machine` include it. */
 #ifndef RIG_REMOTE_H

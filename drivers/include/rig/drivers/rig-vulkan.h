@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rig-vulkan.h: what the Vulkan driver registers for rig_device_capability
  * (PROP-39). Programs and tests include it; the driver itself too. */
 #ifndef RIG_VULKAN_H
