@@ -143,9 +143,9 @@ void dispatch_registers(pm4_dispatch *d, const co_kernel *k, const pm4_target *t
   if (p & KCP_KERNARG_SEGMENT_PTR)
     n = put64(d->user, n, l->kernargs);
   if (p & KCP_DISPATCH_ID)
-    n = put64(d->user, n, l->id);
-  if (p & KCP_FLAT_SCRATCH_INIT)
-    n += 2;
+    put64(d->user, n, l->id); /* the last user SGPRs this kernel reads */
+  /* KCP_FLAT_SCRATCH_INIT's two SGPRs come last and stay zero: no scratch
+   * (d->user was zeroed), and nothing follows them to place. */
   for (int i = 0; i < 3; i++) {
     d->threads[i] = l->threads[i];
     d->groups[i] = l->groups[i];
