@@ -253,6 +253,16 @@ static void valid_6_15_buffers_on_the_device(void **state) {
   close_release(t);
 }
 
+/* Takes every run of s into runs, and checks that one more take is
+ * RIG_INVALID and gives nothing. */
+static void take_every_run(rig_submission *s, rig_run **runs) {
+  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
+    check_ok(rig_submission_take(s, &runs[i]), "take");
+  rig_run *more = NULL;
+  assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
+  assert_null(more);
+}
+
 /* RUN-5: rig_submission_take is RIG_INVALID while every run is taken: a
  * submission makes at most RIG_SUBMISSION_RUNS runs, and a submit gives
  * its run back for the next take. */
@@ -261,10 +271,8 @@ static void run_5_take_while_every_run_is_taken(void **state) {
   rig_submission *s = fill_submission(m);
   rig_buffer *b = create_ok(m, 64);
   static rig_run *runs[RIG_SUBMISSION_RUNS];
-  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
-    check_ok(rig_submission_take(s, &runs[i]), "take");
+  take_every_run(s, runs);
   rig_run *more = NULL;
-  assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
   assert_non_null(strstr(rig_error_last()->message, "runs of the submission are taken"));
   assert_null(more);
   rig_point p;
@@ -293,10 +301,8 @@ static void run_drop_gives_a_taken_run_back(void **state) {
   rig_submission *s = fill_submission(m);
   rig_buffer *b = create_ok(m, 64);
   static rig_run *runs[RIG_SUBMISSION_RUNS];
-  for (uint32_t i = 0; i < RIG_SUBMISSION_RUNS; i++)
-    check_ok(rig_submission_take(s, &runs[i]), "take");
+  take_every_run(s, runs);
   rig_run *more = NULL;
-  assert_int_equal(rig_submission_take(s, &more), RIG_INVALID);
   pthread_t th;
   void *st;
   assert_int_equal(pthread_create(&th, NULL, drop_in_thread, runs[3]), 0);
